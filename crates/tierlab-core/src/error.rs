@@ -1,0 +1,79 @@
+//! One error type for the whole engine. Every error that comes from input data
+//! names where it happened (file and line, or file and byte offset) and what was
+//! expected, so that a user can open the file at that spot and see the problem.
+
+use std::fmt;
+use std::path::Path;
+
+/// Where in an input an error was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    /// 1-based line number in a text input.
+    Line(u64),
+    /// 0-based byte offset in a binary input (of the decompressed stream).
+    Offset(u64),
+    /// The whole input (e.g. an empty file or an unreadable header).
+    Whole,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Location::Line(l) => write!(f, "line {l}"),
+            Location::Offset(o) => write!(f, "byte offset {o}"),
+            Location::Whole => Ok(()),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Malformed input data: file, where, and what was expected.
+    #[error("{file}{}: {msg}", fmt_loc(.loc))]
+    Input {
+        file: String,
+        loc: Location,
+        msg: String,
+    },
+    /// An I/O error while reading or writing a file.
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A bad configuration value: which key, what was given, what is allowed.
+    #[error("{0}")]
+    Config(String),
+    /// The run was interrupted (e.g. Ctrl-C seen by the progress callback).
+    #[error("interrupted")]
+    Interrupted,
+}
+
+fn fmt_loc(loc: &Location) -> String {
+    match loc {
+        Location::Whole => String::new(),
+        l => format!(":{l}"),
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn input(file: impl Into<String>, loc: Location, msg: impl Into<String>) -> Self {
+        Error::Input {
+            file: file.into(),
+            loc,
+            msg: msg.into(),
+        }
+    }
+    pub fn io(file: impl AsRef<Path>, source: std::io::Error) -> Self {
+        Error::Io {
+            file: file.as_ref().display().to_string(),
+            source,
+        }
+    }
+    pub fn config(msg: impl Into<String>) -> Self {
+        Error::Config(msg.into())
+    }
+}

@@ -1,0 +1,260 @@
+//! Index-based intrusive doubly linked lists over a shared node arena, and the
+//! page-id -> slot table. Policies keep their metadata in slots of a `Vec`
+//! (no allocation per access, no hashing: page ids are dense) and link slots
+//! into as many lists as they need (LRU stacks, ARC's T1/T2/B1/B2, ...).
+
+/// "No slot".
+pub const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+struct Node<T> {
+    prev: u32,
+    next: u32,
+    val: T,
+}
+
+/// Storage for list nodes; freed slots are reused.
+#[derive(Debug, Clone, Default)]
+pub struct Arena<T> {
+    nodes: Vec<Node<T>>,
+    free: Vec<u32>,
+}
+
+impl<T> Arena<T> {
+    pub fn with_capacity(n: usize) -> Self {
+        Arena {
+            nodes: Vec::with_capacity(n),
+            free: Vec::new(),
+        }
+    }
+
+    /// Stores `val` in a fresh (unlinked) slot.
+    #[inline]
+    pub fn alloc(&mut self, val: T) -> u32 {
+        if let Some(i) = self.free.pop() {
+            let n = &mut self.nodes[i as usize];
+            n.val = val;
+            n.prev = NIL;
+            n.next = NIL;
+            i
+        } else {
+            self.nodes.push(Node {
+                prev: NIL,
+                next: NIL,
+                val,
+            });
+            (self.nodes.len() - 1) as u32
+        }
+    }
+
+    /// Releases an unlinked slot.
+    #[inline]
+    pub fn release(&mut self, i: u32) {
+        self.free.push(i);
+    }
+
+    #[inline]
+    pub fn get(&self, i: u32) -> &T {
+        &self.nodes[i as usize].val
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, i: u32) -> &mut T {
+        &mut self.nodes[i as usize].val
+    }
+
+    /// Slots in use.
+    pub fn live(&self) -> usize {
+        self.nodes.len() - self.free.len()
+    }
+}
+
+/// A list of arena slots. Front = most recent (MRU), back = oldest (LRU).
+#[derive(Debug, Clone, Copy)]
+pub struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+}
+
+impl List {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    #[inline]
+    pub fn front(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+    #[inline]
+    pub fn back(&self) -> Option<u32> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+
+    #[inline]
+    pub fn push_front<T>(&mut self, a: &mut Arena<T>, i: u32) {
+        let old = self.head;
+        {
+            let n = &mut a.nodes[i as usize];
+            n.prev = NIL;
+            n.next = old;
+        }
+        if old != NIL {
+            a.nodes[old as usize].prev = i;
+        } else {
+            self.tail = i;
+        }
+        self.head = i;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn push_back<T>(&mut self, a: &mut Arena<T>, i: u32) {
+        let old = self.tail;
+        {
+            let n = &mut a.nodes[i as usize];
+            n.next = NIL;
+            n.prev = old;
+        }
+        if old != NIL {
+            a.nodes[old as usize].next = i;
+        } else {
+            self.head = i;
+        }
+        self.tail = i;
+        self.len += 1;
+    }
+
+    /// Unlinks slot `i`, which must be in this list.
+    #[inline]
+    pub fn unlink<T>(&mut self, a: &mut Arena<T>, i: u32) {
+        let (p, n) = {
+            let node = &a.nodes[i as usize];
+            (node.prev, node.next)
+        };
+        if p != NIL {
+            a.nodes[p as usize].next = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            a.nodes[n as usize].prev = p;
+        } else {
+            self.tail = p;
+        }
+        self.len -= 1;
+    }
+
+    #[inline]
+    pub fn pop_back<T>(&mut self, a: &mut Arena<T>) -> Option<u32> {
+        let t = self.back()?;
+        self.unlink(a, t);
+        Some(t)
+    }
+
+    #[inline]
+    pub fn move_to_front<T>(&mut self, a: &mut Arena<T>, i: u32) {
+        if self.head != i {
+            self.unlink(a, i);
+            self.push_front(a, i);
+        }
+    }
+
+    /// The slot after `i` (towards the back).
+    #[inline]
+    pub fn next_of<T>(&self, a: &Arena<T>, i: u32) -> Option<u32> {
+        let n = a.nodes[i as usize].next;
+        (n != NIL).then_some(n)
+    }
+
+    /// The slot before `i` (towards the front).
+    #[inline]
+    pub fn prev_of<T>(&self, a: &Arena<T>, i: u32) -> Option<u32> {
+        let p = a.nodes[i as usize].prev;
+        (p != NIL).then_some(p)
+    }
+
+    /// Slots from front to back.
+    pub fn iter<'a, T>(&self, a: &'a Arena<T>) -> impl Iterator<Item = u32> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            if cur == NIL {
+                None
+            } else {
+                let i = cur;
+                cur = a.nodes[i as usize].next;
+                Some(i)
+            }
+        })
+    }
+}
+
+/// Page id -> slot (or [`NIL`]), one `u32` per distinct page.
+#[derive(Debug, Clone, Default)]
+pub struct SlotTable {
+    slots: Vec<u32>,
+}
+
+impl SlotTable {
+    pub fn grow(&mut self, n: usize) {
+        if self.slots.len() < n {
+            self.slots.resize(n, NIL);
+        }
+    }
+    #[inline]
+    pub fn get(&self, id: u32) -> u32 {
+        self.slots[id as usize]
+    }
+    #[inline]
+    pub fn set(&mut self, id: u32, slot: u32) {
+        self.slots[id as usize] = slot;
+    }
+    #[inline]
+    pub fn clear(&mut self, id: u32) {
+        self.slots[id as usize] = NIL;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_operations_keep_order_and_length() {
+        let mut a = Arena::default();
+        let mut l = List::default();
+        let x: Vec<u32> = (0..5).map(|v| a.alloc(v)).collect();
+        for &i in &x {
+            l.push_front(&mut a, i);
+        }
+        assert_eq!(
+            l.iter(&a).map(|i| *a.get(i)).collect::<Vec<_>>(),
+            vec![4, 3, 2, 1, 0]
+        );
+        l.move_to_front(&mut a, x[0]);
+        l.unlink(&mut a, x[2]);
+        assert_eq!(
+            l.iter(&a).map(|i| *a.get(i)).collect::<Vec<_>>(),
+            vec![0, 4, 3, 1]
+        );
+        assert_eq!(l.pop_back(&mut a).map(|i| *a.get(i)), Some(1));
+        assert_eq!(l.len(), 3);
+        l.push_back(&mut a, x[2]);
+        assert_eq!(l.back(), Some(x[2]));
+        assert_eq!(l.iter(&a).count(), 4);
+    }
+}

@@ -1,0 +1,254 @@
+//! Policies: one trait, one file per policy, and a registry that maps names to
+//! types. The replay loop is generic over the policy type, so every policy's
+//! per-access code is monomorphised; the name is looked up once per run.
+
+pub mod classic;
+
+use crate::error::{Error, Result};
+use crate::sim::{PageRef, Sink};
+use crate::trace::Event;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// What a policy is built for.
+#[derive(Debug, Clone)]
+pub struct PolicyCtx {
+    /// Memory size in pages (all tiers together).
+    pub capacity: usize,
+    /// Number of memory tiers in the system.
+    pub tiers: usize,
+    /// Page size in bytes.
+    pub page_size: u32,
+}
+
+/// A replacement / placement policy.
+///
+/// A policy sees every page reference and event in trace order and reports
+/// what happens through the [`Sink`]: exactly one of `hit`, `miss` or
+/// `miss_bypass` per reference, plus any evictions, write-backs and
+/// migrations it performs. It tracks its own dirty bits: the engine trusts the
+/// `dirty` flag it reports on eviction (the conformance harness checks it).
+pub trait Policy: Send + 'static {
+    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S);
+    fn event<S: Sink>(&mut self, _e: &Event, _sink: &mut S) {}
+    /// Page ids below `n` may now appear (ids are dense, in first-seen order).
+    fn grow(&mut self, _n: usize) {}
+    /// Pages resident now, over all tiers.
+    fn resident(&self) -> usize;
+    /// The policy's own counters (e.g. ghost hits), reported with the results.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// Static description and construction of a policy type.
+pub trait PolicyDef: Policy + Sized {
+    /// Canonical name (lower case, as on the command line).
+    const NAME: &'static str;
+    const ALIASES: &'static [&'static str] = &[];
+    /// Family, as in DESIGN.md: classic, flash, hybrid, swap, tiered, mobile.
+    const FAMILY: &'static str;
+    /// One line for `tierlab policies`, with the source.
+    const SUMMARY: &'static str;
+    /// Whether the policy reads `PageRef::next_use` (offline policies).
+    const NEEDS_FUTURE: bool = false;
+    /// Typed parameters; unknown keys are rejected.
+    type Config: DeserializeOwned + Serialize + Default + std::fmt::Debug + Clone;
+    fn build(cfg: &Self::Config, ctx: &PolicyCtx) -> Result<Self>;
+}
+
+/// Something to do with a policy type chosen by name at run time.
+pub trait PolicyVisitor {
+    type Out;
+    fn visit<P: PolicyDef>(self) -> Self::Out;
+}
+
+/// Name, aliases and description of a registered policy.
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicyInfo {
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub family: &'static str,
+    pub summary: &'static str,
+    pub needs_future: bool,
+    /// The default parameters, as TOML.
+    pub defaults: String,
+}
+
+/// Lists policy types once; generates the name table and the dispatcher.
+macro_rules! registry {
+    ($($ty:path),* $(,)?) => {
+        /// Every registered policy.
+        pub fn all_policies() -> Vec<PolicyInfo> {
+            vec![$(info::<$ty>()),*]
+        }
+
+        /// Calls `v.visit::<P>()` for the policy named `name` (or an alias).
+        pub fn visit_policy<V: PolicyVisitor>(name: &str, v: V) -> Result<V::Out> {
+            let lower = name.to_ascii_lowercase();
+            $(
+                if <$ty as PolicyDef>::NAME == lower
+                    || <$ty as PolicyDef>::ALIASES.iter().any(|a| a.eq_ignore_ascii_case(&lower))
+                {
+                    return Ok(v.visit::<$ty>());
+                }
+            )*
+            Err(Error::config(format!(
+                "unknown policy '{name}'; known policies: {}",
+                all_policies().iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            )))
+        }
+    };
+}
+
+fn info<P: PolicyDef>() -> PolicyInfo {
+    PolicyInfo {
+        name: P::NAME,
+        aliases: P::ALIASES,
+        family: P::FAMILY,
+        summary: P::SUMMARY,
+        needs_future: P::NEEDS_FUTURE,
+        defaults: toml::to_string(&P::Config::default()).unwrap_or_default(),
+    }
+}
+
+registry!(
+    classic::fifo::Fifo,
+    classic::lru::Lru,
+    classic::clock::Clock,
+    classic::opt::Opt
+);
+
+/// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PolicySpec {
+    pub name: String,
+    pub params: toml::Table,
+}
+
+impl PolicySpec {
+    pub fn new(name: &str) -> Self {
+        PolicySpec {
+            name: name.to_string(),
+            params: toml::Table::new(),
+        }
+    }
+
+    /// Parses `name` or `name(key=value, ...)`; values are TOML values
+    /// (numbers, booleans, quoted strings).
+    pub fn parse(text: &str) -> Result<Self> {
+        let text = text.trim();
+        let Some(open) = text.find('(') else {
+            return Ok(PolicySpec::new(text));
+        };
+        let Some(inner) = text[open + 1..].strip_suffix(')') else {
+            return Err(Error::config(format!(
+                "policy '{text}': expected name(key=value, ...)"
+            )));
+        };
+        let name = text[..open].trim();
+        let doc = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let params: toml::Table = toml::from_str(&doc).map_err(|e| {
+            Error::config(format!(
+                "policy '{text}': parameters must be key=value TOML pairs: {e}"
+            ))
+        })?;
+        Ok(PolicySpec {
+            name: name.to_string(),
+            params,
+        })
+    }
+
+    /// Deserialises the parameters into `P::Config`, naming the policy on error.
+    pub fn config<P: PolicyDef>(&self) -> Result<P::Config> {
+        P::Config::deserialize(toml::Value::Table(self.params.clone())).map_err(|e| {
+            Error::config(format!(
+                "parameters of policy '{}': {e}; defaults are: {}",
+                P::NAME,
+                toml::to_string(&P::Config::default())
+                    .unwrap_or_default()
+                    .trim()
+                    .replace('\n', ", ")
+            ))
+        })
+    }
+
+    /// A label such as `lru` or `cflru(window=0.2)`.
+    pub fn label(&self) -> String {
+        if self.params.is_empty() {
+            self.name.clone()
+        } else {
+            let kv: Vec<String> = self
+                .params
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            format!("{}({})", self.name, kv.join(","))
+        }
+    }
+}
+
+use serde::Deserialize as _;
+
+/// Returns the info of the policy named `name`.
+pub fn policy_info(name: &str) -> Result<PolicyInfo> {
+    struct V;
+    impl PolicyVisitor for V {
+        type Out = PolicyInfo;
+        fn visit<P: PolicyDef>(self) -> PolicyInfo {
+            info::<P>()
+        }
+    }
+    visit_policy(name, V)
+}
+
+pub mod list;
+
+use crate::sim::{PageId, PageOut};
+use crate::trace::Kind;
+
+/// What most policies keep per resident page: enough to report an eviction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Frame {
+    pub page: u64,
+    pub id: PageId,
+    pub kind: Kind,
+    pub dirty: bool,
+}
+
+impl Frame {
+    #[inline]
+    pub fn of(r: &PageRef) -> Frame {
+        Frame {
+            page: r.page,
+            id: r.id,
+            kind: r.kind,
+            dirty: r.is_write(),
+        }
+    }
+    #[inline]
+    pub fn out(&self, tier: u8) -> PageOut {
+        PageOut {
+            id: self.id,
+            page: self.page,
+            kind: self.kind,
+            dirty: self.dirty,
+            tier,
+        }
+    }
+}
+
+/// Rejects a zero or absurd fraction parameter.
+pub fn check_fraction(policy: &str, key: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && v > 0.0 && v < 1.0) {
+        return Err(Error::config(format!(
+            "policy '{policy}': {key} must be in (0, 1), got {v}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,347 @@
+//! The accounting sink: counters, and device time/energy per component.
+
+use super::{PageId, PageOut, PageRef, Sink, MAX_TIERS};
+use crate::device::{Device, System};
+use crate::trace::{Kind, Op};
+
+/// Time, energy and volume of one cost component (e.g. "swap_write").
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Component {
+    /// Device requests (or CPU accesses for memory hits).
+    pub ops: u64,
+    /// Pages moved (0 for CPU accesses).
+    pub pages: u64,
+    pub time_ns: f64,
+    pub energy_nj: f64,
+}
+
+impl Component {
+    #[inline]
+    fn add(&mut self, pages: u64, time_ns: f64, energy_nj: f64) {
+        self.ops += 1;
+        self.pages += pages;
+        self.time_ns += time_ns;
+        self.energy_nj += energy_nj;
+    }
+}
+
+/// Cost components charged by the engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Comp {
+    FileRead = 0,
+    FileWrite,
+    SwapRead,
+    SwapWrite,
+    Migration,
+}
+const N_FIXED: usize = 5;
+pub const COMPONENT_NAMES: [&str; N_FIXED] = [
+    "file_read",
+    "file_write",
+    "swap_read",
+    "swap_write",
+    "migration",
+];
+
+/// Every counter of one run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    pub accesses: u64,
+    pub requests: u64,
+    /// `[kind][op]`, kind File=0 Anon=1, op Read=0 Write=1.
+    pub hits: [[u64; 2]; 2],
+    pub misses: [[u64; 2]; 2],
+    /// Misses not kept in memory.
+    pub bypasses: u64,
+    pub hits_by_tier: [u64; MAX_TIERS],
+    /// Pages read from the file store / swap on misses.
+    pub file_pages_read: u64,
+    pub swap_pages_read: u64,
+    /// Anon misses satisfied by a fresh zero page (never swapped out).
+    pub zero_fills: u64,
+    pub evictions: u64,
+    pub dirty_evictions: u64,
+    /// Pages written back while staying resident (bulk cleaning writes).
+    pub cleaned_in_place: u64,
+    pub file_pages_written: u64,
+    pub swap_pages_written: u64,
+    /// Write requests to the file store by size: bucket i counts requests of
+    /// 2^i .. 2^(i+1)-1 pages.
+    pub file_write_sizes: [u64; 21],
+    pub migrations_up: u64,
+    pub migrations_down: u64,
+    pub fixed: [Component; N_FIXED],
+    /// Per tier: [CPU reads, CPU writes, page fills].
+    pub tier: [[Component; 3]; MAX_TIERS],
+}
+
+impl Stats {
+    pub fn hits_total(&self) -> u64 {
+        self.hits.iter().flatten().sum()
+    }
+    pub fn misses_total(&self) -> u64 {
+        self.misses.iter().flatten().sum()
+    }
+    pub fn comp(&self, c: Comp) -> &Component {
+        &self.fixed[c as usize]
+    }
+    pub fn total_time_ns(&self) -> f64 {
+        self.fixed.iter().map(|c| c.time_ns).sum::<f64>()
+            + self.tier.iter().flatten().map(|c| c.time_ns).sum::<f64>()
+    }
+    pub fn total_energy_nj(&self) -> f64 {
+        self.fixed.iter().map(|c| c.energy_nj).sum::<f64>()
+            + self.tier.iter().flatten().map(|c| c.energy_nj).sum::<f64>()
+    }
+}
+
+/// Tracks where the previous request of one direction ended on a device, to
+/// tell sequential requests from random ones.
+#[derive(Debug, Clone, Copy, Default)]
+struct Cursor {
+    next: Option<u64>,
+}
+
+impl Cursor {
+    #[inline]
+    fn advance(&mut self, first: u64, pages: u64) -> bool {
+        let seq = self.next == Some(first);
+        self.next = Some(first + pages);
+        seq
+    }
+}
+
+/// One request the cache issued to a backing device (the "after-cache trace").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceRequest {
+    pub store: Store,
+    pub op: Op,
+    pub first: u64,
+    pub pages: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    File,
+    Swap,
+}
+
+/// The engine's sink: charges device costs and keeps [`Stats`].
+pub struct Accounting {
+    system: System,
+    pub stats: Stats,
+    /// Bit per page id: the page has a valid copy in swap.
+    in_swap: Vec<u64>,
+    /// Swap slots are handed out in order, as Linux's swap allocator clusters
+    /// them; a swap write continues the previous one when slots are adjacent.
+    next_swap_slot: u64,
+    file_read_cursor: Cursor,
+    file_write_cursor: Cursor,
+    swap_read_cursor: Cursor,
+    swap_write_cursor: Cursor,
+    /// Swap slot of each page id with a swap copy (only grown when used).
+    swap_slot: Vec<u64>,
+    /// After-cache trace, when recording.
+    pub log: Option<Vec<DeviceRequest>>,
+}
+
+impl Accounting {
+    pub fn new(system: System) -> Self {
+        Accounting {
+            system,
+            stats: Stats::default(),
+            in_swap: Vec::new(),
+            next_swap_slot: 0,
+            file_read_cursor: Cursor::default(),
+            file_write_cursor: Cursor::default(),
+            swap_read_cursor: Cursor::default(),
+            swap_write_cursor: Cursor::default(),
+            swap_slot: Vec::new(),
+            log: None,
+        }
+    }
+
+    pub fn system(&self) -> &System {
+        &self.system
+    }
+
+    /// Makes room for page ids below `n`.
+    pub fn grow(&mut self, n: usize) {
+        let words = n.div_ceil(64);
+        if self.in_swap.len() < words {
+            self.in_swap.resize(words, 0);
+        }
+    }
+
+    #[inline]
+    fn swapped(&self, id: PageId) -> bool {
+        let i = id as usize;
+        self.in_swap
+            .get(i / 64)
+            .is_some_and(|w| w >> (i % 64) & 1 == 1)
+    }
+
+    #[inline]
+    fn set_swapped(&mut self, id: PageId) {
+        let i = id as usize;
+        if self.in_swap.len() <= i / 64 {
+            self.in_swap.resize(i / 64 + 1, 0);
+        }
+        self.in_swap[i / 64] |= 1 << (i % 64);
+    }
+
+    fn charge(&mut self, comp: Comp, dev: &Device, op: Op, first: u64, pages: u64, seq: bool) {
+        let cost = if op == Op::Read {
+            &dev.read
+        } else {
+            &dev.write
+        };
+        let t = cost.time_ns(pages, seq);
+        let e = cost.energy_nj_per_page * pages as f64;
+        self.stats.fixed[comp as usize].add(pages, t, e);
+        if let Some(log) = self.log.as_mut() {
+            let store = if matches!(comp, Comp::FileRead | Comp::FileWrite) {
+                Store::File
+            } else {
+                Store::Swap
+            };
+            log.push(DeviceRequest {
+                store,
+                op,
+                first,
+                pages: pages as u32,
+            });
+        }
+    }
+
+    #[inline]
+    fn tier_access(&mut self, tier: u8, op: Op) {
+        let dev = &self.system.tiers[tier as usize];
+        let (t, e) = match op {
+            Op::Read => (dev.access_read_ns, dev.access_read_energy_nj),
+            Op::Write => (dev.access_write_ns, dev.access_write_energy_nj),
+        };
+        self.stats.tier[tier as usize][op as usize].add(0, t, e);
+    }
+
+    fn tier_fill(&mut self, tier: u8) {
+        let dev = &self.system.tiers[tier as usize];
+        let (t, e) = (dev.write.time_ns(1, false), dev.write.energy_nj_per_page);
+        self.stats.tier[tier as usize][2].add(1, t, e);
+    }
+
+    /// Brings the page of `r` in from its backing store.
+    fn fetch(&mut self, r: &PageRef) {
+        match r.kind {
+            Kind::File => {
+                if r.op == Op::Read || self.system.write_miss_fetch {
+                    let seq = self.file_read_cursor.advance(r.page, 1);
+                    let dev = self.system.file_store.clone();
+                    self.charge(Comp::FileRead, &dev, Op::Read, r.page, 1, seq);
+                    self.stats.file_pages_read += 1;
+                }
+            }
+            Kind::Anon => {
+                if self.swapped(r.id) {
+                    let slot = self.swap_slot.get(r.id as usize).copied().unwrap_or(0);
+                    let seq = self.swap_read_cursor.advance(slot, 1);
+                    if let Some(dev) = self.system.swap.clone() {
+                        self.charge(Comp::SwapRead, &dev, Op::Read, slot, 1, seq);
+                    }
+                    self.stats.swap_pages_read += 1;
+                } else {
+                    self.stats.zero_fills += 1;
+                }
+            }
+        }
+    }
+
+    /// Writes back `pages` (consecutive, same kind) as one request.
+    fn write_pages(&mut self, kind: Kind, pages: &[PageOut]) {
+        let n = pages.len() as u64;
+        if n == 0 {
+            return;
+        }
+        match kind {
+            Kind::File => {
+                let first = pages[0].page;
+                let seq = self.file_write_cursor.advance(first, n);
+                let dev = self.system.file_store.clone();
+                self.charge(Comp::FileWrite, &dev, Op::Write, first, n, seq);
+                self.stats.file_pages_written += n;
+                let bucket = (63 - n.leading_zeros() as usize).min(20);
+                self.stats.file_write_sizes[bucket] += 1;
+            }
+            Kind::Anon => {
+                let first_slot = self.next_swap_slot;
+                self.next_swap_slot += n;
+                for (k, p) in pages.iter().enumerate() {
+                    self.set_swapped(p.id);
+                    let i = p.id as usize;
+                    if self.swap_slot.len() <= i {
+                        self.swap_slot.resize(i + 1, 0);
+                    }
+                    self.swap_slot[i] = first_slot + k as u64;
+                }
+                let seq = self.swap_write_cursor.advance(first_slot, n);
+                if let Some(dev) = self.system.swap.clone() {
+                    self.charge(Comp::SwapWrite, &dev, Op::Write, first_slot, n, seq);
+                }
+                self.stats.swap_pages_written += n;
+            }
+        }
+    }
+}
+
+impl Sink for Accounting {
+    #[inline]
+    fn hit(&mut self, r: &PageRef, tier: u8) {
+        self.stats.hits[r.kind as usize][r.op as usize] += 1;
+        self.stats.hits_by_tier[tier as usize] += 1;
+        self.tier_access(tier, r.op);
+    }
+
+    #[inline]
+    fn miss(&mut self, r: &PageRef, tier: u8) {
+        self.stats.misses[r.kind as usize][r.op as usize] += 1;
+        self.fetch(r);
+        self.tier_fill(tier);
+        self.tier_access(tier, r.op);
+    }
+
+    fn miss_bypass(&mut self, r: &PageRef) {
+        self.stats.misses[r.kind as usize][r.op as usize] += 1;
+        self.stats.bypasses += 1;
+        self.fetch(r);
+    }
+
+    #[inline]
+    fn evict(&mut self, p: PageOut) {
+        self.stats.evictions += 1;
+        if p.dirty {
+            self.stats.dirty_evictions += 1;
+            self.write_pages(p.kind, &[p]);
+        }
+    }
+
+    fn write_back(&mut self, pages: &[PageOut]) {
+        self.stats.cleaned_in_place += pages.len() as u64;
+        if let Some(first) = pages.first() {
+            self.write_pages(first.kind, pages);
+        }
+    }
+
+    fn migrate(&mut self, _id: PageId, _page: u64, from: u8, to: u8) {
+        if to < from {
+            self.stats.migrations_up += 1;
+        } else {
+            self.stats.migrations_down += 1;
+        }
+        let src = &self.system.tiers[from as usize];
+        let dst = &self.system.tiers[to as usize];
+        let t = src.read.time_ns(1, false) + dst.write.time_ns(1, false);
+        let e = src.read.energy_nj_per_page + dst.write.energy_nj_per_page;
+        self.stats.fixed[Comp::Migration as usize].add(1, t, e);
+    }
+}

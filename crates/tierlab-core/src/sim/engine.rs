@@ -1,0 +1,411 @@
+//! The replay loop. A trace is decoded once, in batches; each batch is split
+//! into page references with dense page ids and handed to every policy
+//! instance of the run (e.g. every policy x size cell of a sweep), in parallel
+//! across instances when more than one thread is allowed. Each instance is a
+//! `Instance<P, S>` monomorphised for its policy type `P`; the policy name is
+//! resolved once, when the instance is built, and the per-batch call is the
+//! only dynamic dispatch.
+
+use super::accounting::{Accounting, DeviceRequest, Stats};
+use super::{PageRef, Sink, NEVER};
+use crate::device::System;
+use crate::error::{Error, Result};
+use crate::policy::{visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor};
+use crate::trace::{Event, Record, TraceReader};
+use rustc_hash::FxHashMap;
+use std::time::Instant;
+
+/// One cell of a run: a policy with parameters at one memory size.
+#[derive(Debug, Clone)]
+pub struct InstanceSpec {
+    pub policy: PolicySpec,
+    /// Memory size in pages.
+    pub capacity: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Worker threads across instances (1 = run instances one after another).
+    pub threads: usize,
+    /// Trace records decoded per batch.
+    pub batch: usize,
+    /// Keep every device request each instance issues (the after-cache trace).
+    pub record_device_log: bool,
+    /// Stop after this many page references (None: whole trace).
+    pub limit: Option<u64>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            threads: 1,
+            batch: 1 << 16,
+            record_device_log: false,
+            limit: None,
+        }
+    }
+}
+
+/// Progress reported after each batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    pub page_refs: u64,
+    pub requests: u64,
+}
+
+/// Result of one instance.
+#[derive(Debug, Clone)]
+pub struct InstanceResult {
+    pub policy: String,
+    pub label: String,
+    /// Resolved parameters (defaults filled in), as JSON.
+    pub params: String,
+    pub capacity: usize,
+    pub stats: Stats,
+    pub counters: Vec<(String, u64)>,
+    pub resident_at_end: usize,
+    /// Seconds this instance spent in its policy (summed over batches).
+    pub policy_seconds: f64,
+    pub device_log: Option<Vec<DeviceRequest>>,
+}
+
+/// Result of a run over one trace.
+#[derive(Debug, Clone)]
+pub struct RunOutput {
+    pub results: Vec<InstanceResult>,
+    pub page_refs: u64,
+    pub requests: u64,
+    pub events: u64,
+    pub distinct_pages: u64,
+    pub page_size: u32,
+    pub app_names: Vec<String>,
+    pub elapsed_s: f64,
+}
+
+/// A sink that can also be grown and finished (the engine's view of a sink).
+pub trait EngineSink: Sink + Send + 'static {
+    fn grow(&mut self, n: usize);
+    fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>);
+}
+
+impl EngineSink for Accounting {
+    fn grow(&mut self, n: usize) {
+        Accounting::grow(self, n)
+    }
+    fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
+        (self.stats, self.log)
+    }
+}
+
+/// A policy instance behind one virtual call per batch.
+pub trait Runner: Send {
+    fn grow(&mut self, n: usize);
+    fn run(&mut self, refs: &[PageRef], events: &[(usize, Event)]);
+    fn finish(self: Box<Self>) -> InstanceResult;
+}
+
+/// A policy instance and its sink.
+pub struct Instance<P: Policy, S: EngineSink> {
+    pub policy: P,
+    pub sink: S,
+    name: &'static str,
+    label: String,
+    params: String,
+    capacity: usize,
+    seconds: f64,
+}
+
+impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
+    fn grow(&mut self, n: usize) {
+        self.policy.grow(n);
+        self.sink.grow(n);
+    }
+
+    fn run(&mut self, refs: &[PageRef], events: &[(usize, Event)]) {
+        let start = Instant::now();
+        let (policy, sink) = (&mut self.policy, &mut self.sink);
+        if events.is_empty() {
+            for r in refs {
+                policy.access(r, sink);
+            }
+        } else {
+            let mut ev = events.iter().peekable();
+            for (i, r) in refs.iter().enumerate() {
+                while let Some((_, e)) = ev.next_if(|(pos, _)| *pos <= i) {
+                    sink.event(e);
+                    policy.event(e, sink);
+                }
+                policy.access(r, sink);
+            }
+            for (_, e) in ev {
+                sink.event(e);
+                policy.event(e, sink);
+            }
+        }
+        self.seconds += start.elapsed().as_secs_f64();
+    }
+
+    fn finish(self: Box<Self>) -> InstanceResult {
+        let counters = self
+            .policy
+            .counters()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let resident_at_end = self.policy.resident();
+        let (stats, device_log) = self.sink.into_parts();
+        InstanceResult {
+            policy: self.name.to_string(),
+            label: self.label,
+            params: self.params,
+            capacity: self.capacity,
+            stats,
+            counters,
+            resident_at_end,
+            policy_seconds: self.seconds,
+            device_log,
+        }
+    }
+}
+
+/// Builds an instance of the named policy over any engine sink.
+pub fn build_instance<S: EngineSink>(
+    spec: &PolicySpec,
+    ctx: &PolicyCtx,
+    sink: S,
+) -> Result<Box<dyn Runner>> {
+    struct Build<'a, S> {
+        spec: &'a PolicySpec,
+        ctx: &'a PolicyCtx,
+        sink: S,
+    }
+    impl<S: EngineSink> PolicyVisitor for Build<'_, S> {
+        type Out = Result<Box<dyn Runner>>;
+        fn visit<P: PolicyDef>(self) -> Self::Out {
+            let cfg = self.spec.config::<P>()?;
+            let policy = P::build(&cfg, self.ctx)?;
+            Ok(Box::new(Instance {
+                policy,
+                sink: self.sink,
+                name: P::NAME,
+                label: self.spec.label(),
+                params: serde_json::to_string(&cfg).unwrap_or_default(),
+                capacity: self.ctx.capacity,
+                seconds: 0.0,
+            }))
+        }
+    }
+    visit_policy(&spec.name, Build { spec, ctx, sink })?
+}
+
+/// Whether any of the policies needs the future (next_use).
+pub fn needs_future(specs: &[InstanceSpec]) -> Result<bool> {
+    let mut any = false;
+    for s in specs {
+        any |= crate::policy::policy_info(&s.policy.name)?.needs_future;
+    }
+    Ok(any)
+}
+
+/// Splits trace records into page references with dense ids.
+pub struct Decoder {
+    ids: FxHashMap<u64, u32>,
+    seq: u64,
+    pub requests: u64,
+    pub events: u64,
+}
+
+impl Default for Decoder {
+    fn default() -> Self {
+        Decoder {
+            ids: FxHashMap::default(),
+            seq: 0,
+            requests: 0,
+            events: 0,
+        }
+    }
+}
+
+impl Decoder {
+    pub fn distinct(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Appends the page references of `records` to `refs` and events (with the
+    /// index of the reference they precede) to `events`.
+    pub fn decode(
+        &mut self,
+        records: &[Record],
+        refs: &mut Vec<PageRef>,
+        events: &mut Vec<(usize, Event)>,
+    ) -> Result<()> {
+        for rec in records {
+            match rec {
+                Record::Access(a) => {
+                    self.requests += 1;
+                    for k in 0..a.npages as u64 {
+                        let page = a.page + k;
+                        let next_id = self.ids.len();
+                        let id = *self.ids.entry(page).or_insert(next_id as u32);
+                        if next_id == u32::MAX as usize {
+                            return Err(Error::config(
+                                "more than 2^32-1 distinct pages in one trace",
+                            ));
+                        }
+                        refs.push(PageRef {
+                            seq: self.seq,
+                            time: a.time,
+                            page,
+                            next_use: NEVER,
+                            id,
+                            app: a.app,
+                            op: a.op,
+                            kind: a.kind,
+                            req_start: k == 0,
+                        });
+                        self.seq += 1;
+                    }
+                }
+                Record::Event(e) => {
+                    self.events += 1;
+                    events.push((refs.len(), *e));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Fills `next_use` of every reference (one backward pass).
+pub fn fill_next_use(refs: &mut [PageRef], distinct: usize) {
+    let mut next = vec![NEVER; distinct];
+    for r in refs.iter_mut().rev() {
+        r.next_use = next[r.id as usize];
+        next[r.id as usize] = r.seq;
+    }
+}
+
+/// Replays `reader` through every instance in one pass.
+pub fn run(
+    reader: &mut dyn TraceReader,
+    instances: &[InstanceSpec],
+    system: &System,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(&Progress) -> Result<()>,
+) -> Result<RunOutput> {
+    let start = Instant::now();
+    let page_size = reader.page_size();
+    let mut runners = Vec::with_capacity(instances.len());
+    for spec in instances {
+        let ctx = PolicyCtx {
+            capacity: spec.capacity,
+            tiers: system.tiers.len(),
+            page_size,
+        };
+        let mut acct = Accounting::new(system.clone());
+        if opts.record_device_log {
+            acct.log = Some(Vec::new());
+        }
+        runners.push(build_instance(&spec.policy, &ctx, acct)?);
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads.max(1))
+        .build()
+        .map_err(|e| Error::config(format!("thread pool: {e}")))?;
+    let parallel = opts.threads > 1 && runners.len() > 1;
+    let feed = |runners: &mut Vec<Box<dyn Runner>>,
+                refs: &[PageRef],
+                events: &[(usize, Event)],
+                distinct: usize| {
+        if parallel {
+            use rayon::prelude::*;
+            pool.install(|| {
+                runners.par_iter_mut().for_each(|r| {
+                    r.grow(distinct);
+                    r.run(refs, events)
+                })
+            });
+        } else {
+            for r in runners.iter_mut() {
+                r.grow(distinct);
+                r.run(refs, events);
+            }
+        }
+    };
+
+    let mut decoder = Decoder::default();
+    let mut records = Vec::with_capacity(opts.batch);
+    let mut refs = Vec::with_capacity(opts.batch);
+    let mut events = Vec::new();
+    let limit = opts.limit.unwrap_or(u64::MAX);
+    if needs_future(instances)? {
+        // Offline policies see the whole future: materialise the references.
+        let mut more = true;
+        while more && (refs.len() as u64) < limit {
+            records.clear();
+            more = reader.read_batch(&mut records, opts.batch)?;
+            decoder.decode(&records, &mut refs, &mut events)?;
+            progress(&Progress {
+                page_refs: refs.len() as u64,
+                requests: decoder.requests,
+            })?;
+        }
+        refs.truncate(limit.min(refs.len() as u64) as usize);
+        events.retain(|(pos, _)| *pos <= refs.len());
+        fill_next_use(&mut refs, decoder.distinct());
+        for chunk_start in (0..refs.len()).step_by(opts.batch.max(1)) {
+            let chunk_end = (chunk_start + opts.batch).min(refs.len());
+            let ev: Vec<(usize, Event)> = events
+                .iter()
+                .filter(|(p, _)| {
+                    *p >= chunk_start
+                        && (*p < chunk_end || (chunk_end == refs.len() && *p == chunk_end))
+                })
+                .map(|(p, e)| (p - chunk_start, *e))
+                .collect();
+            feed(
+                &mut runners,
+                &refs[chunk_start..chunk_end],
+                &ev,
+                decoder.distinct(),
+            );
+        }
+    } else {
+        let mut done: u64 = 0;
+        let mut more = true;
+        while more && done < limit {
+            records.clear();
+            refs.clear();
+            events.clear();
+            more = reader.read_batch(&mut records, opts.batch)?;
+            decoder.decode(&records, &mut refs, &mut events)?;
+            if done + refs.len() as u64 > limit {
+                refs.truncate((limit - done) as usize);
+                let n = refs.len();
+                events.retain(|(pos, _)| *pos <= n);
+            }
+            done += refs.len() as u64;
+            feed(&mut runners, &refs, &events, decoder.distinct());
+            progress(&Progress {
+                page_refs: done,
+                requests: decoder.requests,
+            })?;
+        }
+    }
+    let page_refs = decoder.seq.min(limit);
+    let mut results: Vec<InstanceResult> = runners.into_iter().map(|r| r.finish()).collect();
+    for r in &mut results {
+        r.stats.accesses = page_refs;
+        r.stats.requests = decoder.requests;
+    }
+    Ok(RunOutput {
+        results,
+        page_refs,
+        requests: decoder.requests,
+        events: decoder.events,
+        distinct_pages: decoder.distinct() as u64,
+        page_size,
+        app_names: reader.app_names(),
+        elapsed_s: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,173 @@
+//! The record model and trace input.
+//!
+//! One access is `{ time, page, op, kind, app, npages }` (DESIGN.md, "Record
+//! model"); app life-cycle events travel in the same stream. A reader yields
+//! records in batches so the replay loop decodes each trace once and feeds every
+//! policy instance from the same batch.
+//!
+//! `page` is the first page of a request in units of the trace's page size and
+//! `npages` is the request length in pages: byte- and sector-addressed formats
+//! keep the request whole here and the replay engine splits it into page
+//! references (marking the first page of each request), so that policies and
+//! device models that care about request boundaries (sequential-write batching)
+//! can see them.
+//!
+//! `time` is in nanoseconds when the format carries timestamps and is the
+//! record's ordinal otherwise; no policy in tierlab depends on its unit.
+
+pub mod input;
+pub mod readers;
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum Op {
+    Read = 0,
+    Write = 1,
+}
+
+/// Page kind: file-backed pages live in the file store, anonymous pages in swap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum Kind {
+    File = 0,
+    Anon = 1,
+}
+
+/// One request of `npages` pages starting at `page`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    pub time: u64,
+    pub page: u64,
+    pub op: Op,
+    pub kind: Kind,
+    pub app: u32,
+    pub npages: u32,
+}
+
+impl Access {
+    /// A single-page access, the common case for page-granular traces.
+    pub fn page(time: u64, page: u64, op: Op, kind: Kind) -> Self {
+        Access {
+            time,
+            page,
+            op,
+            kind,
+            app: 0,
+            npages: 1,
+        }
+    }
+}
+
+/// App life-cycle events (Android's vocabulary: an app is launched, moves to the
+/// foreground, moves to the background, or exits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[repr(u8)]
+pub enum EventKind {
+    AppLaunch = 0,
+    Foreground = 1,
+    Background = 2,
+    AppExit = 3,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Event {
+    pub time: u64,
+    pub app: u32,
+    pub kind: EventKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    Access(Access),
+    Event(Event),
+}
+
+/// Largest request a reader accepts, in pages (4 GiB at 4 KiB pages). Larger
+/// values are almost always a corrupt field, and splitting them would stall a run.
+pub const MAX_REQUEST_PAGES: u64 = 1 << 20;
+
+/// Default page size (DESIGN.md: 4 KiB).
+pub const DEFAULT_PAGE_SIZE: u32 = 4096;
+
+/// A streaming trace reader. Readers hold constant memory (plus the app-name
+/// table) whatever the trace length.
+pub trait TraceReader: Send {
+    /// Appends up to `max` records to `out`. Returns `Ok(false)` once the trace
+    /// is exhausted (possibly after appending the last records).
+    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool>;
+    /// Page size in bytes that `Access::page` counts in.
+    fn page_size(&self) -> u32;
+    /// Names of the apps seen so far, indexed by `Access::app`. Formats without
+    /// process identity report a single app named "all".
+    fn app_names(&self) -> Vec<String> {
+        vec!["all".to_string()]
+    }
+    /// Short format name (as accepted by `--format`).
+    fn format(&self) -> &'static str;
+}
+
+/// What to open: a file and its format (guessed from the name when absent),
+/// with format-specific options (e.g. the csv column spec, the page size).
+#[derive(Debug, Clone, Default)]
+pub struct TraceSpec {
+    pub path: PathBuf,
+    pub format: Option<String>,
+    pub options: toml::Table,
+}
+
+impl TraceSpec {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        TraceSpec {
+            path: path.into(),
+            format: None,
+            options: toml::Table::new(),
+        }
+    }
+    pub fn with_format(mut self, format: &str) -> Self {
+        self.format = Some(format.to_string());
+        self
+    }
+}
+
+/// Opens a trace for streaming.
+pub fn open(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+    let format = match &spec.format {
+        Some(f) => f.clone(),
+        None => guess_format(&spec.path)?.to_string(),
+    };
+    readers::open_format(&format, &spec.path, &spec.options)
+}
+
+/// Guesses the format from the file name (compression suffixes are ignored).
+pub fn guess_format(path: &Path) -> Result<&'static str> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut stem = name.as_str();
+    for ext in [".gz", ".zst", ".zstd", ".xz", ".lzma"] {
+        if let Some(s) = stem.strip_suffix(ext) {
+            stem = s;
+            break;
+        }
+    }
+    readers::guess_from_name(stem).ok_or_else(|| {
+        Error::config(format!(
+            "{}: cannot tell the trace format from the file name; pass a format, one of: {}",
+            path.display(),
+            readers::FORMAT_NAMES.join(", ")
+        ))
+    })
+}
+
+/// Reads a whole trace into memory (tests and small tools).
+pub fn read_all(reader: &mut dyn TraceReader) -> Result<Vec<Record>> {
+    let mut out = Vec::new();
+    while reader.read_batch(&mut out, 1 << 16)? {}
+    Ok(out)
+}
