@@ -2,7 +2,7 @@
 
 use super::{PageId, PageOut, PageRef, Sink, MAX_TIERS};
 use crate::device::{Device, System};
-use crate::trace::{Kind, Op};
+use crate::trace::{Event, EventKind, Kind, Op};
 
 /// Time, energy and volume of one cost component (e.g. "swap_write").
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -71,6 +71,12 @@ pub struct Stats {
     pub file_write_sizes: [u64; 21],
     pub migrations_up: u64,
     pub migrations_down: u64,
+    /// Hits and misses of references made by the app in the foreground (the
+    /// app named by the latest `Foreground` event, until its `Background` or
+    /// `AppExit`); all references count as foreground when the trace has no
+    /// events.
+    pub fg_hits: u64,
+    pub fg_misses: u64,
     pub fixed: [Component; N_FIXED],
     /// Per tier: [CPU reads, CPU writes, page fills].
     pub tier: [[Component; 3]; MAX_TIERS],
@@ -144,7 +150,12 @@ pub struct Accounting {
     swap_slot: Vec<u64>,
     /// After-cache trace, when recording.
     pub log: Option<Vec<DeviceRequest>>,
+    /// App in the foreground (None: no app; `ALL_FOREGROUND` before any event).
+    foreground: Option<u32>,
 }
+
+/// `foreground` value meaning "no events seen: every app counts as foreground".
+const ALL_FOREGROUND: u32 = u32::MAX;
 
 impl Accounting {
     pub fn new(system: System) -> Self {
@@ -159,11 +170,18 @@ impl Accounting {
             swap_write_cursor: Cursor::default(),
             swap_slot: Vec::new(),
             log: None,
+            foreground: Some(ALL_FOREGROUND),
         }
     }
 
     pub fn system(&self) -> &System {
         &self.system
+    }
+
+    /// Whether `app` is in the foreground now.
+    #[inline]
+    pub fn is_foreground(&self, app: u32) -> bool {
+        matches!(self.foreground, Some(f) if f == app || f == ALL_FOREGROUND)
     }
 
     /// Makes room for page ids below `n`.
@@ -298,6 +316,9 @@ impl Sink for Accounting {
     #[inline]
     fn hit(&mut self, r: &PageRef, tier: u8) {
         self.stats.hits[r.kind as usize][r.op as usize] += 1;
+        if self.is_foreground(r.app) {
+            self.stats.fg_hits += 1;
+        }
         self.stats.hits_by_tier[tier as usize] += 1;
         self.tier_access(tier, r.op);
     }
@@ -305,6 +326,9 @@ impl Sink for Accounting {
     #[inline]
     fn miss(&mut self, r: &PageRef, tier: u8) {
         self.stats.misses[r.kind as usize][r.op as usize] += 1;
+        if self.is_foreground(r.app) {
+            self.stats.fg_misses += 1;
+        }
         self.fetch(r);
         self.tier_fill(tier);
         self.tier_access(tier, r.op);
@@ -312,6 +336,9 @@ impl Sink for Accounting {
 
     fn miss_bypass(&mut self, r: &PageRef) {
         self.stats.misses[r.kind as usize][r.op as usize] += 1;
+        if self.is_foreground(r.app) {
+            self.stats.fg_misses += 1;
+        }
         self.stats.bypasses += 1;
         self.fetch(r);
     }
@@ -343,5 +370,16 @@ impl Sink for Accounting {
         let t = src.read.time_ns(1, false) + dst.write.time_ns(1, false);
         let e = src.read.energy_nj_per_page + dst.write.energy_nj_per_page;
         self.stats.fixed[Comp::Migration as usize].add(1, t, e);
+    }
+
+    fn event(&mut self, e: &Event) {
+        match e.kind {
+            EventKind::Foreground | EventKind::AppLaunch => self.foreground = Some(e.app),
+            EventKind::Background | EventKind::AppExit => {
+                if self.foreground == Some(e.app) || self.foreground == Some(ALL_FOREGROUND) {
+                    self.foreground = None;
+                }
+            }
+        }
     }
 }

@@ -1,0 +1,50 @@
+"""Paper reproductions run by ``tierlab reproduce``.
+
+Each paper has a module here with a function ``reproduce(quick: bool, outdir: Path) -> PaperResult``
+that runs the paper's experiment on traces the project ships (generated or captured by
+tierlab's own tools, never fetched), writes its figures into ``outdir`` and states each of the
+paper's claims beside tierlab's figure.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+#: paper key -> (module, title)
+PAPERS: dict[str, tuple[str, str]] = {}
+
+
+@dataclass
+class Claim:
+    """One claim of a paper and whether tierlab's measurement goes the same way."""
+
+    claim: str
+    paper_value: str
+    tierlab_value: str
+    holds: bool
+
+
+@dataclass
+class PaperResult:
+    key: str
+    title: str
+    claims: list[Claim] = field(default_factory=list)
+    #: name -> data behind a figure or table of the paper
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: name -> PNG written into outdir
+    figures: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def register(key: str, module: str, title: str) -> None:
+    PAPERS[key] = (module, title)
+
+
+def load(key: str):
+    if key not in PAPERS:
+        raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(PAPERS))}")
+    return importlib.import_module(PAPERS[key][0])
