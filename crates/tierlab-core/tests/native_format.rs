@@ -41,7 +41,14 @@ fn sample_records() -> Vec<Record> {
         acc(6, 101, Op::Write, Kind::File, 1, 8),
         ev(7, 1, EventKind::Foreground),
         acc(3, u64::MAX, Op::Read, Kind::Anon, 2, 1),
-        acc(u64::MAX, 0, Op::Write, Kind::Anon, u32::MAX, MAX_REQUEST_PAGES as u32),
+        acc(
+            u64::MAX,
+            0,
+            Op::Write,
+            Kind::Anon,
+            u32::MAX,
+            MAX_REQUEST_PAGES as u32,
+        ),
         ev(8, 2, EventKind::Background),
         acc(9, 42, Op::Read, Kind::File, 0, 3),
         ev(10, 2, EventKind::AppExit),
@@ -155,7 +162,10 @@ fn flipped_payload_byte_is_a_checksum_error_naming_block_and_offset() {
     for k in [0usize, 5, 20] {
         let (msg, offs) = corrupt("flip", |b, offs| b[offs[2] + 32 + k] ^= 0x40);
         assert!(
-            msg.contains(&format!("byte offset {}: block 2: checksum mismatch", offs[2])),
+            msg.contains(&format!(
+                "byte offset {}: block 2: checksum mismatch",
+                offs[2]
+            )),
             "{msg}"
         );
     }
@@ -165,7 +175,10 @@ fn flipped_payload_byte_is_a_checksum_error_naming_block_and_offset() {
 fn flipped_block_header_byte_is_detected() {
     let (msg, offs) = corrupt("hdr", |b, offs| b[offs[1] + 5] ^= 0x01);
     assert!(
-        msg.contains(&format!("byte offset {}: block 1: checksum mismatch", offs[1])),
+        msg.contains(&format!(
+            "byte offset {}: block 1: checksum mismatch",
+            offs[1]
+        )),
         "{msg}"
     );
 }
@@ -177,7 +190,10 @@ fn impossible_counts_are_rejected_even_with_a_valid_checksum() {
         reseal(b, offs[0]);
     });
     assert!(
-        msg.contains(&format!("byte offset {}: block 0: impossible counts", offs[0])),
+        msg.contains(&format!(
+            "byte offset {}: block 0: impossible counts",
+            offs[0]
+        )),
         "{msg}"
     );
     let (msg, _) = corrupt("zero", |b, offs| {
@@ -202,7 +218,10 @@ fn decompression_failure_is_reported() {
         reseal(b, offs[1]);
     });
     assert!(
-        msg.contains(&format!("byte offset {}: block 1: decompression failed", offs[1])),
+        msg.contains(&format!(
+            "byte offset {}: block 1: decompression failed",
+            offs[1]
+        )),
         "{msg}"
     );
 }
