@@ -257,20 +257,20 @@ impl GenSpec {
         }
     }
     /// Number of accesses, or None when unbounded.
-    pub fn len(&self) -> Option<u64> {
+    pub fn accesses(&self) -> Option<u64> {
         match self {
             GenSpec::Zipf(s) => s.n,
             GenSpec::Scan(s) => Some(s.pages),
             GenSpec::Loop(s) => s.n,
             GenSpec::Mix(m) => {
-                let all: Option<u64> = m.components.iter().map(|c| c.len()).sum();
+                let all: Option<u64> = m.components.iter().map(|c| c.accesses()).sum();
                 match (m.n, all) {
                     (Some(n), Some(a)) => Some(n.min(a)),
                     (Some(n), None) => Some(n),
                     (None, a) => a,
                 }
             }
-            GenSpec::Phases(p) => p.components.iter().map(|c| c.len()).sum(),
+            GenSpec::Phases(p) => p.components.iter().map(|c| c.accesses()).sum(),
         }
     }
 }
@@ -507,7 +507,7 @@ impl GenSpec {
                 }
             }
         }
-        if bounded && self.len().is_none() {
+        if bounded && self.accesses().is_none() {
             return Err(format!(
                 "{name}: the trace would be endless; give n{}",
                 if matches!(self, GenSpec::Mix(_)) {
