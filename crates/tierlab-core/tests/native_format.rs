@@ -408,3 +408,16 @@ fn failed_conversion_leaves_no_output() {
     assert!(matches!(err, tierlab_core::Error::Interrupted));
     assert!(!out.exists());
 }
+
+#[test]
+fn convert_a_generator_spec() {
+    let d = tmpdir("synth");
+    let out = d.join("z.tlt");
+    let spec = TraceSpec::new("zipf:alpha=0.9,pages=5000,n=30000,write=0.2,kind=anon,seed=4");
+    let stats = convert(&spec, &out, &mut |_| Ok(())).unwrap();
+    assert_eq!((stats.records, stats.format_in.as_str()), (30_000, "synth"));
+    assert_eq!(stats.bytes_in, 0);
+    let mut a = trace::open(&spec).unwrap();
+    let mut b = trace::open(&TraceSpec::new(&out)).unwrap();
+    assert_eq!(read_all(a.as_mut()).unwrap(), read_all(b.as_mut()).unwrap());
+}

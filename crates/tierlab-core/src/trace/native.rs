@@ -120,10 +120,21 @@ struct Col<'a> {
 }
 
 impl<'a> Col<'a> {
-    #[inline]
+    #[inline(always)]
     fn varint(&mut self) -> Option<u64> {
+        let b = *self.buf.get(self.pos)?;
+        if b < 0x80 {
+            self.pos += 1;
+            return Some(b as u64);
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Option<u64> {
         let mut v: u64 = 0;
-        for shift in (0..64).step_by(7) {
+        let mut shift = 0u32;
+        loop {
             let b = *self.buf.get(self.pos)?;
             self.pos += 1;
             if shift == 63 && b > 1 {
@@ -133,8 +144,11 @@ impl<'a> Col<'a> {
             if b < 0x80 {
                 return Some(v);
             }
+            shift += 7;
+            if shift > 63 {
+                return None;
+            }
         }
-        None
     }
     fn done(&self) -> bool {
         self.pos == self.buf.len()
