@@ -153,6 +153,7 @@ fn corrupt(tag: &str, edit: impl FnOnce(&mut Vec<u8>, &[usize])) -> (String, Vec
     edit(&mut bytes, &offs);
     std::fs::write(&p, &bytes).unwrap();
     let msg = read_err(&p);
+    println!("{tag}: {msg}");
     assert!(msg.contains(&p.display().to_string()), "{msg}");
     (msg, offs)
 }
