@@ -92,7 +92,9 @@ def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], i
         return max(1, round(pct / 100 * footprint_pages()))
     m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
     if not m:
-        raise _core.ConfigError(f"size: expected pages (123), bytes with a unit (4MiB) or a fraction (10%), got {size!r}")
+        raise _core.ConfigError(
+            f"size: expected pages (123), bytes with a unit (4MiB) or a fraction (10%), got {size!r}"
+        )
     num, unit = float(m.group(1)), m.group(2)
     if unit in ("", "p", "pages"):
         return int(num)
@@ -113,8 +115,7 @@ def parse_policy(policy: PolicyLike) -> dict:
     return json.loads(_core.parse_policy(str(policy)))
 
 
-def info(trace: TraceLike, *, format: str | None = None, options: dict | None = None,
-         limit: int | None = None) -> dict:
+def info(trace: TraceLike, *, format: str | None = None, options: dict | None = None, limit: int | None = None) -> dict:
     """Summary of a trace: requests, page references, footprint, mixes, apps, reuse."""
     t = Trace.of(trace, format, options)
     return json.loads(_core.trace_info(t.to_json(), limit))

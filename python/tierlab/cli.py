@@ -33,12 +33,20 @@ start with:
 
 def add_trace_args(p: argparse.ArgumentParser) -> None:
     """Adds TRACE, --format and -O KEY=VALUE (shared by every command that reads a trace)."""
-    p.add_argument("trace", help="trace file (gz/zst/xz/lzma are decompressed transparently) "
-                   "or a generator spec such as zipf:alpha=1.0,pages=100000,n=1000000,seed=1")
-    p.add_argument("-f", "--format", help="trace format (default: guessed from the file name; "
-                   "see `tierlab formats`)")
-    p.add_argument("-O", "--trace-option", action="append", default=[], metavar="KEY=VALUE",
-                   help="format option, e.g. -O page_size=8192 (repeatable; values are TOML)")
+    p.add_argument(
+        "trace",
+        help="trace file (gz/zst/xz/lzma are decompressed transparently) "
+        "or a generator spec such as zipf:alpha=1.0,pages=100000,n=1000000,seed=1",
+    )
+    p.add_argument("-f", "--format", help="trace format (default: guessed from the file name; see `tierlab formats`)")
+    p.add_argument(
+        "-O",
+        "--trace-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="format option, e.g. -O page_size=8192 (repeatable; values are TOML)",
+    )
 
 
 def parse_kv(pairs: list[str], what: str) -> dict:
@@ -69,14 +77,29 @@ def _fmt_time(ns: float) -> str:
 def print_results(df, title: str) -> None:
     """The run table: hits, I/O fetched and written back, and modeled time per component."""
     table = Table(title=title, title_justify="left")
-    cols = [("policy", "label"), ("size", "size"), ("pages", "size_pages"), ("hit ratio", "hit_ratio"),
-            ("misses", "misses"), ("pages read", None), ("dirty write-backs", "dirty_evictions"),
-            ("pages written", None)]
-    comps = [c for c in ("file_read", "file_write", "swap_read", "swap_write", "migration")
-             if df.get(f"time_{c}_ns") is not None and df[f"time_{c}_ns"].sum() > 0]
-    mem_cols = [c for c in df.columns if c.startswith("time_") and c.endswith(("_read_ns", "_write_ns", "_fill_ns"))
-                and not any(c == f"time_{x}_ns" for x in ("file_read", "file_write", "swap_read", "swap_write"))
-                and df[c].sum() > 0]
+    cols = [
+        ("policy", "label"),
+        ("size", "size"),
+        ("pages", "size_pages"),
+        ("hit ratio", "hit_ratio"),
+        ("misses", "misses"),
+        ("pages read", None),
+        ("dirty write-backs", "dirty_evictions"),
+        ("pages written", None),
+    ]
+    comps = [
+        c
+        for c in ("file_read", "file_write", "swap_read", "swap_write", "migration")
+        if df.get(f"time_{c}_ns") is not None and df[f"time_{c}_ns"].sum() > 0
+    ]
+    mem_cols = [
+        c
+        for c in df.columns
+        if c.startswith("time_")
+        and c.endswith(("_read_ns", "_write_ns", "_fill_ns"))
+        and not any(c == f"time_{x}_ns" for x in ("file_read", "file_write", "swap_read", "swap_write"))
+        and df[c].sum() > 0
+    ]
     for name, _ in cols:
         table.add_column(name, justify="right" if name not in ("policy", "size") else "left")
     for c in comps:
@@ -85,9 +108,16 @@ def print_results(df, title: str) -> None:
         table.add_column("memory time", justify="right")
     table.add_column("total time", justify="right")
     for _, r in df.iterrows():
-        row = [str(r["label"]), str(r["size"]), f"{r['size_pages']:,}", f"{r['hit_ratio']:.4f}",
-               f"{r['misses']:,}", f"{r['file_pages_read'] + r['swap_pages_read']:,}",
-               f"{r['dirty_evictions']:,}", f"{r['file_pages_written'] + r['swap_pages_written']:,}"]
+        row = [
+            str(r["label"]),
+            str(r["size"]),
+            f"{r['size_pages']:,}",
+            f"{r['hit_ratio']:.4f}",
+            f"{r['misses']:,}",
+            f"{r['file_pages_read'] + r['swap_pages_read']:,}",
+            f"{r['dirty_evictions']:,}",
+            f"{r['file_pages_written'] + r['swap_pages_written']:,}",
+        ]
         row += [_fmt_time(r[f"time_{c}_ns"]) for c in comps]
         if mem_cols:
             row.append(_fmt_time(sum(r[c] for c in mem_cols)))
@@ -115,12 +145,21 @@ def cmd_run(args) -> int:
         system = parse_kv(args.system, "--system")
         if isinstance(system.get("tiers"), str):
             system["tiers"] = [t for t in system["tiers"].split(",") if t]
-    df = api.run(trace_of(args), policies=args.policy or ["lru"], sizes=args.size or ["10%"], system=system,
-                 device_files=args.devices, threads=args.threads, limit=args.limit,
-                 progress=not args.quiet and sys.stderr.isatty())
+    df = api.run(
+        trace_of(args),
+        policies=args.policy or ["lru"],
+        sizes=args.size or ["10%"],
+        system=system,
+        device_files=args.devices,
+        threads=args.threads,
+        limit=args.limit,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
     meta = df.attrs.get("meta", {})
-    title = (f"{Path(args.trace).name}: {meta.get('page_refs', 0):,} page refs, "
-             f"{meta.get('distinct_pages', 0):,} distinct pages, replayed in {meta.get('elapsed_s', 0):.2f} s")
+    title = (
+        f"{Path(args.trace).name}: {meta.get('page_refs', 0):,} page refs, "
+        f"{meta.get('distinct_pages', 0):,} distinct pages, replayed in {meta.get('elapsed_s', 0):.2f} s"
+    )
     print_results(df, title)
     if args.output:
         save_frame(df, args.output)
@@ -139,19 +178,22 @@ def cmd_info(args) -> int:
     t.add_row("requests", f"{inf['requests']:,}")
     t.add_row("page references", f"{inf['page_refs']:,} (mean request {inf['mean_request_pages']:.2f} pages)")
     t.add_row("page size", f"{inf['page_size']} B")
-    t.add_row("distinct pages (footprint)",
-              f"{inf['distinct_pages']:,} ({inf['footprint_bytes'] / 2**20:,.1f} MiB)")
+    t.add_row("distinct pages (footprint)", f"{inf['distinct_pages']:,} ({inf['footprint_bytes'] / 2**20:,.1f} MiB)")
     t.add_row("reads / writes", f"{inf['reads'] / refs:.1%} / {inf['writes'] / refs:.1%}")
     t.add_row("file / anon", f"{inf['file_refs'] / refs:.1%} / {inf['anon_refs'] / refs:.1%}")
     t.add_row("pages ever written", f"{inf['written_pages']:,}")
     t.add_row("re-references", f"{inf['reuses']:,} ({inf['reuses'] / refs:.1%})")
     if inf["reuse_time_percentiles"]:
-        t.add_row("reuse time p10/p50/p90/p99 (refs, <=)",
-                  " / ".join(f"{v:,}" for p, v in inf["reuse_time_percentiles"] if p in (10, 50, 90, 99)))
+        t.add_row(
+            "reuse time p10/p50/p90/p99 (refs, <=)",
+            " / ".join(f"{v:,}" for p, v in inf["reuse_time_percentiles"] if p in (10, 50, 90, 99)),
+        )
     t.add_row("events", f"{inf['events']:,}")
-    apps = sorted(zip(inf["apps"], inf["refs_per_app"]), key=lambda x: -x[1])
-    t.add_row("apps", f"{len(inf['apps'])}: " + ", ".join(f"{a} ({n:,})" for a, n in apps[:5])
-              + (" ..." if len(apps) > 5 else ""))
+    apps = sorted(zip(inf["apps"], inf["refs_per_app"], strict=False), key=lambda x: -x[1])
+    t.add_row(
+        "apps",
+        f"{len(inf['apps'])}: " + ", ".join(f"{a} ({n:,})" for a, n in apps[:5]) + (" ..." if len(apps) > 5 else ""),
+    )
     console.print(t)
     return 0
 
@@ -180,10 +222,11 @@ def cmd_devices(args) -> int:
     for c in ("name", "class", "read", "write", "hit r/w", "source"):
         t.add_column(c, overflow="fold")
     for d in devs:
+
         def io(c):
             return f"{_fmt_time(c['random_setup_ns'])}/{_fmt_time(c['seq_setup_ns'])} + {_fmt_time(c['per_page_ns'])}"
-        hit = (f"{_fmt_time(d['access_read_ns'])}/{_fmt_time(d['access_write_ns'])}"
-               if d["class"] == "memory" else "")
+
+        hit = f"{_fmt_time(d['access_read_ns'])}/{_fmt_time(d['access_write_ns'])}" if d["class"] == "memory" else ""
         t.add_row(d["name"], d["class"], io(d["read"]), io(d["write"]), hit, d["source"])
     console.print(t)
     return 0
@@ -204,26 +247,35 @@ def cmd_convert(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tierlab", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="tierlab", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"tierlab {_core.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     fmt = argparse.RawDescriptionHelpFormatter
 
-    p = sub.add_parser("run", help="replay a trace through policies at memory sizes", formatter_class=fmt,
-                       description="Replay TRACE once through every policy x size and print one row each.",
-                       epilog="examples:\n"
-                       "  tierlab run telegram_exec.csv.gz -p lru -s 10%\n"
-                       "  tierlab run OLTP.lis.zst -p lru -p arc -p 'clock(bits=2)' -s 1000 -s 4MiB -o out.parquet\n"
-                       "  tierlab run app.tlt -p lru -s 5% --system tiers=dram file_store=emmc swap=zram\n\n"
-                       "sizes: pages (1000), bytes with a unit (4MiB, 512KB) or a share of the trace's\n"
-                       "footprint (10%). The table shows the hit ratio, pages read on misses, dirty\n"
-                       "write-backs and pages written, and modeled time per component.")
+    p = sub.add_parser(
+        "run",
+        help="replay a trace through policies at memory sizes",
+        formatter_class=fmt,
+        description="Replay TRACE once through every policy x size and print one row each.",
+        epilog="examples:\n"
+        "  tierlab run telegram_exec.csv.gz -p lru -s 10%\n"
+        "  tierlab run OLTP.lis.zst -p lru -p arc -p 'clock(bits=2)' -s 1000 -s 4MiB -o out.parquet\n"
+        "  tierlab run app.tlt -p lru -s 5% --system tiers=dram file_store=emmc swap=zram\n\n"
+        "sizes: pages (1000), bytes with a unit (4MiB, 512KB) or a share of the trace's\n"
+        "footprint (10%). The table shows the hit ratio, pages read on misses, dirty\n"
+        "write-backs and pages written, and modeled time per component.",
+    )
     add_trace_args(p)
     p.add_argument("-p", "--policy", action="append", help="policy (repeatable; see `tierlab policies`)")
     p.add_argument("-s", "--size", action="append", help="memory size (repeatable; default 10%%)")
-    p.add_argument("--system", nargs="+", metavar="KEY=VALUE",
-                   help="system: tiers=dram[,pcm] file_store=DEVICE swap=DEVICE write_miss_fetch=true")
+    p.add_argument(
+        "--system",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="system: tiers=dram[,pcm] file_store=DEVICE swap=DEVICE write_miss_fetch=true",
+    )
     p.add_argument("--devices", action="append", default=[], help="TOML file of extra [[device]] tables")
     p.add_argument("--threads", type=int, help="threads across instances (default: all cores)")
     p.add_argument("--limit", type=int, help="replay only the first N page references")
@@ -231,19 +283,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("info", help="summarise a trace", formatter_class=fmt,
-                       description="Requests, page references, footprint, read/write and file/anon mix,\n"
-                       "apps and reuse of a trace, in one streaming pass.",
-                       epilog="example:\n  tierlab info ../shared/traces/mobile-block/telegram_exec.csv.gz")
+    p = sub.add_parser(
+        "info",
+        help="summarise a trace",
+        formatter_class=fmt,
+        description="Requests, page references, footprint, read/write and file/anon mix,\n"
+        "apps and reuse of a trace, in one streaming pass.",
+        epilog="example:\n  tierlab info ../shared/traces/mobile-block/telegram_exec.csv.gz",
+    )
     add_trace_args(p)
     p.add_argument("--limit", type=int, help="read only the first N page references")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
 
-    p = sub.add_parser("convert", help="convert a trace to the native format or Parquet", formatter_class=fmt,
-                       description="Stream TRACE into OUTPUT: the native compact format (.tlt) for fast\n"
-                       "repeated sweeps, or Parquet (.parquet) for analysis in pandas/duckdb.",
-                       epilog="example:\n  tierlab convert OLTP.lis.zst oltp.tlt")
+    p = sub.add_parser(
+        "convert",
+        help="convert a trace to the native format or Parquet",
+        formatter_class=fmt,
+        description="Stream TRACE into OUTPUT: the native compact format (.tlt) for fast\n"
+        "repeated sweeps, or Parquet (.parquet) for analysis in pandas/duckdb.",
+        epilog="example:\n  tierlab convert OLTP.lis.zst oltp.tlt",
+    )
     add_trace_args(p)
     p.add_argument("output", help="output file: .tlt (native) or .parquet")
     p.set_defaults(func=cmd_convert)
@@ -278,11 +338,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except _core.TierlabError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False)
-        return 2
-    except OSError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False)
+    except (_core.TierlabError, OSError) as e:
+        # One plain line, never wrapped: editors and scripts jump to file:line from it.
+        print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")

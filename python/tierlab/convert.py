@@ -11,15 +11,17 @@ from tierlab import _core
 from tierlab.api import Trace
 
 #: Parquet columns, in the record model's terms (DESIGN.md, "Record model").
-SCHEMA = pa.schema([
-    ("time", pa.uint64()),
-    ("page", pa.uint64()),
-    ("npages", pa.uint32()),
-    ("op", pa.uint8()),
-    ("kind", pa.uint8()),
-    ("app", pa.uint32()),
-    ("event", pa.uint8()),
-])
+SCHEMA = pa.schema(
+    [
+        ("time", pa.uint64()),
+        ("page", pa.uint64()),
+        ("npages", pa.uint32()),
+        ("op", pa.uint8()),
+        ("kind", pa.uint8()),
+        ("app", pa.uint32()),
+        ("event", pa.uint8()),
+    ]
+)
 
 
 def to_parquet(trace: Trace, out: str | Path, batch: int = 1 << 20) -> int:
