@@ -284,3 +284,15 @@ fn spec_errors_name_the_problem() {
     // Every error names the spec it came from.
     assert!(e.contains("'scan:pages=10,pages=11'"), "{e}");
 }
+
+#[test]
+fn nested_mix_inside_phases_by_hand() {
+    let p = pages("phases:mix(0.5*scan(pages=4)+0.5*scan(pages=4),seed=1)+loop(pages=2,n=3)");
+    assert_eq!(p.len(), 11);
+    // The mix interleaves two scans on pages 0..4 and 4..8, each in order...
+    let (a, b): (Vec<u64>, Vec<u64>) = p[..8].iter().partition(|&&x| x < 4);
+    assert_eq!(a, vec![0, 1, 2, 3]);
+    assert_eq!(b, vec![4, 5, 6, 7]);
+    // ...then the loop runs on the next pages.
+    assert_eq!(p[8..], [8, 9, 8]);
+}

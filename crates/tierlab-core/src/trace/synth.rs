@@ -882,3 +882,43 @@ pub fn open(path: &Path, options: &toml::Table) -> Result<Box<dyn TraceReader>> 
     };
     Ok(Box::new(SynthReader::new(spec)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_are_told_from_file_paths() {
+        assert!(looks_like_spec(Path::new("zipf:alpha=1,pages=10,n=5")));
+        assert!(looks_like_spec(Path::new("mix:scan(pages=3)")));
+        assert!(!looks_like_spec(Path::new("traces/zipf:x.lis")));
+        assert!(!looks_like_spec(Path::new("zipfian.trace")));
+        assert!(!looks_like_spec(Path::new("Cargo.toml")));
+        // An existing file whose name looks like a spec stays a file.
+        let name = format!("scan:tierlab-test-{}.trace", std::process::id());
+        std::fs::write(&name, "1\n").unwrap();
+        let is_spec = looks_like_spec(Path::new(&name));
+        std::fs::remove_file(&name).unwrap();
+        assert!(!is_spec);
+    }
+
+    #[test]
+    fn nested_components_parse_to_the_same_tree_as_tables() {
+        let s = parse_spec(
+            "phases:mix(0.25*scan(pages=4)+0.75*loop(pages=2,n=6),seed=3)+scan(pages=2)",
+        )
+        .unwrap();
+        let GenSpec::Phases(p) = &s else {
+            panic!("{s:?}")
+        };
+        assert_eq!(p.components.len(), 2);
+        let GenSpec::Mix(m) = &p.components[0] else {
+            panic!()
+        };
+        assert_eq!(m.seed, Some(3));
+        assert_eq!(m.components[0].weight(), 0.25);
+        assert_eq!(m.components[1].weight(), 0.75);
+        assert_eq!(s.extent(), 8);
+        assert_eq!(s.accesses(), Some(12));
+    }
+}
