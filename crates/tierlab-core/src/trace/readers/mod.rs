@@ -1,20 +1,58 @@
 //! Trace readers, one file per format, and the table that maps format names to
 //! them. Each reader parses its options into a typed struct that rejects
 //! unknown keys.
+//!
+//! Format guessing (when no format is given): by file-name suffix (after the
+//! compression suffix is removed) where the suffix is unambiguous: `.lis` arc,
+//! `.lirs` lirs, `.oraclegeneral.bin`/`.oraclegeneral` oracle, `.vscsi` vscsi,
+//! `.blkparse` blkparse, `.spc` spc. Suffixes several formats share are
+//! settled by sniffing the first non-blank line of the (decompressed) file:
+//! - `.csv`: a header starting `proces,` is android; a first line of 7 fields
+//!   with `Read`/`Write` 4th is msr; of 5+ fields with `r`/`w` 4th is spc;
+//!   anything else is libCacheSim csv (whose columns are then found by header
+//!   name, see `csv`).
+//! - `.trace`: `l|s HEXADDR GAP` is addr, a lone integer is lirs.
+//! - `.txt`: `r|w N` is vfs, a lone integer is libCacheSim txt.
 
+mod addr;
+mod android;
 mod arc;
+mod blkparse;
+pub mod common;
+mod csv;
 mod lirs;
+mod msr;
+mod oracle;
+mod spc;
+mod txt;
+mod vfs;
+mod vscsi;
 
 use crate::error::{Error, Result};
+use crate::trace::input::{open_input, trim};
 use crate::trace::TraceReader;
 use serde::de::DeserializeOwned;
+use std::io::BufRead;
 use std::path::Path;
 
+pub use addr::{AddrOptions, AddrReader};
+pub use android::{AndroidOptions, AndroidReader};
 pub use arc::ArcReader;
+pub use blkparse::{BlkparseOptions, BlkparseReader};
+pub use csv::{CsvOptions, CsvReader};
 pub use lirs::LirsReader;
+pub use msr::{MsrOptions, MsrReader};
+pub use oracle::{OracleOptions, OracleReader};
+pub use spc::{SpcOptions, SpcReader};
+pub use txt::{TxtOptions, TxtReader};
+pub use vfs::{VfsOptions, VfsReader};
+pub use vscsi::{VscsiOptions, VscsiReader};
 
 /// Every format name `open_format` accepts.
-pub const FORMAT_NAMES: &[&str] = &["lirs", "arc"];
+pub const FORMAT_NAMES: &[&str] = &[
+    "lirs", "arc", "csv", "txt", "oracle", "vscsi", "addr", "msr", "spc", "blkparse", "android",
+    "vfs",
+];
 
 /// Opens `path` as `format`.
 pub fn open_format(
@@ -25,6 +63,16 @@ pub fn open_format(
     Ok(match format {
         "lirs" => Box::new(LirsReader::open(path, parse_options(format, options)?)?),
         "arc" => Box::new(ArcReader::open(path, parse_options(format, options)?)?),
+        "csv" => Box::new(CsvReader::open(path, parse_options(format, options)?)?),
+        "txt" => Box::new(TxtReader::open(path, parse_options(format, options)?)?),
+        "oracle" => Box::new(OracleReader::open(path, parse_options(format, options)?)?),
+        "vscsi" => Box::new(VscsiReader::open(path, parse_options(format, options)?)?),
+        "addr" => Box::new(AddrReader::open(path, parse_options(format, options)?)?),
+        "msr" => Box::new(MsrReader::open(path, parse_options(format, options)?)?),
+        "spc" => Box::new(SpcReader::open(path, parse_options(format, options)?)?),
+        "blkparse" => Box::new(BlkparseReader::open(path, parse_options(format, options)?)?),
+        "android" => Box::new(AndroidReader::open(path, parse_options(format, options)?)?),
+        "vfs" => Box::new(VfsReader::open(path, parse_options(format, options)?)?),
         other => {
             return Err(Error::config(format!(
                 "unknown trace format '{other}'; expected one of: {}",
@@ -34,15 +82,80 @@ pub fn open_format(
     })
 }
 
-/// Guesses a format from a file name with compression suffixes removed.
+/// Guesses a format from a file name with compression suffixes removed, for
+/// the suffixes only one format uses.
 pub fn guess_from_name(stem: &str) -> Option<&'static str> {
-    if stem.ends_with(".lis") {
-        Some("arc")
-    } else if stem.ends_with(".trace") || stem.ends_with(".lirs") {
-        Some("lirs")
-    } else {
-        None
+    const SUFFIXES: &[(&str, &str)] = &[
+        (".lis", "arc"),
+        (".lirs", "lirs"),
+        (".oraclegeneral.bin", "oracle"),
+        (".oraclegeneral", "oracle"),
+        (".vscsi", "vscsi"),
+        (".blkparse", "blkparse"),
+        (".spc", "spc"),
+    ];
+    SUFFIXES
+        .iter()
+        .find(|(s, _)| stem.ends_with(s))
+        .map(|&(_, f)| f)
+}
+
+/// Guesses a format from the file name and, for shared suffixes (`.csv`,
+/// `.trace`, `.txt`), from the first non-blank line of the file.
+pub fn guess(path: &Path, stem: &str) -> Option<&'static str> {
+    if let Some(f) = guess_from_name(stem) {
+        return Some(f);
     }
+    let ext = [".csv", ".trace", ".txt"]
+        .into_iter()
+        .find(|e| stem.ends_with(e))?;
+    let line = first_line(path).unwrap_or_default();
+    let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(trim).collect();
+    let words: Vec<&[u8]> = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let is_int = |f: &[u8]| crate::trace::input::parse_u64(f).is_some();
+    match ext {
+        ".csv" => Some(if line.starts_with(b"proces,") {
+            "android"
+        } else if fields.len() == 7
+            && (fields[3].eq_ignore_ascii_case(b"read") || fields[3].eq_ignore_ascii_case(b"write"))
+        {
+            "msr"
+        } else if fields.len() >= 5 && matches!(fields[3], b"r" | b"R" | b"w" | b"W") {
+            "spc"
+        } else {
+            "csv"
+        }),
+        ".trace" => match words.as_slice() {
+            [op, _, gap] if matches!(*op, b"l" | b"s") && is_int(gap) => Some("addr"),
+            [n] if is_int(n) => Some("lirs"),
+            _ => None,
+        },
+        _ => match words.as_slice() {
+            [op, _] if matches!(*op, b"r" | b"w") => Some("vfs"),
+            [n] if is_int(n) => Some("txt"),
+            _ => None,
+        },
+    }
+}
+
+/// The first non-blank, non-comment line of a (possibly compressed) file.
+fn first_line(path: &Path) -> Option<Vec<u8>> {
+    let mut input = open_input(path).ok()?;
+    let mut buf = Vec::new();
+    for _ in 0..64 {
+        buf.clear();
+        if input.reader.read_until(b'\n', &mut buf).ok()? == 0 {
+            return None;
+        }
+        let t = trim(&buf);
+        if !t.is_empty() && t[0] != b'#' {
+            return Some(t.to_vec());
+        }
+    }
+    None
 }
 
 /// Deserialises a reader's options, naming the format on error.
