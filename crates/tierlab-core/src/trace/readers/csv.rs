@@ -165,11 +165,16 @@ impl CsvReader {
             && opts.time_col.is_none()
             && opts.size_col.is_none()
             && opts.op_col.is_none();
+        if !named && opts.id_col.is_none() {
+            return Err(Error::config(
+                "options of trace format 'csv': id_col is required when other columns are given",
+            ));
+        }
         let header = match opts.header {
             Some(h) => h,
             None if named => true,
             None => {
-                let id = opts.id_col.unwrap() - 1;
+                let id = opts.id_col.unwrap_or(1) - 1;
                 !matches!(fields.get(id), Some(&(a, b)) if parse_id(&first[a..b], opts.id_is_num).is_some())
             }
         };

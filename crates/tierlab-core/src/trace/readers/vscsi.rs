@@ -105,7 +105,8 @@ impl TraceReader for VscsiReader {
         let mut n = 0;
         while n < max {
             let at = self.bytes.offset();
-            if !self.bytes.read_record(&mut buf[..32], "vscsi record")? {
+            let size = if self.version == 2 { 40 } else { 32 };
+            if !self.bytes.read_record(&mut buf[..size], "vscsi record")? {
                 if self.records == 0 {
                     return Err(empty_binary(&self.bytes, "vscsi records"));
                 }
@@ -126,17 +127,18 @@ impl TraceReader for VscsiReader {
                         ),
                     ));
                 };
+                if self.version == 2
+                    && !matches!(
+                        self.bytes.read_record(&mut buf[32..40], "vscsi record"),
+                        Ok(true)
+                    )
+                {
+                    return Err(self
+                        .bytes
+                        .error_at(at, "truncated vscsi version 2 record: expected 40 bytes"));
+                }
             }
             let (cmd, len, lbn, ts) = if self.version == 2 {
-                if !self
-                    .bytes
-                    .read_record(&mut buf[32..40], "vscsi v2 record")?
-                {
-                    return Err(self.bytes.error_at(
-                        at,
-                        "truncated vscsi version 2 record: expected 40 bytes, found 32",
-                    ));
-                }
                 if u16_at(&buf, 2) >> 8 != 2 {
                     return Err(self.bytes.error_at(
                         at,
