@@ -981,3 +981,33 @@ fn readers_stream_in_batches() {
     assert!(!r.read_batch(&mut out, 10).unwrap());
     let _: &dyn TraceReader = r.as_ref();
 }
+
+#[test]
+fn truncated_lzma_and_xz_are_reported() {
+    // The real legacy-.lzma VFS trace cut in half, and an xz stream cut short.
+    let t = Tmp::new();
+    let real = std::fs::read(shared("vfs/WebOfficeDesktop-3mins.txt.lzma")).unwrap();
+    let p = t.file("cut.txt.lzma", &real[..real.len() / 2]);
+    assert_input_err(
+        &spec(&p, None, ""),
+        ":line ",
+        "corrupt or truncated Lzma stream",
+    );
+    let mut body = String::new();
+    for i in 0..50_000 {
+        body.push_str(&format!("l {:#x} 1\n", i * 4096));
+    }
+    let mut e = liblzma::write::XzEncoder::new(Vec::new(), 6);
+    e.write_all(body.as_bytes()).unwrap();
+    let xz = e.finish().unwrap();
+    let p = t.file("cut.trace.xz", &xz[..xz.len() / 2]);
+    assert_input_err(
+        &spec(&p, Some("addr"), ""),
+        ":line ",
+        "corrupt or truncated Xz stream",
+    );
+    let p = t.file("whole.trace.xz", &xz);
+    let a = accesses(&spec(&p, None, ""));
+    assert_eq!(a.len(), 50_000);
+    assert_eq!(distinct_pages(&a), 50_000);
+}

@@ -79,15 +79,16 @@ fn parse(
     let time = ticks
         .checked_mul(100)
         .ok_or_else(|| format!("Timestamp {ticks} x 100 ns overflows 64 bits"))?;
-    let op = match trim(f(3)).to_ascii_lowercase().as_slice() {
-        b"read" => Op::Read,
-        b"write" => Op::Write,
-        _ => {
-            return Err(format!(
-                "Type: expected 'Read' or 'Write', found '{}'",
-                show(f(3))
-            ))
-        }
+    let ty = trim(f(3));
+    let op = if ty.eq_ignore_ascii_case(b"read") {
+        Op::Read
+    } else if ty.eq_ignore_ascii_case(b"write") {
+        Op::Write
+    } else {
+        return Err(format!(
+            "Type: expected 'Read' or 'Write', found '{}'",
+            show(f(3))
+        ));
     };
     let offset = parse_u64(f(4)).ok_or_else(|| {
         format!(
