@@ -952,6 +952,16 @@ fn formats_are_guessed_from_names_and_content() {
     let t = Tmp::new();
     let p = t.file("x.csv", b"0,1,512,r,0.1\n");
     assert_eq!(guess_format(&p).unwrap(), "spc");
+    let p = t.file(
+        "h.csv",
+        b"Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime\n1,hm,0,Read,0,512,1\n",
+    );
+    assert_eq!(guess_format(&p).unwrap(), "msr");
+    assert_eq!(accesses(&spec(&p, None, "")).len(), 1);
+    let p = t.file("h2.csv", b"ASU,LBA,Size,Opcode,Timestamp\n0,8,4096,w,0.5\n");
+    assert_eq!(guess_format(&p).unwrap(), "spc");
+    let a = accesses(&spec(&p, None, ""));
+    assert_eq!((a.len(), a[0].page, a[0].op), (1, 1, Op::Write));
     let p = t.file("x.bin", b"");
     assert!(matches!(guess_format(&p), Err(Error::Config(_))));
     let msg = read_err(&spec(shared(&format!("{CP}.csv")), Some("nope"), ""));

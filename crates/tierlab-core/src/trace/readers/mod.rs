@@ -54,6 +54,64 @@ pub const FORMAT_NAMES: &[&str] = &[
     "vfs",
 ];
 
+/// One line per format: (name, what it reads, options with defaults), in
+/// [`FORMAT_NAMES`] order, for `tierlab formats` and error messages. Each
+/// reader's module documentation has the details.
+pub const FORMAT_SUMMARIES: &[(&str, &str, &str)] = &[
+    ("lirs", "LIRS traces: one block number per line; File reads", ""),
+    ("arc", "ARC .lis traces: START COUNT IGNORED REQNO; File reads", ""),
+    (
+        "csv",
+        "libCacheSim csv with a column spec (1-based); File; without options columns are found by header name",
+        "id_col, time_col, size_col, op_col, header, delimiter=',', id_is_num=true, addressing='object'|'block', block_size=512, page_size=4096, time_unit='s', skip_zero_size=false",
+    ),
+    (
+        "txt",
+        "libCacheSim plain text: one object id per line; File reads",
+        "id_is_num=true, addressing='object'|'block', block_size=512, page_size=4096",
+    ),
+    (
+        "oracle",
+        "libCacheSim oracleGeneral binary: 24-byte <u32 time, u64 id, u32 size, i64 next>; File reads",
+        "addressing='object'|'block', block_size=512, page_size=4096, skip_zero_size=false",
+    ),
+    (
+        "vscsi",
+        "VMware vscsi binary (CloudPhysics), record versions 1 and 2; File",
+        "addressing='object'|'block', block_size=512, page_size=4096, skip_zero_size=false",
+    ),
+    (
+        "addr",
+        "address traces 'l|s HEXADDR GAP': loads Anon reads, stores Anon writes",
+        "page_size=4096",
+    ),
+    (
+        "msr",
+        "MSR Cambridge csv Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime (bytes, filetime); File",
+        "page_size=4096",
+    ),
+    (
+        "spc",
+        "SPC/UMass csv ASU,LBA,Size,Opcode,Timestamp (512-byte LBAs, byte sizes); File",
+        "page_size=4096",
+    ),
+    (
+        "blkparse",
+        "blkparse default text output, one event kind per request (Q by default); File; app = process",
+        "event='Q'|'D'|'C', page_size=4096",
+    ),
+    (
+        "android",
+        "Android block csv proces,device,rw_flag,sector,size,timestamp (sectors); File; app = thread name",
+        "page_size=4096",
+    ),
+    (
+        "vfs",
+        "VFS buffer traces 'r|w N' (N in 4 KiB blocks by default, -1 = no block); File",
+        "block_size=4096, page_size=4096, unmapped='skip'|'error'",
+    ),
+];
+
 /// Opens `path` as `format`.
 pub fn open_format(
     format: &str,
@@ -119,6 +177,10 @@ pub fn guess(path: &Path, stem: &str) -> Option<&'static str> {
     match ext {
         ".csv" => Some(if line.starts_with(b"proces,") {
             "android"
+        } else if line.starts_with(b"Timestamp,Hostname,") {
+            "msr"
+        } else if line.starts_with(b"ASU,LBA,") {
+            "spc"
         } else if fields.len() == 7
             && (fields[3].eq_ignore_ascii_case(b"read") || fields[3].eq_ignore_ascii_case(b"write"))
         {
@@ -162,4 +224,28 @@ fn first_line(path: &Path) -> Option<Vec<u8>> {
 pub(crate) fn parse_options<T: DeserializeOwned>(format: &str, options: &toml::Table) -> Result<T> {
     T::deserialize(toml::Value::Table(options.clone()))
         .map_err(|e| Error::config(format!("options of trace format '{format}': {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_format_has_a_summary_and_opens() {
+        let names: Vec<&str> = FORMAT_SUMMARIES.iter().map(|s| s.0).collect();
+        assert_eq!(names, FORMAT_NAMES);
+        // Unknown options are rejected by every reader, naming the key.
+        let mut opts = toml::Table::new();
+        opts.insert("no_such_option".into(), toml::Value::Integer(1));
+        for f in FORMAT_NAMES {
+            let err = match open_format(f, Path::new("/nonexistent"), &opts) {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("{f}: accepted an unknown option"),
+            };
+            assert!(
+                err.contains("no_such_option") && err.contains(f),
+                "{f}: {err}"
+            );
+        }
+    }
 }

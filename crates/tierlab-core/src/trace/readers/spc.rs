@@ -5,7 +5,7 @@
 //! the length in bytes, `Opcode` `r` or `w` (any case) and `Timestamp` seconds
 //! from the start of the trace (decimal). The SPC format allows optional
 //! fields after the fifth; they are ignored. Fewer than five fields is an
-//! error.
+//! error. A first line starting `ASU,` is skipped as a header.
 //!
 //! A request covers every page of `page_size` bytes (option, default 4096) its
 //! bytes touch. ASUs are separate volumes whose LBAs overlap, so the ASU number
@@ -60,8 +60,13 @@ impl SpcReader {
     }
 }
 
-fn parse(line: &[u8], page_size: u32, fields: &mut Vec<(usize, usize)>) -> Result<Step, String> {
-    if trim(line).is_empty() {
+fn parse(
+    line: &[u8],
+    line_no: u64,
+    page_size: u32,
+    fields: &mut Vec<(usize, usize)>,
+) -> Result<Step, String> {
+    if trim(line).is_empty() || (line_no == 1 && line.starts_with(b"ASU,")) {
         return Ok(Step::Skip);
     }
     split_fields(line, b',', fields);
@@ -129,13 +134,17 @@ fn parse(line: &[u8], page_size: u32, fields: &mut Vec<(usize, usize)>) -> Resul
 impl TraceReader for SpcReader {
     fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
         let (ps, fields) = (self.page_size, &mut self.fields);
+        let mut line_no = self.lines.line_no();
         read_lines(
             &mut self.lines,
             &mut self.state,
             "SPC csv lines 'ASU,LBA,Size,Opcode,Timestamp'",
             out,
             max,
-            |line| parse(line, ps, fields),
+            |line| {
+                line_no += 1;
+                parse(line, line_no, ps, fields)
+            },
         )
     }
 
