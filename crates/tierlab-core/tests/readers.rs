@@ -1021,3 +1021,47 @@ fn truncated_lzma_and_xz_are_reported() {
     assert_eq!(a.len(), 50_000);
     assert_eq!(distinct_pages(&a), 50_000);
 }
+
+mod no_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Text that looks like the formats, mutated: any result is fine but a panic.
+    fn texty() -> impl Strategy<Value = Vec<u8>> {
+        prop::collection::vec(
+            prop_oneof![
+                Just(b"proces,device,rw_flag,sector,size,timestamp\n".to_vec()),
+                Just(b"a-1,1,R,8,8,1.5\n".to_vec()),
+                Just(b"  8,0 1 1 0.5 7 Q W 8 + 8 [x]\n".to_vec()),
+                Just(b"l 0x1000 1\n".to_vec()),
+                Just(b"r 12\n".to_vec()),
+                Just(b"0,8,4096,r,0.1\n".to_vec()),
+                Just(b"1,h,0,Read,0,512,1\n".to_vec()),
+                Just(b"1,2,2a,512,3\n".to_vec()),
+                prop::collection::vec(any::<u8>(), 0..24),
+            ],
+            0..12,
+        )
+        .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn readers_never_panic(data in texty(), bin in prop::collection::vec(any::<u8>(), 0..200)) {
+            let t = Tmp::new();
+            for fmt in tierlab_core::trace::readers::FORMAT_NAMES {
+                for (name, bytes) in [("t", &data), ("b", &bin)] {
+                    let p = t.file(&format!("{fmt}-{name}"), bytes);
+                    let s = spec(&p, Some(fmt), "");
+                    let r = open(&s).and_then(|mut r| read_all(r.as_mut()));
+                    if let Err(e) = r {
+                        let msg = e.to_string();
+                        prop_assert!(msg.starts_with(&p.display().to_string()), "{}", msg);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -336,3 +336,31 @@ pub fn parse_op(field: &[u8]) -> Option<crate::trace::Op> {
 
 pub const OP_NAMES: &str =
     "r/read/get or w/write/set (any case), or a SCSI READ/WRITE opcode in hex (28, 08, 88, a8 / 2a, 0a, 8a, aa)";
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The page range is the smallest one holding every byte of the request.
+        #[test]
+        fn byte_span_covers_exactly_the_touched_pages(
+            off in 0u64..1 << 40,
+            len in 1u64..1 << 24,
+            shift in 6u32..16,
+        ) {
+            let ps = 1u32 << shift;
+            let (first, n) = byte_span(off, len, ps).unwrap();
+            let (ps, n) = (ps as u64, n as u64);
+            prop_assert!(first * ps <= off && off < (first + 1) * ps);
+            prop_assert!((first + n - 1) * ps < off + len && off + len <= (first + n) * ps);
+        }
+
+        #[test]
+        fn decimal_seconds_are_exact(int in 0u64..10_000_000_000, frac in 0u64..1_000_000_000) {
+            let s = format!("{int}.{frac:09}");
+            prop_assert_eq!(parse_seconds_ns(s.as_bytes()), Some(int * 1_000_000_000 + frac));
+        }
+    }
+}
