@@ -1065,3 +1065,24 @@ mod no_panics {
         }
     }
 }
+
+#[test]
+fn txt_block_addressing() {
+    // cloudPhysicsIO.txt holds the lbns: block addressing maps 8 sectors to a
+    // page; Python: len({lbn*512//4096}) = 44774 distinct pages.
+    let a = accesses(&spec(
+        shared(&format!("{CP}.txt")),
+        None,
+        "addressing = 'block'",
+    ));
+    assert_eq!(a.len(), CP_REQUESTS);
+    assert!(a.iter().all(|x| x.npages == 1));
+    assert_eq!(distinct_pages(&a), 44_774);
+    // 8 KiB blocks span two 4 KiB pages.
+    let b = accesses(&spec(
+        shared(&format!("{CP}.txt")),
+        None,
+        "addressing = 'block'\nblock_size = 8192",
+    ));
+    assert_eq!((b[0].page, b[0].npages), (42_932_745 * 2, 2));
+}

@@ -6,11 +6,13 @@
 //!
 //! Options: `addressing` (`"object"`, the default: one page per request keyed
 //! by the id, libCacheSim's unit-object-size counting; `"block"`: the id is a
-//! block number of `block_size` bytes, default 512, and the request is the
-//! single page of `page_size` bytes, default 4096, holding that block).
+//! block number of `block_size` bytes, default 512, and the request covers the
+//! page(s) of `page_size` bytes, default 4096, holding that block).
 //! Every request is a File read (the format has no op); `time` is the ordinal.
 
-use super::common::{check_page_size, hash_id, read_lines, to_bytes, Addressing, LineState, Step};
+use super::common::{
+    byte_span, check_page_size, hash_id, read_lines, to_bytes, Addressing, LineState, Step,
+};
 use crate::error::{Error, Result};
 use crate::trace::input::{parse_hex, parse_u64, show, trim, Lines};
 use crate::trace::{Access, Kind, Op, Record, TraceReader};
@@ -88,13 +90,18 @@ impl TraceReader for TxtReader {
                     show(f)
                 ));
                 };
-                let page = match opts.addressing {
-                    Addressing::Object => id,
-                    Addressing::Block => {
-                        to_bytes(id, opts.block_size, "block")? / opts.page_size as u64
-                    }
+                let (page, npages) = match opts.addressing {
+                    Addressing::Object => (id, 1),
+                    Addressing::Block => byte_span(
+                        to_bytes(id, opts.block_size, "block")?,
+                        opts.block_size,
+                        opts.page_size,
+                    )?,
                 };
-                let a = Access::page(*seq, page, Op::Read, Kind::File);
+                let a = Access {
+                    npages,
+                    ..Access::page(*seq, page, Op::Read, Kind::File)
+                };
                 *seq += 1;
                 Ok(Step::Push(a))
             },

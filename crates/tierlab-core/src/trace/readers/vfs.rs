@@ -7,7 +7,9 @@
 //! block. The shipped trace shows why: 57,576 of its 90,941 consecutive
 //! deltas are +1 and only 45 are +8, which is how a stream of 4 KiB page reads
 //! looks in 4 KiB block numbers and not in 512-byte sectors (a sequential run
-//! of pages would step by 8). For a trace whose numbers are 512-byte sectors,
+//! of pages would step by 8), and its numbers are not multiples of 8 (the
+//! 4 KiB-aligned sectors of the mobile-block traces all are). For a trace
+//! whose numbers are 512-byte sectors,
 //! set `block_size = 512`. The request covers the page(s) of `page_size`
 //! bytes (default 4096) holding that block.
 //!
