@@ -11,8 +11,11 @@
 //!   with `Read`/`Write` 4th is msr; of 5+ fields with `r`/`w` 4th is spc;
 //!   anything else is libCacheSim csv (whose columns are then found by header
 //!   name, see `csv`).
-//! - `.trace`: `l|s HEXADDR GAP` is addr, a lone integer is lirs.
-//! - `.txt`: `r|w N` is vfs, a lone integer is libCacheSim txt.
+//! - `.trace`: `l|s HEXADDR GAP` is addr, anything else lirs.
+//! - `.txt`: `r|w N` is vfs, anything else libCacheSim txt.
+//!
+//! An unreadable file gets the suffix's default (csv, lirs, txt), so that
+//! opening it reports the real problem (missing file, bad first line).
 
 mod addr;
 mod android;
@@ -192,13 +195,11 @@ pub fn guess(path: &Path, stem: &str) -> Option<&'static str> {
         }),
         ".trace" => match words.as_slice() {
             [op, _, gap] if matches!(*op, b"l" | b"s") && is_int(gap) => Some("addr"),
-            [n] if is_int(n) => Some("lirs"),
-            _ => None,
+            _ => Some("lirs"),
         },
         _ => match words.as_slice() {
             [op, _] if matches!(*op, b"r" | b"w") => Some("vfs"),
-            [n] if is_int(n) => Some("txt"),
-            _ => None,
+            _ => Some("txt"),
         },
     }
 }
