@@ -11,7 +11,8 @@
 //!   name logged later cannot be used). These are thread names: the trace does
 //!   not say which Android app a thread belongs to.
 //! - `device` (a dev_t number) must be an unsigned integer; one trace is one
-//!   device (all shipped traces have a single device, 8388608 = 128:0).
+//!   device (all shipped traces have a single device, 8388608 = 8:0 in the
+//!   kernel's internal `major << 20 | minor` encoding).
 //! - `rw_flag`: `R...` is a read, `W...` a write.
 //! - `sector` and `size` are both in 512-byte sectors: every size in the three
 //!   shipped traces is a multiple of 8 (8 = one 4 KiB page, 256 = 128 KiB,
