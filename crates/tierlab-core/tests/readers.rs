@@ -2,7 +2,8 @@
 //! independently with zcat/wc and Python one-liners, quoted next to each
 //! number) and on malformed input written to temporary files. MSR, SPC and
 //! blkparse have no real file in ../shared: they are tested on small fixtures
-//! written here from their documented formats.
+//! written here from their documented formats (for blkparse also on the
+//! output of the real blkparse tool, see tests/reference/blkparse_fixture.py).
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -1085,4 +1086,76 @@ fn txt_block_addressing() {
         "addressing = 'block'\nblock_size = 8192",
     ));
     assert_eq!((b[0].page, b[0].npages), (42_932_745 * 2, 2));
+}
+
+/// Output of the real `blkparse -i` (blktrace 1.2.0) on the binary trace that
+/// tests/reference/blkparse_fixture.py writes.
+const BLKPARSE_REAL: &str =
+    "  8,0    0        1     0.000000000   697  Q  WS 3417048 + 8 [kjournald]
+  8,0    0        2     0.000001000   697  G  WS 3417048 + 8 [kjournald]
+  8,0    0        3     0.000002000   697  Q  WS 3417056 + 8 [kjournald]
+  8,0    0        4     0.000003000   697  M  WS 3417056 + 8 [kjournald]
+  8,0    0        5     0.000004000  1234  Q   R 100 + 16 [my app]
+  8,0    0        6     0.000005000   697  D  WS 3417048 + 16 [kjournald]
+  8,0    0        7     0.000006000  1234  Q   D 500 + 8 [my app]
+  8,0    0        8     0.002539588     0  C  WS 3417048 + 16 [0]
+  8,0    0        9     0.002999000    55  D   R 100 + 16 [(null)]
+  8,0    0       10     0.003999000     0  C   R 100 + 16 [0]
+CPU0 (sda):
+ Reads Queued:           1,        8KiB\t Writes Queued:           3,       12KiB
+ Read Dispatches:        1,        8KiB\t Write Dispatches:        1,        8KiB
+ Reads Requeued:         0\t\t Writes Requeued:         0
+ Reads Completed:        1,        8KiB\t Writes Completed:        1,        8KiB
+ Read Merges:            0,        0KiB\t Write Merges:            1,        4KiB
+ Read depth:             1        \t Write depth:             1
+ IO unplugs:             0        \t Timer unplugs:           0
+
+Throughput (R/W): 2666KiB/s / 2666KiB/s
+Events (sda): 10 entries
+Skips: 0 forward (0 -   0.0%)
+Input file /tmp/sda.blktrace.0 added
+";
+
+#[test]
+fn blkparse_real_tool_output() {
+    let t = Tmp::new();
+    let p = t.file("sda.blkparse", BLKPARSE_REAL.as_bytes());
+    let mut r = open(&spec(&p, None, "")).unwrap();
+    let recs = read_all(r.as_mut()).unwrap();
+    let got: Vec<(u64, u64, u32, Op, u32)> = recs
+        .iter()
+        .map(|x| match x {
+            Record::Access(a) => (a.time, a.page, a.npages, a.op, a.app),
+            _ => unreachable!(),
+        })
+        .collect();
+    // Q: two 4 KiB writes (3417048 * 512 / 4096 = 427131) and the 8 KiB read
+    // of sectors 100..116 (bytes 51200..59392: pages 12..14); the discard is
+    // skipped.
+    assert_eq!(
+        got,
+        vec![
+            (0, 427_131, 1, Op::Write, 0),
+            (2_000, 427_132, 1, Op::Write, 0),
+            (4_000, 12, 3, Op::Read, 1),
+        ]
+    );
+    assert_eq!(r.app_names(), ["kjournald", "my app"]);
+    // D: the merged write, then the read issued from a context blkparse has
+    // no name for.
+    let mut r = open(&spec(&p, None, "event = 'D'")).unwrap();
+    let d: Vec<(u64, u64, u32, u32)> = read_all(r.as_mut())
+        .unwrap()
+        .iter()
+        .map(|x| match x {
+            Record::Access(a) => (a.time, a.page, a.npages, a.app),
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(d, vec![(5_000, 427_131, 2, 0), (2_999_000, 12, 3, 1)]);
+    assert_eq!(r.app_names(), ["kjournald", "<unknown>"]);
+    // C: completion times.
+    let c = accesses(&spec(&p, None, "event = 'C'"));
+    let times: Vec<u64> = c.iter().map(|a| a.time).collect();
+    assert_eq!(times, vec![2_539_588, 3_999_000]);
 }

@@ -20,7 +20,7 @@
 //! are 512-byte sectors; the request covers every page of `page_size` bytes
 //! (option, default 4096) it touches. The app is the process name in brackets
 //! for Q and D events (interned in order of appearance; `app_names()` lists
-//! them); C events carry an error code there, so with `event = "C"` every
+//! them; blkparse's `(null)`, a PID it saw no name for, is `<unknown>`); C events carry an error code there, so with `event = "C"` every
 //! request belongs to the single app "all". Kind: File. `time` in ns.
 //!
 //! Lines whose first field is not `MAJOR,MINOR` end the trace when they start
@@ -28,8 +28,10 @@
 //! `Total (8,0):`) and are errors otherwise. One device per trace: requests
 //! to different devices would share a page space (filter with `blkparse -d`).
 //!
-//! There is no blkparse file under ../shared/traces: the tests use small
-//! fixtures written from this description.
+//! There is no blkparse file under ../shared/traces: the tests use a fixture
+//! written from this description and the output of the real `blkparse`
+//! (blktrace 1.2.0) on a small synthetic binary trace
+//! (tests/reference/blkparse_fixture.py).
 
 use super::common::{
     byte_span, check_page_size, parse_seconds_ns, read_lines, to_bytes, AppTable, LineState, Step,
@@ -168,7 +170,11 @@ fn parse(line: &[u8], page_size: u32, event: u8, apps: &mut AppTable) -> Result<
         };
         let name = std::str::from_utf8(name)
             .map_err(|_| format!("process name is not UTF-8: '{}'", show(name)))?;
-        apps.id(if name.is_empty() { "<unknown>" } else { name })
+        apps.id(if name.is_empty() || name == "(null)" {
+            "<unknown>"
+        } else {
+            name
+        })
     };
     Ok(Step::Push(Access {
         time,
