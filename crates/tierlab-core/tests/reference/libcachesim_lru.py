@@ -15,10 +15,7 @@ import sys
 
 import libcachesim as lcs
 
-TRACE = (
-    pathlib.Path(__file__).resolve().parents[5]
-    / "shared/traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin"
-)
+TRACE = pathlib.Path(__file__).resolve().parents[5] / "shared/traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin"
 SIZES = [100, 1000, 10000]
 
 
