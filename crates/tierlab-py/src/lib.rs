@@ -5,6 +5,7 @@
 
 mod common;
 mod native;
+mod readers;
 mod trace;
 
 use common::{guard, json_arg, to_py_err, PyTierlabError};
@@ -164,5 +165,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
     native::register(m)?;
+    readers::register(m)?;
     Ok(())
 }
