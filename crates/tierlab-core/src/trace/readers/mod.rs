@@ -255,7 +255,15 @@ mod tests {
         let mut opts = toml::Table::new();
         opts.insert("no_such_option".into(), toml::Value::Integer(1));
         for f in FORMAT_NAMES {
-            let err = match open_format(f, Path::new("/nonexistent"), &opts) {
+            // A generator takes its options instead of a path.
+            let (path, mut opts) = (
+                if *f == "synth" { "" } else { "/nonexistent" },
+                opts.clone(),
+            );
+            if *f == "synth" {
+                opts.insert("generator".into(), toml::Value::String("zipf".into()));
+            }
+            let err = match open_format(f, Path::new(path), &opts) {
                 Err(e) => e.to_string(),
                 Ok(_) => panic!("{f}: accepted an unknown option"),
             };
