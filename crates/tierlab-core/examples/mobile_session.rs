@@ -7,7 +7,9 @@ use tierlab_core::mobile::{run_session, Scenario};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).ok_or("usage: mobile_session SCENARIO.toml [SWAP_DEVICE]")?;
+    let path = args
+        .get(1)
+        .ok_or("usage: mobile_session SCENARIO.toml [SWAP_DEVICE]")?;
     let mut sc = Scenario::from_toml_file(std::path::Path::new(path))?;
     if let Some(d) = args.get(2) {
         sc.swap.device = Some(d.clone());
@@ -24,8 +26,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for k in &r.kills {
         println!(
             "kill step {} {} by {} adj {} rss {:.1} MB free {:.1} -> {:.1} MB file {:.1} MB",
-            k.step, k.app, k.killer, k.score_adj, mb(k.rss_pages), mb(k.free_pages_before),
-            mb(k.free_pages_after), mb(k.file_pages_before)
+            k.step,
+            k.app,
+            k.killer,
+            k.score_adj,
+            mb(k.rss_pages),
+            mb(k.free_pages_before),
+            mb(k.free_pages_after),
+            mb(k.file_pages_before)
         );
     }
     println!("{}", serde_json::to_string_pretty(&r.totals)?);

@@ -1,6 +1,9 @@
+mod mobile;
+
 use pyo3::prelude::*;
 
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    mobile::register(m)?;
     Ok(())
 }

@@ -10,7 +10,12 @@
 
 use super::{Device, DeviceClass, IoCost};
 
-fn io(random_setup_ns: f64, seq_setup_ns: f64, per_page_ns: f64, energy_nj_per_page: f64) -> IoCost {
+fn io(
+    random_setup_ns: f64,
+    seq_setup_ns: f64,
+    per_page_ns: f64,
+    energy_nj_per_page: f64,
+) -> IoCost {
     IoCost {
         random_setup_ns,
         seq_setup_ns,
@@ -19,7 +24,14 @@ fn io(random_setup_ns: f64, seq_setup_ns: f64, per_page_ns: f64, energy_nj_per_p
     }
 }
 
-fn block(name: &str, source: &str, read: IoCost, write: IoCost, endurance: f64, erase_pages: u32) -> Device {
+fn block(
+    name: &str,
+    source: &str,
+    read: IoCost,
+    write: IoCost,
+    endurance: f64,
+    erase_pages: u32,
+) -> Device {
     Device {
         name: name.into(),
         class: DeviceClass::Block,

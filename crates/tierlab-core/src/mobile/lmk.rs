@@ -199,7 +199,8 @@ pub struct OomLevelInputs {
 /// `updateOomLevels`: the six minfree levels in KB, with Java's `float`
 /// arithmetic and `(int)` truncation.
 pub fn compute_minfree_kb(table: MinfreeTable, inp: &OomLevelInputs) -> [i64; 6] {
-    let scale_mem = (inp.total_mem_mb - inp.mem_lo_mb) as f32 / (inp.mem_hi_mb - inp.mem_lo_mb) as f32;
+    let scale_mem =
+        (inp.total_mem_mb - inp.mem_lo_mb) as f32 / (inp.mem_hi_mb - inp.mem_lo_mb) as f32;
     let min_size = (480 * 800) as f32;
     let max_size = (1280 * 800) as f32;
     let scale_disp = ((inp.display_w * inp.display_h) as f32 - min_size) / (max_size - min_size);
@@ -255,7 +256,9 @@ impl LmkTable {
         let mut levels = Vec::with_capacity(adj.len());
         for (i, (&m, &a)) in minfree_kb.iter().zip(adj).enumerate() {
             if m < 0 {
-                return Err(Error::config(format!("lmk.minfree[{i}] must be >= 0, got {m}")));
+                return Err(Error::config(format!(
+                    "lmk.minfree[{i}] must be >= 0, got {m}"
+                )));
             }
             levels.push(LmkLevel {
                 minfree_pages: (m as u64 * 1024) / page_size,
@@ -316,7 +319,8 @@ pub fn oom_badness(p: &ProcInfo, total_pages: u64) -> u64 {
     if p.score_adj <= OOM_SCORE_ADJ_MIN {
         return 0;
     }
-    let points = (p.rss + p.swap + p.pgtables) as i64 + p.score_adj as i64 * (total_pages / 1000) as i64;
+    let points =
+        (p.rss + p.swap + p.pgtables) as i64 + p.score_adj as i64 * (total_pages / 1000) as i64;
     points.max(1) as u64
 }
 

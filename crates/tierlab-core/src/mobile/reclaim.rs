@@ -75,7 +75,11 @@ impl Lists {
             self.lists[AF].len() > self.lists[IF].len()
         } else {
             let gb = (total_pages * page_size) >> 30;
-            let ratio = if gb == 0 { 1 } else { ((10 * gb) as f64).sqrt() as u64 };
+            let ratio = if gb == 0 {
+                1
+            } else {
+                ((10 * gb) as f64).sqrt() as u64
+            };
             (self.lists[IA].len() as u64) * ratio.max(1) < self.lists[AA].len() as u64
         }
     }

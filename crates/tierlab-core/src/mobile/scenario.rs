@@ -374,14 +374,35 @@ impl Scenario {
     }
 
     pub fn from_toml_file(path: &Path) -> Result<Self> {
+        Self::from_toml_file_with(path, &toml::Table::new())
+    }
+
+    /// Reads a scenario file with `overrides` merged over it (tables merge
+    /// key by key, other values replace), e.g. `{swap = {device = "zram"}}`
+    /// for a sweep. A relative `script.csv` is relative to the file.
+    pub fn from_toml_file_with(path: &Path, overrides: &toml::Table) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let mut s = Self::from_toml_str(&text, &path.display().to_string())?;
-        if let (Some(csv), Some(dir)) = (&s.script.csv, path.parent()) {
+        let mut s = Self::from_toml_str_with(&text, &path.display().to_string(), overrides)?;
+        s.resolve_paths(path.parent());
+        Ok(s)
+    }
+
+    /// Parses a scenario TOML text with `overrides` merged over it.
+    pub fn from_toml_str_with(text: &str, origin: &str, overrides: &toml::Table) -> Result<Self> {
+        let mut base: toml::Table =
+            toml::from_str(text).map_err(|e| Error::config(format!("{origin}: {e}")))?;
+        merge_tables(&mut base, overrides);
+        Scenario::deserialize(toml::Value::Table(base))
+            .map_err(|e| Error::config(format!("{origin}: {e}")))
+    }
+
+    /// Makes a relative `script.csv` relative to `dir`.
+    pub fn resolve_paths(&mut self, dir: Option<&Path>) {
+        if let (Some(csv), Some(dir)) = (&self.script.csv, dir) {
             if csv.is_relative() {
-                s.script.csv = Some(dir.join(csv));
+                self.script.csv = Some(dir.join(csv));
             }
         }
-        Ok(s)
     }
 
     pub fn app_index(&self, name: &str) -> Option<usize> {
@@ -415,7 +436,10 @@ impl Scenario {
             }
             for (k, v) in [("anon_mb", a.anon_mb), ("file_mb", a.file_mb)] {
                 if !(v >= 0.0) || !v.is_finite() {
-                    return Err(Error::config(format!("app '{}': {k} must be >= 0, got {v}", a.name)));
+                    return Err(Error::config(format!(
+                        "app '{}': {k} must be >= 0, got {v}",
+                        a.name
+                    )));
                 }
             }
             for (k, v) in [
@@ -434,16 +458,28 @@ impl Scenario {
         }
         let s = &self.swap;
         if s.swappiness > 100 {
-            return Err(Error::config(format!("swap.swappiness must be 0..=100, got {}", s.swappiness)));
+            return Err(Error::config(format!(
+                "swap.swappiness must be 0..=100, got {}",
+                s.swappiness
+            )));
         }
         if !(s.zram_ratio >= 1.0) {
-            return Err(Error::config(format!("swap.zram_ratio must be >= 1, got {}", s.zram_ratio)));
+            return Err(Error::config(format!(
+                "swap.zram_ratio must be >= 1, got {}",
+                s.zram_ratio
+            )));
         }
         if s.page_cluster > 6 {
-            return Err(Error::config(format!("swap.page_cluster must be 0..=6, got {}", s.page_cluster)));
+            return Err(Error::config(format!(
+                "swap.page_cluster must be 0..=6, got {}",
+                s.page_cluster
+            )));
         }
         if !(self.reclaim.stall >= 0.0 && self.reclaim.stall <= 1.0) {
-            return Err(Error::config(format!("reclaim.stall must be in [0, 1], got {}", self.reclaim.stall)));
+            return Err(Error::config(format!(
+                "reclaim.stall must be in [0, 1], got {}",
+                self.reclaim.stall
+            )));
         }
         Ok(())
     }
@@ -478,10 +514,17 @@ impl Scenario {
             .collect()
     }
 
-    fn resolve(&self, op: &str, app: Option<&str>, seconds: f64) -> std::result::Result<Step, String> {
+    fn resolve(
+        &self,
+        op: &str,
+        app: Option<&str>,
+        seconds: f64,
+    ) -> std::result::Result<Step, String> {
         let op = parse_op(op).ok_or_else(|| format!("unknown op '{op}'; expected one of {OPS}"))?;
         if !(seconds >= 0.0) || !seconds.is_finite() {
-            return Err(format!("seconds must be a finite number >= 0, got {seconds}"));
+            return Err(format!(
+                "seconds must be a finite number >= 0, got {seconds}"
+            ));
         }
         let app = match (op, app.filter(|a| !a.is_empty())) {
             (StepOp::Launch | StepOp::Exit, None) => return Err("this op needs an app".into()),
@@ -489,7 +532,11 @@ impl Scenario {
             (_, Some(name)) => Some(self.app_index(name).ok_or_else(|| {
                 format!(
                     "unknown app '{name}'; apps: {}",
-                    self.apps.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", ")
+                    self.apps
+                        .iter()
+                        .map(|a| a.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 )
             })?),
         };
@@ -508,12 +555,20 @@ impl Scenario {
             let f: Vec<&str> = line.split(',').map(str::trim).collect();
             let loc = Location::Line(n as u64 + 1);
             if f.len() > 3 {
-                return Err(Error::input(origin, loc, format!("expected op,app,seconds; got {} fields", f.len())));
+                return Err(Error::input(
+                    origin,
+                    loc,
+                    format!("expected op,app,seconds; got {} fields", f.len()),
+                ));
             }
             let seconds = match f.get(2).filter(|s| !s.is_empty()) {
                 None => 0.0,
                 Some(s) => s.parse::<f64>().map_err(|_| {
-                    Error::input(origin, loc.clone(), format!("seconds: expected a number, got '{s}'"))
+                    Error::input(
+                        origin,
+                        loc.clone(),
+                        format!("seconds: expected a number, got '{s}'"),
+                    )
                 })?,
             };
             let step = self
@@ -552,14 +607,42 @@ impl Scenario {
                 }
                 x -= w;
             }
-            steps.push(Step { op: StepOp::Launch, app: Some(pick), seconds: 0.0 });
-            steps.push(Step { op: StepOp::Use, app: None, seconds: expo(&mut rng, m.mean_use_s) });
+            steps.push(Step {
+                op: StepOp::Launch,
+                app: Some(pick),
+                seconds: 0.0,
+            });
+            steps.push(Step {
+                op: StepOp::Use,
+                app: None,
+                seconds: expo(&mut rng, m.mean_use_s),
+            });
             if rng.random::<f64>() < m.home_prob {
-                steps.push(Step { op: StepOp::Background, app: None, seconds: 0.0 });
-                steps.push(Step { op: StepOp::Idle, app: None, seconds: expo(&mut rng, m.mean_idle_s) });
+                steps.push(Step {
+                    op: StepOp::Background,
+                    app: None,
+                    seconds: 0.0,
+                });
+                steps.push(Step {
+                    op: StepOp::Idle,
+                    app: None,
+                    seconds: expo(&mut rng, m.mean_idle_s),
+                });
             }
         }
         steps
+    }
+}
+
+/// Merges `over` into `base`: tables recursively, anything else replaced.
+pub fn merge_tables(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge_tables(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
     }
 }
 

@@ -14,8 +14,8 @@
 //! the process with the highest badness.
 
 use super::lmk::{
-    cached_slots, compute_minfree_kb, lmk_victim, oom_badness, oom_victim, pgtable_pages, AdjScheme,
-    Level, LmkTable, OomLevelInputs, ProcInfo, OOM_SCORE_ADJ_MIN,
+    cached_slots, compute_minfree_kb, lmk_victim, oom_badness, oom_victim, pgtable_pages,
+    AdjScheme, Level, LmkTable, OomLevelInputs, ProcInfo, OOM_SCORE_ADJ_MIN,
 };
 use super::reclaim::{Lists, Loc, PageMeta, AA, AF, IA, IF};
 use super::scenario::{background_level, AppKind, Scenario, Step, StepOp, SwappinessMode};
@@ -57,6 +57,7 @@ pub struct LaunchRecord {
     /// Reclaim the launch waited for (scanning, swap writes, kills).
     pub reclaim_ms: f64,
     pub file_pages_read: u64,
+    /// Pages read from swap (faulted and read ahead).
     pub swap_pages_in: u64,
     pub anon_pages_built: u64,
     /// Which killer ended the previous process, for `cold` launches.
@@ -317,14 +318,24 @@ impl Session {
             a
         };
         for a in &sc.apps {
-            apps.push(add(pages_of(a.anon_mb, ps), pages_of(a.file_mb, ps), a.kind));
+            apps.push(add(
+                pages_of(a.anon_mb, ps),
+                pages_of(a.file_mb, ps),
+                a.kind,
+            ));
             names.push(a.name.clone());
         }
         let sys = apps.len();
-        apps.push(add(0, pages_of(sc.phone.system_file_mb, ps), AppKind::Persistent));
+        apps.push(add(
+            0,
+            pages_of(sc.phone.system_file_mb, ps),
+            AppKind::Persistent,
+        ));
         names.push("system".into());
         if next > u32::MAX as u64 / 2 {
-            return Err(Error::config("scenario: too many pages (apps' footprints exceed 2^31 pages)"));
+            return Err(Error::config(
+                "scenario: too many pages (apps' footprints exceed 2^31 pages)",
+            ));
         }
         let mut lists = Lists::with_capacity(next as usize);
         for (i, a) in apps.iter().enumerate() {
@@ -344,9 +355,19 @@ impl Session {
             a.sum.anon_pages = a.n_anon as u64;
             a.sum.file_pages = a.n_file as u64;
         }
-        let nslots = if swap.is_some() { pages_of(sc.swap.size_mb, ps) as usize } else { 0 };
-        let zram = swap.as_ref().is_some_and(|d| d.class == DeviceClass::Compressed);
-        let zram_per_page_milli = if zram { (1000.0 / sc.swap.zram_ratio).round() as u64 } else { 0 };
+        let nslots = if swap.is_some() {
+            pages_of(sc.swap.size_mb, ps) as usize
+        } else {
+            0
+        };
+        let zram = swap
+            .as_ref()
+            .is_some_and(|d| d.class == DeviceClass::Compressed);
+        let zram_per_page_milli = if zram {
+            (1000.0 / sc.swap.zram_ratio).round() as u64
+        } else {
+            0
+        };
         let scheme = sc.lmk.scheme;
         let tot = Totals {
             page_size: ps,
@@ -593,7 +614,8 @@ impl Session {
                 } else {
                     let sw = self.sc.swap.swappiness as u64;
                     let ap = (sw + 1) * (self.recent_scanned[0] + 1) / (self.recent_rotated[0] + 1);
-                    let fp = (201 - sw) * (self.recent_scanned[1] + 1) / (self.recent_rotated[1] + 1);
+                    let fp =
+                        (201 - sw) * (self.recent_scanned[1] + 1) / (self.recent_rotated[1] + 1);
                     (ap, fp)
                 };
                 let _ = anon;
@@ -612,8 +634,10 @@ impl Session {
             }
             SwappinessMode::SwapTendency => {
                 // 2.6 refill_inactive_zone: mapped pages are pages of live
-                // processes (anon, and file pages they map).
-                let mapped = self.res_anon
+                // processes: the unmodeled system part (its processes' memory
+                // is mapped), anon pages, and the file pages they map.
+                let mapped = self.system
+                    + self.res_anon
                     + self
                         .apps
                         .iter()
@@ -676,7 +700,9 @@ impl Session {
         let file = l == AF;
         let inactive = if file { IF } else { IA };
         for _ in 0..n {
-            let Some(p) = self.lists.lists[l].back() else { break };
+            let Some(p) = self.lists.lists[l].back() else {
+                break;
+            };
             self.scan_cost(1);
             self.recent_scanned[file as usize] += 1;
             let m = *self.lists.arena.get(p);
@@ -705,7 +731,9 @@ impl Session {
         let file = l == IF;
         let mut written: Vec<u32> = Vec::new();
         for _ in 0..n {
-            let Some(p) = self.lists.lists[l].back() else { break };
+            let Some(p) = self.lists.lists[l].back() else {
+                break;
+            };
             self.scan_cost(1);
             self.recent_scanned[file as usize] += 1;
             let m = *self.lists.arena.get(p);
@@ -748,7 +776,8 @@ impl Session {
 
     fn scan_cost(&mut self, pages: u64) {
         self.tot.pages_scanned += pages;
-        self.meter.reclaim_ns += pages as f64 * self.sc.reclaim.scan_ns_per_page * self.sc.reclaim.stall;
+        self.meter.reclaim_ns +=
+            pages as f64 * self.sc.reclaim.scan_ns_per_page * self.sc.reclaim.stall;
     }
 
     /// Next-fit swap slot allocation (the kernel's cluster allocator hands out
@@ -845,7 +874,10 @@ impl Session {
         let procs = self.procs();
         match oom_victim(&procs, total) {
             Some(v) => {
-                let p = procs.iter().find(|p| p.id == v).expect("victim is a process");
+                let p = procs
+                    .iter()
+                    .find(|p| p.id == v)
+                    .expect("victim is a process");
                 let badness = oom_badness(p, total) as i64;
                 self.kill(v, "oom", badness);
                 true
@@ -983,7 +1015,10 @@ impl Session {
                 batch.push((q, page));
             }
         }
-        let t = dev.read.time_ns(batch.len() as u64, start == self.last_swap_read_end);
+        let t = dev
+            .read
+            .time_ns(batch.len() as u64, start == self.last_swap_read_end);
+        self.meter.swap_pages += batch.len() as u64;
         self.last_swap_read_end = end;
         self.tot.swap_read_requests += 1;
         self.tot.swap_read_ms += t / 1e6;
@@ -1006,7 +1041,6 @@ impl Session {
             if page == p {
                 self.make_resident(page, AA);
                 self.tot.swap_pages_in += 1;
-                self.meter.swap_pages += 1;
             } else {
                 self.make_resident(page, IA);
                 self.lists.arena.get_mut(page).young = false;
@@ -1168,7 +1202,10 @@ impl Session {
     }
 
     fn sample(&mut self, event: &str) {
-        let running = self.apps[..self.sc.apps.len()].iter().filter(|a| a.alive).count() as u32;
+        let running = self.apps[..self.sc.apps.len()]
+            .iter()
+            .filter(|a| a.alive)
+            .count() as u32;
         self.out_mem.push(MemSample {
             step: self.step,
             t_ms: self.t_ms,
@@ -1187,7 +1224,11 @@ impl Session {
     pub fn page_state(&self, app: &str, anon: bool, index: u32) -> Option<bool> {
         let i = self.names.iter().position(|n| n == app)?;
         let a = &self.apps[i];
-        let p = if anon { a.anon0 + index } else { a.file0 + index };
+        let p = if anon {
+            a.anon0 + index
+        } else {
+            a.file0 + index
+        };
         match self.lists.arena.get(p).loc {
             Loc::Lru(_) => Some(true),
             Loc::Swapped(_) => Some(false),
@@ -1207,7 +1248,9 @@ impl Session {
         let mut written = Vec::new();
         let mut k = 0;
         for p in a0..a0 + n {
-            let Loc::Lru(l) = self.lists.arena.get(p).loc else { continue };
+            let Loc::Lru(l) = self.lists.arena.get(p).loc else {
+                continue;
+            };
             let Some(slot) = self.alloc_slot() else { break };
             self.lists.lists[l as usize].unlink(&mut self.lists.arena, p);
             self.lists.arena.get_mut(p).loc = Loc::Swapped(slot);
