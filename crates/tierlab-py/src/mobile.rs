@@ -2,16 +2,12 @@
 //! `mobile_run` runs a scenario and returns its records as JSON;
 //! `mobile_minfree` is ProcessList's minfree computation.
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use crate::common::{guard, json_arg, to_py_err, ConfigError};
 use pyo3::prelude::*;
 use std::path::Path;
 use tierlab_core::device::DeviceCatalog;
 use tierlab_core::mobile::lmk::{compute_minfree_kb, MinfreeTable, OomLevelInputs};
 use tierlab_core::mobile::{run_session, Scenario};
-
-fn err(e: tierlab_core::Error) -> PyErr {
-    PyValueError::new_err(e.to_string())
-}
 
 /// Runs a session. `scenario` is a TOML file path, or TOML text when
 /// `is_text`; `overrides` is a JSON object merged over it (e.g.
@@ -28,11 +24,10 @@ fn mobile_run(
     base_dir: Option<String>,
     device_files: Vec<String>,
 ) -> PyResult<String> {
-    let over: toml::Table = serde_json::from_str(overrides)
-        .map_err(|e| PyValueError::new_err(format!("overrides: expected a JSON object: {e}")))?;
+    let over: toml::Table = json_arg("overrides", overrides)?;
     let scenario = scenario.to_string();
     py.detach(move || {
-        let run = || -> tierlab_core::Result<String> {
+        guard(|| {
             let mut cat = DeviceCatalog::default();
             for f in &device_files {
                 cat.load_toml_file(Path::new(f))?;
@@ -46,11 +41,9 @@ fn mobile_run(
             };
             let r = run_session(&sc, &cat)?;
             serde_json::to_string(&r).map_err(|e| tierlab_core::Error::config(e.to_string()))
-        };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
-            .map_err(|_| PyRuntimeError::new_err("internal error (panic) in the mobile simulator"))?
-            .map_err(err)
+        })
     })
+    .map_err(to_py_err)
 }
 
 /// ProcessList.updateOomLevels: the six minfree levels (KB) for a phone.
@@ -71,13 +64,13 @@ fn mobile_minfree(
         "kitkat" => MinfreeTable::Kitkat,
         "jellybean" => MinfreeTable::Jellybean,
         other => {
-            return Err(PyValueError::new_err(format!(
+            return Err(ConfigError::new_err(format!(
                 "table: unknown '{other}'; expected kitkat or jellybean"
             )))
         }
     };
     if mem_hi_mb <= mem_lo_mb {
-        return Err(PyValueError::new_err(
+        return Err(ConfigError::new_err(
             "mem_hi_mb must be greater than mem_lo_mb",
         ));
     }
