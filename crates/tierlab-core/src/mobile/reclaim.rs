@@ -84,3 +84,23 @@ impl Lists {
         }
     }
 }
+
+/// Linux 2.6 `refill_inactive_zone`'s swap tendency (the paper's Section 3.2):
+/// `mapped_ratio / 2 + distress + swappiness`, `distress = 100 >> priority`
+/// (priority 12 = no distress, 0 = full distress). Mapped pages (and with
+/// them anonymous pages) are deactivated, hence reclaimable, when it is
+/// `>= 100`.
+pub fn swap_tendency(mapped_ratio: u64, priority: u32, swappiness: u32) -> u64 {
+    mapped_ratio / 2 + (100u64 >> priority.min(12)) + swappiness as u64
+}
+
+/// Linux 3.x `get_scan_count`: the anon and file scan weights `(ap, fp)`
+/// from swappiness and the recent scanned/rotated counts of each type
+/// (`recent[0]` anon, `recent[1]` file). A type whose scanned pages keep
+/// getting rotated (re-referenced) is scanned less.
+pub fn scan_weights(swappiness: u32, scanned: [u64; 2], rotated: [u64; 2]) -> (u64, u64) {
+    let sw = swappiness as u64;
+    let ap = (sw + 1) * (scanned[0] + 1) / (rotated[0] + 1);
+    let fp = (201 - sw) * (scanned[1] + 1) / (rotated[1] + 1);
+    (ap, fp)
+}

@@ -17,7 +17,7 @@ use super::lmk::{
     cached_slots, compute_minfree_kb, lmk_victim, oom_badness, oom_victim, pgtable_pages,
     AdjScheme, Level, LmkTable, OomLevelInputs, ProcInfo, OOM_SCORE_ADJ_MIN,
 };
-use super::reclaim::{Lists, Loc, PageMeta, AA, AF, IA, IF};
+use super::reclaim::{scan_weights, swap_tendency, Lists, Loc, PageMeta, AA, AF, IA, IF};
 use super::scenario::{background_level, AppKind, Scenario, Step, StepOp, SwappinessMode};
 use crate::device::{Device, DeviceCatalog, DeviceClass};
 use crate::error::{Error, Result};
@@ -612,11 +612,11 @@ impl Session {
                 } else if file + self.free_pages() <= self.wmark_high {
                     (1, 0)
                 } else {
-                    let sw = self.sc.swap.swappiness as u64;
-                    let ap = (sw + 1) * (self.recent_scanned[0] + 1) / (self.recent_rotated[0] + 1);
-                    let fp =
-                        (201 - sw) * (self.recent_scanned[1] + 1) / (self.recent_rotated[1] + 1);
-                    (ap, fp)
+                    scan_weights(
+                        self.sc.swap.swappiness,
+                        self.recent_scanned,
+                        self.recent_rotated,
+                    )
                 };
                 let _ = anon;
                 let denom = fa + ff + 1;
@@ -645,9 +645,8 @@ impl Session {
                         .map(|a| a.file_res as u64)
                         .sum::<u64>();
                 let mapped_ratio = mapped * 100 / self.total;
-                let distress = 100u64 >> priority.min(12);
-                let tendency = mapped_ratio / 2 + distress + self.sc.swap.swappiness as u64;
-                reclaim_mapped = tendency >= 100;
+                reclaim_mapped =
+                    swap_tendency(mapped_ratio, priority, self.sc.swap.swappiness) >= 100;
                 for l in [IA, AA, IF, AF] {
                     let mut scan = size(self, l) >> priority;
                     if scan == 0 && size(self, l) > 0 && priority <= 2 {
