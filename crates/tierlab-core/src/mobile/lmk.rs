@@ -334,7 +334,7 @@ pub fn oom_victim(procs: &[ProcInfo], total_pages: u64) -> Option<usize> {
         if b == 0 {
             continue;
         }
-        if best.map_or(true, |(bb, _)| b > bb) {
+        if best.is_none_or(|(bb, _)| b > bb) {
             best = Some((b, p.id));
         }
     }

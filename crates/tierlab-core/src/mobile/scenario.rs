@@ -366,6 +366,10 @@ impl Default for UsageModel {
     }
 }
 
+fn nonneg(v: f64) -> bool {
+    v.is_finite() && v >= 0.0
+}
+
 fn parse_op(s: &str) -> Option<StepOp> {
     Some(match s.trim().to_ascii_lowercase().as_str() {
         "launch" | "foreground" | "switch" => StepOp::Launch,
@@ -427,7 +431,7 @@ impl Scenario {
             return Err(Error::config("scenario: at least one [[app]] is needed"));
         }
         let p = &self.phone;
-        if !(p.memory_mb > 0.0) || !(p.system_mb >= 0.0) || p.system_mb >= p.memory_mb {
+        if !nonneg(p.system_mb) || !nonneg(p.memory_mb) || p.system_mb >= p.memory_mb {
             return Err(Error::config(format!(
                 "phone: need memory_mb > system_mb >= 0, got memory_mb = {} and system_mb = {}",
                 p.memory_mb, p.system_mb
@@ -447,7 +451,7 @@ impl Scenario {
                 return Err(Error::config(format!("app '{}' is defined twice", a.name)));
             }
             for (k, v) in [("anon_mb", a.anon_mb), ("file_mb", a.file_mb)] {
-                if !(v >= 0.0) || !v.is_finite() {
+                if !nonneg(v) {
                     return Err(Error::config(format!(
                         "app '{}': {k} must be >= 0, got {v}",
                         a.name
@@ -475,7 +479,7 @@ impl Scenario {
                 s.swappiness
             )));
         }
-        if !(s.zram_ratio >= 1.0) {
+        if !(s.zram_ratio.is_finite() && s.zram_ratio >= 1.0) {
             return Err(Error::config(format!(
                 "swap.zram_ratio must be >= 1, got {}",
                 s.zram_ratio
@@ -533,7 +537,7 @@ impl Scenario {
         seconds: f64,
     ) -> std::result::Result<Step, String> {
         let op = parse_op(op).ok_or_else(|| format!("unknown op '{op}'; expected one of {OPS}"))?;
-        if !(seconds >= 0.0) || !seconds.is_finite() {
+        if !nonneg(seconds) {
             return Err(format!(
                 "seconds must be a finite number >= 0, got {seconds}"
             ));
