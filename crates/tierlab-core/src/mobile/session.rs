@@ -1279,8 +1279,9 @@ impl Session {
     pub fn finish(mut self) -> SessionResult {
         self.tot.session_ms = self.t_ms;
         self.tot.swap_bytes_written = self.tot.swap_pages_out * self.ps;
-        if let Some(d) = &self.swap {
-            let ebp = d.erase_block_pages.unwrap_or(256).max(1) as f64;
+        // Wear only for flash with erase blocks (not zram).
+        if let Some(ebp) = self.swap.as_ref().and_then(|d| d.erase_block_pages) {
+            let ebp = ebp.max(1) as f64;
             self.tot.erase_blocks_written = self.tot.swap_pages_out as f64 / ebp;
             let area_blocks = (self.slots.len() as f64 / ebp).max(1.0);
             self.tot.wear_cycles_per_block = self.tot.erase_blocks_written / area_blocks;
