@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Union
+from typing import Iterable, Mapping, Union
 
 import pandas as pd
 
@@ -35,7 +35,7 @@ class MobileResult:
     totals: dict
     lmk: pd.DataFrame
     minfree_kb: list
-    swap_device: Optional[str]
+    swap_device: str | None
     file_store: str
     overrides: dict = field(default_factory=dict)
 
@@ -57,10 +57,10 @@ def _frame(rows: list, columns: Iterable[str] = ()) -> pd.DataFrame:
 
 def run_scenario(
     scenario: Union[str, Path],
-    overrides: Optional[Mapping] = None,
+    overrides: Mapping | None = None,
     devices: Iterable[Union[str, Path]] = (),
     text: bool = False,
-    base_dir: Optional[Union[str, Path]] = None,
+    base_dir: Union[str, Path] | None = None,
 ) -> MobileResult:
     """Runs a scenario file (or TOML text with ``text=True``) with ``overrides`` merged over it.
 
@@ -92,7 +92,7 @@ def run_scenario(
     lmk = pd.DataFrame(
         [
             {"minfree_kb": kb, "minfree_pages": lv["minfree_pages"], "min_score_adj": lv["min_score_adj"]}
-            for kb, lv in zip(d["minfree_kb"], d["lmk"]["levels"])
+            for kb, lv in zip(d["minfree_kb"], d["lmk"]["levels"], strict=True)
         ]
     )
     return MobileResult(
@@ -114,7 +114,7 @@ def minfree_kb(memory_mb: int, display=(480, 800), table: str = "kitkat", **kw) 
     return list(_core.mobile_minfree(int(memory_mb), int(display[0]), int(display[1]), table, **kw))
 
 
-def relaunch_ratios(no_swap: MobileResult, with_swap: MobileResult, apps: Optional[Iterable[str]] = None) -> dict:
+def relaunch_ratios(no_swap: MobileResult, with_swap: MobileResult, apps: Iterable[str] | None = None) -> dict:
     """The paper's Figure 2 ratios: mean relaunch time after an LMK kill (no-swap run) and after
     swap-out (swap run), each over the mean "normal" relaunch (hot: the process was still in
     memory, no swap) of the no-swap run. ``apps`` restricts to the experiment's apps."""

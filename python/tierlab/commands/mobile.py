@@ -141,8 +141,19 @@ def run(args) -> int:
 
     if args.launches:
         lt = Table(title="launches", title_justify="left")
-        cols = ["step", "app", "kind", "time_ms", "start_ms", "file_read_ms", "swap_read_ms", "anon_init_ms",
-                "reclaim_ms", "file_pages_read", "swap_pages_in"]
+        cols = [
+            "step",
+            "app",
+            "kind",
+            "time_ms",
+            "start_ms",
+            "file_read_ms",
+            "swap_read_ms",
+            "anon_init_ms",
+            "reclaim_ms",
+            "file_pages_read",
+            "swap_pages_in",
+        ]
         for c in cols:
             lt.add_column(c, justify="left" if c in ("app", "kind") else "right")
         for _, row in r.launches.iterrows():
@@ -155,8 +166,14 @@ def run(args) -> int:
             kt.add_column(c, justify="right")
         for _, k in r.kills.iterrows():
             kt.add_row(
-                str(k.step), k.app, k.killer, str(k.score_adj), f"{k.rss_mb:.1f}", f"{k.free_mb_before:.1f}",
-                f"{k.file_mb_before:.1f}", f"{k.free_mb_after:.1f}",
+                str(k.step),
+                k.app,
+                k.killer,
+                str(k.score_adj),
+                f"{k.rss_mb:.1f}",
+                f"{k.free_mb_before:.1f}",
+                f"{k.file_mb_before:.1f}",
+                f"{k.free_mb_after:.1f}",
             )
         console.print(kt)
     console.print(

@@ -115,8 +115,9 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     ax.plot(x, f1.used_mb, marker="o", label="used (MB)")
     ax.plot(x, f1.free_mb, marker="s", label="free (MB)")
     ax.set_xticks(list(x))
-    ax.set_xticklabels([e.replace("launch ", "").replace("lmk kill ", "LMK: ") for e in f1.event], rotation=60,
-                       ha="right", fontsize=8)
+    ax.set_xticklabels(
+        [e.replace("launch ", "").replace("lmk kill ", "LMK: ") for e in f1.event], rotation=60, ha="right", fontsize=8
+    )
     for i, e in enumerate(f1.event):
         if e.startswith("lmk"):
             ax.axvline(i, color="red", alpha=0.2)
@@ -136,10 +137,18 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     means = pd.DataFrame(
         [
             {"category": "NO LMK (hot relaunch)", "mean_ms": ratios["normal_ms"], "ratio": 1.0, "paper_ratio": 1.0},
-            {"category": "after LMK kill (cold)", "mean_ms": ratios["lmk_ms"], "ratio": ratios["lmk_ratio"],
-             "paper_ratio": PAPER_LMK_RATIO},
-            {"category": "after swap-out (class-6 microSD)", "mean_ms": ratios["swap_ms"],
-             "ratio": ratios["swap_ratio"], "paper_ratio": PAPER_SWAP_RATIO},
+            {
+                "category": "after LMK kill (cold)",
+                "mean_ms": ratios["lmk_ms"],
+                "ratio": ratios["lmk_ratio"],
+                "paper_ratio": PAPER_LMK_RATIO,
+            },
+            {
+                "category": "after swap-out (class-6 microSD)",
+                "mean_ms": ratios["swap_ms"],
+                "ratio": ratios["swap_ratio"],
+                "paper_ratio": PAPER_SWAP_RATIO,
+            },
         ]
     )
     res.tables["figure2_means"] = means
@@ -151,9 +160,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
         comp.append(
             {
                 "category": label,
-                "fixed_ms": d.time_ms.mean() - d[["file_read_ms", "swap_read_ms", "anon_init_ms", "reclaim_ms"]]
-                .sum(axis=1)
-                .mean(),
+                "fixed_ms": d.time_ms.mean()
+                - d[["file_read_ms", "swap_read_ms", "anon_init_ms", "reclaim_ms"]].sum(axis=1).mean(),
                 **{c: d[c].mean() for c in ("file_read_ms", "swap_read_ms", "anon_init_ms", "reclaim_ms")},
             }
         )
@@ -164,10 +172,23 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     order = [x for x in apps if x in set(f2.app)]
     f2o = f2.set_index("app").loc[order]
     xs = range(len(order))
-    ax1.bar([i - 0.2 for i in xs], f2o.ms_no_swap, width=0.4,
-            color=[colors.get(k, "grey") for k in f2o.kind_no_swap], edgecolor="black", label="no swap")
-    ax1.bar([i + 0.2 for i in xs], f2o.ms_swap, width=0.4, color=[colors.get(k, "grey") for k in f2o.kind_swap],
-            edgecolor="black", hatch="//", label="swap (class-6 microSD)")
+    ax1.bar(
+        [i - 0.2 for i in xs],
+        f2o.ms_no_swap,
+        width=0.4,
+        color=[colors.get(k, "grey") for k in f2o.kind_no_swap],
+        edgecolor="black",
+        label="no swap",
+    )
+    ax1.bar(
+        [i + 0.2 for i in xs],
+        f2o.ms_swap,
+        width=0.4,
+        color=[colors.get(k, "grey") for k in f2o.kind_swap],
+        edgecolor="black",
+        hatch="//",
+        label="swap (class-6 microSD)",
+    )
     ax1.set_xticks(list(xs))
     ax1.set_xticklabels(order, rotation=45, ha="right")
     ax1.set_ylabel("relaunch time (ms)")
@@ -297,9 +318,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     )
     with_cold = f3.dropna(subset=["cold_relaunch_ms"])
     # Spearman = Pearson on ranks (no scipy needed).
-    corr = (
-        with_cold.peak_pages.rank().corr(with_cold.cold_relaunch_ms.rank()) if len(with_cold) > 2 else float("nan")
-    )
+    corr = with_cold.peak_pages.rank().corr(with_cold.cold_relaunch_ms.rank()) if len(with_cold) > 2 else float("nan")
     res.claims.append(
         Claim(
             "apps whose relaunch after a kill is slowest hold the most pages (Figure 3)",
@@ -329,8 +348,11 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             bool(len(beats) > 0),
         )
     )
-    wear = float(sweep[sweep.swap_device == "microsd_c6_gs2"].wear_cycles_per_block.iloc[0]) if (
-        "microsd_c6_gs2" in set(sweep.swap_device)) else float("nan")
+    wear = (
+        float(sweep[sweep.swap_device == "microsd_c6_gs2"].wear_cycles_per_block.iloc[0])
+        if ("microsd_c6_gs2" in set(sweep.swap_device))
+        else float("nan")
+    )
     sessions = 10_000 / wear if wear > 0 else float("inf")
     import tomllib
 
