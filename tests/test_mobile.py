@@ -20,7 +20,7 @@ system_file_mb = 0
 [lmk]
 enabled = false  # at 64 MB the low minfree table (up to 48 MB) would kill before anything swaps
 [swap]
-device = "zram_gs2"
+device = "zram-gs2"
 size_mb = 64
 page_cluster = 0
 [[app]]
@@ -98,11 +98,11 @@ def test_parse_sets_builds_nested_overrides():
 
 
 def test_cli_runs_a_scenario(capsys, tmp_path):
-    assert main(["mobile", str(SCENARIO), "--swap", "zram_gs2", "-o", str(tmp_path / "s")]) == 0
+    assert main(["mobile", str(SCENARIO), "--swap", "zram-gs2", "-o", str(tmp_path / "s")]) == 0
     out = capsys.readouterr().out
     assert "launch time by kind" in out and "swap" in out
     assert (tmp_path / "s_launches.csv").exists()
-    assert main(["mobile", str(SCENARIO), "--compare", "none,zram_gs2"]) == 0
+    assert main(["mobile", str(SCENARIO), "--compare", "none,zram-gs2"]) == 0
     assert "none" in capsys.readouterr().out
 
 
@@ -120,5 +120,5 @@ def test_paper_module_quick(tmp_path):
         assert f.exists() and f.stat().st_size > 1000
     assert all(c.holds for c in res.claims), [c for c in res.claims if not c.holds]
     sweep = res.tables["swap_device_sweep"].set_index("swap_device")
-    assert not sweep.loc["microsd_c6_gs2"].swap_beats_kill
-    assert sweep.loc["zram_gs2"].swap_beats_kill
+    assert not sweep.loc["microsd-class6-paper"].swap_beats_kill
+    assert sweep.loc["zram-gs2"].swap_beats_kill

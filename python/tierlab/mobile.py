@@ -5,7 +5,7 @@ A thin layer over ``tierlab._core.mobile_run`` (the Rust session simulator in
 and returns its records as DataFrames.
 
     >>> from tierlab import mobile
-    >>> r = mobile.run_scenario("experiments/android_lmk.toml", {"swap": {"device": "microsd_c6_gs2"}})
+    >>> r = mobile.run_scenario("experiments/android_lmk.toml", {"swap": {"device": "microsd-class6-paper"}})
     >>> r.launches.groupby("kind").time_ms.mean()
 """
 
@@ -64,7 +64,7 @@ def run_scenario(
 ) -> MobileResult:
     """Runs a scenario file (or TOML text with ``text=True``) with ``overrides`` merged over it.
 
-    ``overrides`` is a nested mapping such as ``{"swap": {"device": "zram_gs2", "swappiness": 100}}``;
+    ``overrides`` is a nested mapping such as ``{"swap": {"device": "zram-gs2", "swappiness": 100}}``;
     ``devices`` are TOML files of extra ``[[device]]`` tables.
     """
     over = dict(overrides or {})

@@ -286,7 +286,7 @@ fn small_scenario(swap: Option<&str>, page_cluster: u32) -> Scenario {
 memory_mb = 64
 system_mb = 16
 system_file_mb = 0
-file_store = "emmc_gs2"
+file_store = "emmc-gs2"
 [swap]
 {swap_line}
 size_mb = 16
@@ -310,7 +310,7 @@ steps = [{{op = "launch", app = "a"}}]
 
 #[test]
 fn a_swapped_out_app_pages_in_only_what_it_touches() {
-    let sc = small_scenario(Some("microsd_c6_gs2"), 0);
+    let sc = small_scenario(Some("microsd-class6-paper"), 0);
     let steps = sc.steps().unwrap();
     let mut s = Session::new(sc, &catalog()).unwrap();
     s.apply(&steps[0]).unwrap();
@@ -343,7 +343,7 @@ fn a_swapped_out_app_pages_in_only_what_it_touches() {
     }
     // 256 single-page reads from the class-6 card: the first random, the rest
     // continue the previous one (the slots were written in order).
-    let dev = catalog().get("microsd_c6_gs2").unwrap().read;
+    let dev = catalog().get("microsd-class6-paper").unwrap().read;
     let want = 300.0 + (dev.time_ns(1, false) + 255.0 * dev.time_ns(1, true)) / 1e6;
     assert!((l.time_ms - want).abs() < 1e-6, "{} vs {want}", l.time_ms);
     let r = s.finish();
@@ -358,7 +358,7 @@ fn a_swapped_out_app_pages_in_only_what_it_touches() {
 fn page_cluster_reads_aligned_windows_of_slots() {
     // page_cluster 3: one read per aligned window of 8 slots; the 256 touched
     // pages sit in 32 whole windows, so nothing untouched comes in.
-    let sc = small_scenario(Some("microsd_c6_gs2"), 3);
+    let sc = small_scenario(Some("microsd-class6-paper"), 3);
     let steps = sc.steps().unwrap();
     let mut s = Session::new(sc, &catalog()).unwrap();
     s.apply(&steps[0]).unwrap();
@@ -442,7 +442,7 @@ fn paper_scenario_lmk_kills_follow_the_table() {
 
 #[test]
 fn paper_scenario_with_class6_swap_swaps_instead_of_killing() {
-    let r = run_session(&paper(Some("microsd_c6_gs2")), &catalog()).unwrap();
+    let r = run_session(&paper(Some("microsd-class6-paper")), &catalog()).unwrap();
     assert_eq!(r.totals.lmk_kills, 0);
     assert!(r.totals.swap_pages_out > 0 && r.totals.swap_pages_in > 0);
     assert!(r.launches.iter().any(|l| l.kind == LaunchKind::Swap));
@@ -471,11 +471,11 @@ fn swap_relaunch_beats_a_cold_start_only_on_fast_swap() {
         LaunchKind::Cold,
     );
     let c6 = mean(
-        &run_session(&paper(Some("microsd_c6_gs2")), &catalog()).unwrap(),
+        &run_session(&paper(Some("microsd-class6-paper")), &catalog()).unwrap(),
         LaunchKind::Swap,
     );
     let zram = mean(
-        &run_session(&paper(Some("zram_gs2")), &catalog()).unwrap(),
+        &run_session(&paper(Some("zram-gs2")), &catalog()).unwrap(),
         LaunchKind::Swap,
     );
     assert!(c6 > lmk, "class 6: swap {c6} vs kill {lmk}");
@@ -484,7 +484,7 @@ fn swap_relaunch_beats_a_cold_start_only_on_fast_swap() {
 
 #[test]
 fn swappiness_modes_both_run_and_zero_swappiness_swaps_less() {
-    let mut sc = paper(Some("microsd_c6_gs2"));
+    let mut sc = paper(Some("microsd-class6-paper"));
     sc.swap.mode = tierlab_core::mobile::scenario::SwappinessMode::ScanCount;
     let modern = run_session(&sc, &catalog()).unwrap();
     assert!(modern.totals.swap_pages_out > 0);

@@ -11,7 +11,7 @@ use tierlab_core::mobile::{run_session, Scenario};
 
 /// Runs a session. `scenario` is a TOML file path, or TOML text when
 /// `is_text`; `overrides` is a JSON object merged over it (e.g.
-/// `{"swap": {"device": "zram_gs2"}}`); `device_files` add devices (TOML).
+/// `{"swap": {"device": "zram-gs2"}}`); `device_files` add devices (TOML).
 /// Returns JSON `{"launches", "kills", "memory", "apps", "totals", "lmk",
 /// "minfree_kb", "swap_device", "file_store"}`. Releases the GIL.
 #[pyfunction]

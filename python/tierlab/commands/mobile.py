@@ -25,10 +25,10 @@ def add_parser(sub) -> None:
         "experiments/android_lmk.toml.",
         epilog="examples:\n"
         "  tierlab mobile experiments/android_lmk.toml\n"
-        "  tierlab mobile experiments/android_lmk.toml --swap microsd_c6_gs2 --launches\n"
-        "  tierlab mobile experiments/android_lmk.toml --compare none,microsd_c6_gs2,emmc_gs2,zram_gs2\n"
+        "  tierlab mobile experiments/android_lmk.toml --swap microsd-class6-paper --launches\n"
+        "  tierlab mobile experiments/android_lmk.toml --compare none,microsd-class6-paper,emmc-gs2,zram-gs2\n"
         "  tierlab mobile experiments/android_lmk.toml --set swap.mode=scan_count --set swap.swappiness=100 "
-        "--swap zram_gs2\n"
+        "--swap zram-gs2\n"
         "  tierlab mobile experiments/android_lmk.toml -o out/session  (writes out/session_*.csv)",
     )
     p.add_argument("scenario", help="scenario TOML file")

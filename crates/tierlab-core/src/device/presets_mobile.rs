@@ -1,40 +1,51 @@
 //! Device presets specific to the Android swap-vs-LMK paper
-//! (papers/android-swap-vs-lmk.md): the Galaxy S2's storage of 2011-2012 and
-//! the cards the paper names. General presets (microSD, eMMC, UFS, zram,
-//! eMRAM of today) are in `presets.rs`.
+//! (papers/android-swap-vs-lmk.md): the cards as the paper states them and
+//! the Galaxy S2's own storage and CPU of 2011-2012. Today's general presets
+//! (`microsd-class6`, `microsd-class10`, `emmc`, `ufs`, `zram`, `emram`) are in
+//! `presets.rs`.
 //!
-//! Time per request `t = setup + n * per_page` (see `IoCost`); 4 KiB pages.
-//! The figures are approximations from the paper and from public benchmark
-//! reports of the era, stated in each `source`; calibrate them with a device
-//! TOML when you have a measurement.
+//! Conventions as in `presets.rs`: 4 KiB pages, vendor MB/s are 10^6 B/s, a
+//! 4 KiB random request costs `1 / IOPS` of which the transfer is `4096 B /
+//! sequential bandwidth` and the rest is the random setup.
 
 use super::{Device, DeviceClass, IoCost};
 
-fn io(
-    random_setup_ns: f64,
-    seq_setup_ns: f64,
-    per_page_ns: f64,
-    energy_nj_per_page: f64,
-) -> IoCost {
+const PAGE_BYTES: f64 = 4096.0;
+
+/// Transfer time of one page at `mb_per_s` (ns).
+fn page_ns(mb_per_s: f64) -> f64 {
+    PAGE_BYTES / (mb_per_s * 1e6) * 1e9
+}
+
+/// A direction from its 4 KiB random IOPS, sequential MB/s and the fixed time
+/// of a sequential request.
+fn block_io(iops_4k: f64, seq_mb_per_s: f64, seq_setup_ns: f64) -> IoCost {
+    let per_page = page_ns(seq_mb_per_s);
     IoCost {
-        random_setup_ns,
+        random_setup_ns: (1e9 / iops_4k - per_page).max(0.0),
         seq_setup_ns,
-        per_page_ns,
-        energy_nj_per_page,
+        per_page_ns: per_page,
+        energy_nj_per_page: 0.0,
     }
 }
 
-fn block(
+/// The BS-CLOCK paper's Fig. 2: a 4 KiB sequential write request on a
+/// microSD card takes 1/0.65 = 1.54x its streaming time (the same constant as
+/// `presets.rs` uses for its cards).
+const SD_SEQ_WRITE_OVERHEAD: f64 = 1.0 / 0.65 - 1.0;
+
+fn device(
     name: &str,
+    class: DeviceClass,
     source: &str,
     read: IoCost,
     write: IoCost,
-    endurance: f64,
-    erase_pages: u32,
+    endurance: Option<f64>,
+    erase_pages: Option<u32>,
 ) -> Device {
     Device {
         name: name.into(),
-        class: DeviceClass::Block,
+        class,
         source: source.into(),
         read,
         write,
@@ -43,62 +54,109 @@ fn block(
         access_read_energy_nj: 0.0,
         access_write_energy_nj: 0.0,
         static_mw_per_gib: 0.0,
-        endurance_writes: Some(endurance),
-        erase_block_pages: Some(erase_pages),
+        endurance_writes: endurance,
+        erase_block_pages: erase_pages,
     }
+}
+
+/// A microSD card read and written at the speed the paper gives for its class.
+fn paper_card(name: &str, source: &str, mb_per_s: f64, read_iops: f64, write_iops: f64) -> Device {
+    device(
+        name,
+        DeviceClass::Block,
+        source,
+        block_io(read_iops, mb_per_s, 0.0),
+        block_io(
+            write_iops,
+            mb_per_s,
+            SD_SEQ_WRITE_OVERHEAD * page_ns(mb_per_s),
+        ),
+        Some(10_000.0),
+        Some(1024),
+    )
 }
 
 /// The paper-specific presets.
 pub fn all() -> Vec<Device> {
     vec![
-        block(
-            "microsd_c6_gs2",
-            "the paper's 8 GB class-6 microSD (Section 5.1; 48 Mbit/s = 6 MB/s, Section 5.4): \
-             6 MB/s sequential write (class 6 minimum), ~10 MB/s sequential read, ~2 ms per \
-             random 4 KiB read and ~25 ms per random 4 KiB write as 2012 cards measured \
-             (REFERENCE.md: random 4 KiB writes 100-1000x slower than sequential); 4 MiB \
-             erase blocks, 10,000 erase cycles (Section 1)",
-            io(1_600_000.0, 200_000.0, 400_000.0, 0.0),
-            io(25_000_000.0, 1_000_000.0, 680_000.0, 0.0),
-            10_000.0,
-            1024,
+        paper_card(
+            "microsd-class6-paper",
+            "the paper's 8 GB class-6 microSD as it states it (Section 5.4: read and write \
+             48 Mbit/s = 6 MB/s; Section 1: ~10,000 erase cycles per block); 4 KiB random \
+             read 830 IOPS and random write 20 IOPS as the `microsd-class6` preset (Tom's \
+             Hardware microSDHC round-up, 2011); 4 MiB erase unit (SD allocation unit)",
+            6.0,
+            830.0,
+            20.0,
         ),
-        block(
-            "microsd_c10_2012",
-            "a 2012 class-10 microSD as the paper anticipates (Section 5.4: 80 Mbit/s = 10 MB/s): \
-             10 MB/s sequential write, ~16 MB/s sequential read, ~1 ms per random 4 KiB read, \
-             ~15 ms per random 4 KiB write; 4 MiB erase blocks, 10,000 cycles",
-            io(1_000_000.0, 150_000.0, 250_000.0, 0.0),
-            io(15_000_000.0, 700_000.0, 410_000.0, 0.0),
-            10_000.0,
-            1024,
+        paper_card(
+            "microsd-class10-paper",
+            "a class-10 microSD as the paper anticipates it (Section 5.4: 80 Mbit/s = 10 MB/s \
+             read and write); 4 KiB random read 1,500 IOPS and write 100 IOPS as the \
+             `microsd-class10` preset; 4 MiB erase unit, 10,000 cycles",
+            10.0,
+            1500.0,
+            100.0,
         ),
-        block(
-            "emmc_gs2",
-            "Galaxy S2 (GT-I9100) internal eMMC 4.41 as benchmark reports of 2011-2012 give it: \
-             ~40 MB/s sequential read, ~15 MB/s sequential write, ~0.8 ms per random 4 KiB \
-             read, ~5 ms per random 4 KiB write; 512 KiB erase blocks, 3,000 cycles (MLC)",
-            io(800_000.0, 50_000.0, 100_000.0, 0.0),
-            io(5_000_000.0, 200_000.0, 270_000.0, 0.0),
-            3_000.0,
-            128,
+        device(
+            "emmc-gs2",
+            DeviceClass::Block,
+            "the Galaxy S2's internal eMMC 4.41 (2011), approximate AndroBench-era figures \
+             for phones of that generation: sequential read 40 MB/s, write 15 MB/s, 4 KiB \
+             random read 1,100 IOPS, random write 200 IOPS; MLC, 3,000 cycles, 512 KiB \
+             erase blocks. Not a measurement of the paper's phone: calibrate in TOML",
+            block_io(1100.0, 40.0, 0.0),
+            block_io(200.0, 15.0, 0.0),
+            Some(3_000.0),
+            Some(128),
         ),
-        Device {
-            name: "zram_gs2".into(),
-            class: DeviceClass::Compressed,
-            source: "zram with LZO on the Galaxy S2's 1.2 GHz Cortex-A9: ~100 MB/s compression \
-                     (~40 us per 4 KiB page) and ~330 MB/s decompression (~12 us per page); \
-                     the RAM it keeps is set by the scenario's swap.zram_ratio"
-                .into(),
-            read: io(2_000.0, 2_000.0, 12_000.0, 0.0),
-            write: io(2_000.0, 2_000.0, 40_000.0, 0.0),
-            access_read_ns: 0.0,
-            access_write_ns: 0.0,
-            access_read_energy_nj: 0.0,
-            access_write_energy_nj: 0.0,
-            static_mw_per_gib: 0.0,
-            endurance_writes: None,
-            erase_block_pages: None,
-        },
+        device(
+            "zram-gs2",
+            DeviceClass::Compressed,
+            "zram with LZO on the Galaxy S2's 1.2 GHz Cortex-A9: the `zram-lzo` preset's \
+             670 MB/s compression and 860 MB/s decompression (one Core i7-9700K core at \
+             4.9 GHz) scaled down 10x for the A9 (~4x the clock, ~2.5x the work per \
+             clock): 67 MB/s and 86 MB/s; the RAM it keeps is the scenario's \
+             swap.zram_ratio",
+            IoCost {
+                random_setup_ns: 0.0,
+                seq_setup_ns: 0.0,
+                per_page_ns: page_ns(86.0),
+                energy_nj_per_page: 0.0,
+            },
+            IoCost {
+                random_setup_ns: 0.0,
+                seq_setup_ns: 0.0,
+                per_page_ns: page_ns(67.0),
+                energy_nj_per_page: 0.0,
+            },
+            None,
+            None,
+        ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paper_cards_move_pages_at_the_papers_speeds() {
+        let d = all();
+        let c6 = d.iter().find(|d| d.name == "microsd-class6-paper").unwrap();
+        // 6 MB/s: 682.7 us per page both ways.
+        assert!((c6.read.per_page_ns - 682_666.7).abs() < 1.0);
+        assert!((c6.write.per_page_ns - 682_666.7).abs() < 1.0);
+        // A 4 KiB random read costs 1/830 s, a random write 1/20 s.
+        assert!((c6.read.time_ns(1, false) - 1e9 / 830.0).abs() < 1.0);
+        assert!((c6.write.time_ns(1, false) - 5e7).abs() < 1.0);
+        let c10 = d
+            .iter()
+            .find(|d| d.name == "microsd-class10-paper")
+            .unwrap();
+        assert!(c10.read.time_ns(8, true) < c6.read.time_ns(8, true));
+        for dev in &d {
+            dev.validate().unwrap();
+        }
+    }
 }

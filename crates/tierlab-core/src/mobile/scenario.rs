@@ -65,7 +65,7 @@ impl Default for Phone {
             page_size: 4096,
             min_free_kbytes: 0,
             extra_free_kbytes: 0,
-            file_store: "emmc_gs2".into(),
+            file_store: "emmc-gs2".into(),
             system_file_mb: 120.0,
             system_file_touch: 0.5,
         }
@@ -170,7 +170,7 @@ pub struct ReclaimConfig {
     /// Fraction of reclaim time (scanning, swap writes, kills) the
     /// foreground app waits for. 1.0: reclaim is synchronous with the
     /// allocation; 0: it is hidden entirely (kswapd on the other core, the
-    /// card idle when the app reads). Default 0.25, calibrated on the paper's
+    /// card idle when the app reads). Default 0.2, calibrated on the paper's
     /// Figure 2 (swap relaunch 4.17x): on the dual-core Galaxy S2 kswapd runs
     /// beside the app, and the block layer (CFQ) serves the app's synchronous
     /// swap-in reads before kswapd's asynchronous writes, so the app waits for
@@ -184,7 +184,7 @@ impl Default for ReclaimConfig {
     fn default() -> Self {
         ReclaimConfig {
             scan_ns_per_page: 1000.0,
-            stall: 0.25,
+            stall: 0.2,
             kill_ms: 5.0,
         }
     }
@@ -206,9 +206,10 @@ impl Default for ReclaimConfig {
 /// activity), a process start of 250 ms (zygote fork, bindApplication,
 /// Application and Activity creation), and a 1.2 GHz Cortex-A9 rebuilding
 /// Dalvik heap state (class loading, layout inflation, bitmap decoding) at
-/// 80 us per 4 KiB page (~50 MB/s). With the apps' relaunch fractions (20% of
-/// anon, 40% of file pages touched) these put the paper's scenario at 2.7x
-/// (LMK) and 4.4x (class-6 swap) of a hot relaunch; see the paper module.
+/// 80 us per 4 KiB page (~50 MB/s). With the apps' relaunch fractions (15% of
+/// anon, 40% of file pages touched) and `reclaim.stall = 0.2` these put the
+/// paper's scenario at 2.7x (LMK) and 4.3x (class-6 swap) of a hot relaunch;
+/// see the paper module.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LaunchModel {
@@ -268,9 +269,10 @@ pub struct AppSpec {
     /// Fraction of `file_mb` read during a cold launch.
     pub launch_file: f64,
     /// Fractions touched when a running process comes back to the foreground
-    /// (prefixes of its anon and file ranges). Defaults 0.2 and 0.4: Kim &
+    /// (prefixes of its anon and file ranges). Defaults 0.15 and 0.4: Kim &
     /// Bahn (IEEE Access 2019) found the hot 15% of swapped data makes 80% of
-    /// swap-in I/O and half of it is never reused (REFERENCE.md).
+    /// swap-in I/O and half of it is never reused (REFERENCE.md); 40% of the
+    /// code and resources is our choice (calibrated on Figure 2's hot times).
     pub relaunch_anon: f64,
     pub relaunch_file: f64,
     /// Whether the app is running when the session starts (home, services).
@@ -286,7 +288,7 @@ impl Default for AppSpec {
             file_mb: 20.0,
             launch_anon: 0.7,
             launch_file: 0.8,
-            relaunch_anon: 0.2,
+            relaunch_anon: 0.15,
             relaunch_file: 0.4,
             start_running: false,
         }
