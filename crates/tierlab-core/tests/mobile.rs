@@ -545,6 +545,16 @@ fn unknown_keys_and_bad_values_are_named() {
         .unwrap_err()
         .to_string()
         .contains("relaunch_anon"));
+    let mut sc = small_scenario(None, 0);
+    sc.launch.hot_start_ms = -1.0;
+    assert!(sc
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("launch.hot_start_ms"));
+    let mut sc = small_scenario(None, 0);
+    sc.lmk.mem_hi_mb = 100;
+    assert!(sc.validate().unwrap_err().to_string().contains("mem_hi_mb"));
     let mut sc = small_scenario(Some("no_such_card"), 0);
     sc.script.steps.clear();
     sc.script.model = Some(UsageModel::default());

@@ -290,6 +290,27 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     fig.savefig(res.figures["swap_sweep"], dpi=110)
     plt.close(fig)
 
+    # Swappiness (Section 3.2): the paper's 2.6 formula against 3.x get_scan_count, on the class-6 card.
+    if not quick:
+        srows = []
+        for mode in ("swap_tendency", "scan_count"):
+            for sw in (0, 60, 100):
+                r = mobile.run_scenario(
+                    path, {"swap": {"device": "microsd-class6-paper", "mode": mode, "swappiness": sw}}
+                )
+                rr = mobile.relaunch_ratios(no_swap, r, apps)
+                srows.append(
+                    {
+                        "mode": mode,
+                        "swappiness": sw,
+                        "swap_relaunch_ms": rr["swap_ms"],
+                        "all_launches_ms": r.launches[r.launches.app.isin(apps)].time_ms.mean(),
+                        "lmk_kills": r.totals["lmk_kills"],
+                        "swap_written_mb": r.totals["swap_bytes_written"] / 2**20,
+                    }
+                )
+        res.tables["swappiness"] = pd.DataFrame(srows)
+
     # Claims.
     kills = no_swap.kills
     first_kill_mb = (kills.free_mb_after - kills.free_mb_before).iloc[0] if not kills.empty else 0.0

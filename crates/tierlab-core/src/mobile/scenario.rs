@@ -474,6 +474,35 @@ impl Scenario {
                 }
             }
         }
+        let l = &self.launch;
+        let r = &self.reclaim;
+        for (k, v) in [
+            ("launch.process_start_ms", l.process_start_ms),
+            ("launch.hot_start_ms", l.hot_start_ms),
+            ("launch.anon_init_us_per_page", l.anon_init_us_per_page),
+            ("reclaim.scan_ns_per_page", r.scan_ns_per_page),
+            ("reclaim.kill_ms", r.kill_ms),
+            ("swap.size_mb", self.swap.size_mb),
+            ("phone.system_file_mb", p.system_file_mb),
+        ] {
+            if !nonneg(v) {
+                return Err(Error::config(format!(
+                    "{k} must be a finite number >= 0, got {v}"
+                )));
+            }
+        }
+        if !(0.0..=1.0).contains(&p.system_file_touch) {
+            return Err(Error::config(format!(
+                "phone.system_file_touch must be in [0, 1], got {}",
+                p.system_file_touch
+            )));
+        }
+        if self.lmk.mem_hi_mb <= self.lmk.mem_lo_mb {
+            return Err(Error::config(format!(
+                "lmk: mem_hi_mb ({}) must be greater than mem_lo_mb ({})",
+                self.lmk.mem_hi_mb, self.lmk.mem_lo_mb
+            )));
+        }
         let s = &self.swap;
         if s.swappiness > 100 {
             return Err(Error::config(format!(
