@@ -611,3 +611,24 @@ fn generated_sessions_are_deterministic_per_seed() {
         2000
     );
 }
+
+#[test]
+fn the_shipped_generated_session_runs() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/android_session.toml"
+    );
+    let sc = Scenario::from_toml_file(std::path::Path::new(path)).unwrap();
+    let m = sc.script.model.clone().expect("a generated script");
+    let r = run_session(&sc, &catalog()).unwrap();
+    let app_launches = r.launches.iter().filter(|l| l.app != "launcher").count();
+    assert_eq!(app_launches, m.switches);
+    assert!(r.totals.lmk_kills > 0 && r.totals.oom_kills == 0);
+    // Every sample's memory adds up: free + file + anon + system <= MemTotal.
+    for s in &r.memory {
+        assert!(
+            s.free_pages + s.file_pages + s.anon_pages + r.totals.system_pages
+                <= r.totals.total_pages
+        );
+    }
+}

@@ -311,6 +311,26 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 )
         res.tables["swappiness"] = pd.DataFrame(srows)
 
+    # Beyond the paper: a generated day of use (experiments/android_session.toml) on the same phone.
+    session = path.with_name("android_session.toml")
+    if not quick and session.exists():
+        drows = []
+        for dev in ["none", *[d for d in devices if d.endswith(("-paper", "-gs2"))]]:
+            r = mobile.run_scenario(session, {"swap": {"device": dev}})
+            m = r.launch_means()
+            drows.append(
+                {
+                    "swap_device": dev,
+                    "mean_launch_ms": r.launches.time_ms.mean(),
+                    "cold_ms": m.get("cold", float("nan")),
+                    "swap_ms": m.get("swap", float("nan")),
+                    "lmk_kills": r.totals["lmk_kills"],
+                    "swap_written_mb": r.totals["swap_bytes_written"] / 2**20,
+                    "wear_cycles_per_block": r.totals["wear_cycles_per_block"],
+                }
+            )
+        res.tables["generated_session"] = pd.DataFrame(drows)
+
     # Claims.
     kills = no_swap.kills
     first_kill_mb = (kills.free_mb_after - kills.free_mb_before).iloc[0] if not kills.empty else 0.0
