@@ -4,6 +4,7 @@
 //! caught here and never cross into Python.
 
 mod common;
+mod mobile;
 mod native;
 mod readers;
 mod trace;
@@ -164,6 +165,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
+    mobile::register(m)?;
     native::register(m)?;
     readers::register(m)?;
     Ok(())

@@ -302,4 +302,7 @@ pub fn all() -> Vec<Device> {
             None,
         ),
     ]
+    .into_iter()
+    .chain(super::presets_mobile::all())
+    .collect()
 }
