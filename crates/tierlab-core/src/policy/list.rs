@@ -167,6 +167,13 @@ impl List {
     }
 
     #[inline]
+    pub fn pop_front<T>(&mut self, a: &mut Arena<T>) -> Option<u32> {
+        let h = self.front()?;
+        self.unlink(a, h);
+        Some(h)
+    }
+
+    #[inline]
     pub fn move_to_front<T>(&mut self, a: &mut Arena<T>, i: u32) {
         if self.head != i {
             self.unlink(a, i);
