@@ -2,6 +2,7 @@
 //! multi-instance replay loop.
 
 pub mod accounting;
+pub mod check;
 pub mod engine;
 
 pub use accounting::{Accounting, Component, Stats};

@@ -17,7 +17,10 @@
 //! counter 0; M's reinsertion sets the counter to min(count, 3) - 1; and a
 //! page that is not a ghost is not admitted at all (it is a bypassed miss)
 //! when S has a single slot (capacity below 20), which libCacheSim does
-//! because it refuses objects as large as S.
+//! because it refuses objects as large as S. Also as libCacheSim (since its
+//! `has_evicted` change): until memory has been full once, a new page that
+//! finds S full goes straight to M, so the cold start fills M instead of
+//! cycling everything through S.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
@@ -73,6 +76,8 @@ pub struct S3Fifo {
     ghost: List,
     table: SlotTable,
     moved_to_main: u64,
+    /// Whether memory has been full once.
+    has_evicted: bool,
 }
 
 impl PolicyDef for S3Fifo {
@@ -108,6 +113,7 @@ impl PolicyDef for S3Fifo {
             ghost: List::default(),
             table: SlotTable::default(),
             moved_to_main: 0,
+            has_evicted: false,
         })
     }
 }
@@ -182,6 +188,7 @@ impl Policy for S3Fifo {
             return;
         }
         while self.small.len() + self.main.len() >= self.cap {
+            self.has_evicted = true;
             if self.main.len() > self.main_cap || self.small.is_empty() {
                 self.evict_main(sink);
             } else {
@@ -193,6 +200,9 @@ impl Policy for S3Fifo {
         } else if self.small_cap <= 1 {
             sink.miss_bypass(r);
             return;
+        } else if !self.has_evicted && self.small.len() >= self.small_cap {
+            // Until memory first fills, pages that find S full go to M.
+            Loc::Main
         } else {
             Loc::Small
         };
@@ -201,7 +211,7 @@ impl Policy for S3Fifo {
             loc,
             freq: 0,
         });
-        if ghost {
+        if loc == Loc::Main {
             self.main.push_front(&mut self.arena, s);
         } else {
             self.small.push_front(&mut self.arena, s);
@@ -220,5 +230,27 @@ impl Policy for S3Fifo {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("moved_to_main", self.moved_to_main)]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::check::replay_ids;
+
+    #[test]
+    fn hand_worked() {
+        // Capacity 20: S = 2 slots, M = 18, G = 18 entries. 1 and 2 fill S;
+        // 3 finds S full before any eviction and goes to M: all stay resident.
+        let (hits, misses) = replay_ids("s3fifo", 20, &[1, 2, 3, 1, 2, 3]);
+        assert_eq!((hits, misses), (3, 3));
+        // Capacity 3 has no S slot at all (floor(0.3) = 0): every miss bypasses.
+        assert_eq!(replay_ids("s3fifo", 3, &[1, 1, 1]), (0, 3));
+        // Capacity 20, 22 distinct pages once, then page 1 (evicted from S to
+        // G once memory filled) comes back: a ghost hit, admitted to M.
+        let mut ids: Vec<u64> = (1..=22).collect();
+        ids.extend([3, 1, 1]);
+        // Pages 1, 2 in S; 3..=20 fill M; 21 evicts 1 (freq 0) to G and 22
+        // evicts 2; then 3 hits in M, 1 misses (ghost) and then hits.
+        assert_eq!(replay_ids("s3fifo", 20, &ids), (2, 23));
     }
 }
