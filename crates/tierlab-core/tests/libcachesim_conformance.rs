@@ -19,6 +19,18 @@ const REFERENCE: &str = concat!(
     "/../../tests/reference/libcachesim_counts.json"
 );
 
+/// tierlab policy spec for a libCacheSim policy name: LIRS runs in its
+/// libCacheSim mode (see policy/classic/lirs.rs: libCacheSim demotes an LIR
+/// page on a hit to a resident HIR page outside the stack, which the paper
+/// does not); every other policy runs with its defaults.
+fn tierlab_spec(name: &str) -> PolicySpec {
+    if name == "lirs" {
+        PolicySpec::parse("lirs(libcachesim=true)").unwrap()
+    } else {
+        PolicySpec::new(name)
+    }
+}
+
 /// Cells where tierlab deliberately differs from libCacheSim: (trace, policy,
 /// size) -> tierlab's count. Empty: every cell matches.
 const PINNED: &[(&str, &str, usize, u64)] = &[];
@@ -51,7 +63,7 @@ fn replay(trace: &str, entry: &Value) -> BTreeMap<(String, usize), u64> {
         .iter()
         .flat_map(|p| {
             sizes.iter().map(move |&c| InstanceSpec {
-                policy: PolicySpec::new(p),
+                policy: tierlab_spec(p),
                 capacity: c,
             })
         })

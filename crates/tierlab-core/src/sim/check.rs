@@ -350,3 +350,78 @@ pub fn replay_ids(policy: &str, capacity: usize, ids: &[u64]) -> (u64, u64) {
         .expect("known policy");
     (c.hits, c.misses)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sink(cap: usize) -> (CheckSink<NullSink>, Vec<PageRef>) {
+        let refs = make_refs(&[(10, false), (11, true), (10, false)]);
+        (CheckSink::new(NullSink, "test", cap, 1, 2), refs)
+    }
+
+    #[test]
+    #[should_panic(expected = "not resident")]
+    fn hit_on_a_page_not_resident_fails() {
+        let (mut s, refs) = sink(4);
+        s.begin(&refs[0]);
+        s.hit(&refs[0], 0);
+    }
+
+    #[test]
+    #[should_panic(expected = "capacity 1")]
+    fn exceeding_capacity_fails() {
+        let (mut s, refs) = sink(1);
+        s.begin(&refs[0]);
+        s.miss(&refs[0], 0);
+        s.end(1);
+        s.begin(&refs[1]);
+        s.miss(&refs[1], 0);
+        s.end(2);
+    }
+
+    #[test]
+    #[should_panic(expected = "evicted with dirty=false")]
+    fn a_written_page_evicted_clean_fails() {
+        let (mut s, refs) = sink(1);
+        s.begin(&refs[1]);
+        s.miss(&refs[1], 0);
+        s.end(1);
+        s.evict(PageOut {
+            id: refs[1].id,
+            page: 11,
+            kind: refs[1].kind,
+            dirty: false,
+            tier: 0,
+        });
+    }
+
+    #[test]
+    #[should_panic(expected = "after Miss")]
+    fn two_outcomes_for_one_reference_fail() {
+        let (mut s, refs) = sink(2);
+        s.begin(&refs[0]);
+        s.miss(&refs[0], 0);
+        s.miss_bypass(&refs[0]);
+    }
+
+    #[test]
+    fn a_correct_sequence_passes() {
+        let (mut s, refs) = sink(1);
+        s.begin(&refs[0]);
+        s.miss(&refs[0], 0);
+        s.end(1);
+        s.begin(&refs[1]);
+        s.evict(PageOut {
+            id: refs[0].id,
+            page: 10,
+            kind: refs[0].kind,
+            dirty: false,
+            tier: 0,
+        });
+        s.miss(&refs[1], 0);
+        s.end(1);
+        assert_eq!(s.counts.misses, 2);
+        assert_eq!(s.counts.evictions, 1);
+    }
+}
