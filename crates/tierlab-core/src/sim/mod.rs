@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod check;
+pub mod mrc;
 pub mod engine;
 
 pub use accounting::{Accounting, Component, Stats};
