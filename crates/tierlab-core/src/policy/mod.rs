@@ -123,6 +123,9 @@ registry!(
     classic::s3fifo::S3Fifo,
     classic::sieve::Sieve,
     classic::lfu::Lfu,
+    classic::car::Car,
+    classic::lruk::LruK,
+    classic::optwb::OptWb,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

@@ -1,12 +1,15 @@
 //! Classic replacement policies (the baselines every paper compares against).
 
 pub mod arc;
+pub mod car;
 pub mod clock;
 pub mod fifo;
 pub mod lfu;
 pub mod lirs;
 pub mod lru;
+pub mod lruk;
 pub mod opt;
+pub mod optwb;
 pub mod s3fifo;
 pub mod sieve;
 pub mod twoq;
