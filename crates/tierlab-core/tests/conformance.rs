@@ -25,7 +25,9 @@ fn names() -> Vec<&'static str> {
 
 /// A deterministic random trace: a hot set and a cold tail, 30% writes.
 fn random_trace(seed: u64, n: usize, pages: u64) -> Vec<(u64, bool)> {
-    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut x = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     let mut next = move || {
         x ^= x << 13;
         x ^= x >> 7;

@@ -82,12 +82,7 @@ fn replay(trace: &str, entry: &Value) -> BTreeMap<(String, usize), u64> {
     );
     out.results
         .iter()
-        .map(|res| {
-            (
-                (res.policy.clone(), res.capacity),
-                res.stats.misses_total(),
-            )
-        })
+        .map(|res| ((res.policy.clone(), res.capacity), res.stats.misses_total()))
         .collect()
 }
 
@@ -115,7 +110,9 @@ fn miss_counts_equal_libcachesim() {
                 let cell = per_policy.entry(policy.clone()).or_default();
                 cell.1 += 1;
                 match pinned {
-                    Some(&(_, _, _, pin)) => assert_eq!(got, pin, "{trace} {policy} {size}: pinned"),
+                    Some(&(_, _, _, pin)) => {
+                        assert_eq!(got, pin, "{trace} {policy} {size}: pinned")
+                    }
                     None if got == want => cell.0 += 1,
                     None => bad.push(format!(
                         "{trace} {policy} size {size}: tierlab {got}, libCacheSim {want}"
@@ -127,5 +124,10 @@ fn miss_counts_equal_libcachesim() {
     for (p, (ok, all)) in &per_policy {
         println!("{p}: {ok}/{all} cells equal");
     }
-    assert!(bad.is_empty(), "{} cells differ:\n{}", bad.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} cells differ:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
 }

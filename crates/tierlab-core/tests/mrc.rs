@@ -51,7 +51,10 @@ fn exact_mrc_equals_lru_runs_at_every_size_on_sprite() {
         })
         .collect();
     let mut r = open(&TraceSpec::new(&path)).unwrap();
-    let out = run(r.as_mut(), &inst, &sys, &RunOptions::default(), &mut |_| Ok(())).unwrap();
+    let out = run(r.as_mut(), &inst, &sys, &RunOptions::default(), &mut |_| {
+        Ok(())
+    })
+    .unwrap();
     for (res, &(size, misses)) in out.results.iter().zip(&mrc.points) {
         assert_eq!(res.capacity, size);
         assert_eq!(res.stats.misses_total(), misses, "size {size}");
@@ -71,16 +74,27 @@ fn shards_is_close_to_exact_on_oltp() {
         rate: 0.01,
         ..Shards::default()
     };
-    let sampled = shards_mrc(open(&TraceSpec::new(&path)).unwrap().as_mut(), &sizes, &fixed_rate)
-        .unwrap();
+    let sampled = shards_mrc(
+        open(&TraceSpec::new(&path)).unwrap().as_mut(),
+        &sizes,
+        &fixed_rate,
+    )
+    .unwrap();
     let fixed_size = Shards {
         rate: 0.1,
         max_pages: Some(8192),
         seed: 0,
     };
-    let bounded = shards_mrc(open(&TraceSpec::new(&path)).unwrap().as_mut(), &sizes, &fixed_size)
-        .unwrap();
-    let (e1, e2) = (mean_abs_error(&exact, &sampled), mean_abs_error(&exact, &bounded));
+    let bounded = shards_mrc(
+        open(&TraceSpec::new(&path)).unwrap().as_mut(),
+        &sizes,
+        &fixed_size,
+    )
+    .unwrap();
+    let (e1, e2) = (
+        mean_abs_error(&exact, &sampled),
+        mean_abs_error(&exact, &bounded),
+    );
     println!(
         "OLTP ({} refs): SHARDS R=0.01 MAE {e1:.5} ({} sampled); fixed-size 8192 pages MAE {e2:.5} ({} sampled)",
         exact.accesses, sampled.sampled, bounded.sampled

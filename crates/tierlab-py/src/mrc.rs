@@ -29,7 +29,11 @@ fn mrc<'py>(
     spec.format = format;
     let sampled = shards_rate.is_some() || shards_max_pages.is_some();
     let cfg = Shards {
-        rate: shards_rate.unwrap_or(if shards_max_pages.is_some() { 0.1 } else { 0.01 }),
+        rate: shards_rate.unwrap_or(if shards_max_pages.is_some() {
+            0.1
+        } else {
+            0.01
+        }),
         max_pages: shards_max_pages,
         seed,
     };

@@ -126,6 +126,7 @@ registry!(
     classic::car::Car,
     classic::lruk::LruK,
     classic::optwb::OptWb,
+    classic::clockpro::ClockPro,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

@@ -129,7 +129,9 @@ impl<S: Sink> CheckSink<S> {
             _ => self.fail(format!("{o:?} reported for page {} out of turn", r.page)),
         }
         if let Some(prev) = self.outcome {
-            self.fail(format!("{o:?} reported after {prev:?} for the same reference"));
+            self.fail(format!(
+                "{o:?} reported after {prev:?} for the same reference"
+            ));
         }
         self.outcome = Some(o);
     }
@@ -217,7 +219,10 @@ impl<S: Sink> Sink for CheckSink<S> {
         for (k, p) in pages.iter().enumerate() {
             let i = p.id as usize;
             if self.tier[i] == NOT_RESIDENT {
-                self.fail(format!("write-back of page {} which is not resident", p.page));
+                self.fail(format!(
+                    "write-back of page {} which is not resident",
+                    p.page
+                ));
             }
             if !self.dirty[i] {
                 self.fail(format!("write-back of page {} which is clean", p.page));
@@ -281,7 +286,11 @@ pub fn make_refs(pages: &[(u64, bool)]) -> Vec<PageRef> {
                 id,
                 app: 0,
                 op: if write { Op::Write } else { Op::Read },
-                kind: if page % 3 == 0 { Kind::Anon } else { Kind::File },
+                kind: if page % 3 == 0 {
+                    Kind::Anon
+                } else {
+                    Kind::File
+                },
                 req_start: true,
             }
         })
@@ -314,7 +323,12 @@ pub fn check_policy(
                 page_size: 4096,
             };
             let mut policy = P::build(&cfg, &ctx)?;
-            let distinct = self.refs.iter().map(|r| r.id as usize + 1).max().unwrap_or(0);
+            let distinct = self
+                .refs
+                .iter()
+                .map(|r| r.id as usize + 1)
+                .max()
+                .unwrap_or(0);
             let mut sink = CheckSink::new(NullSink, P::NAME, self.capacity, self.tiers, distinct);
             // Grow in steps, as the engine does batch by batch.
             let mut seen = 0usize;

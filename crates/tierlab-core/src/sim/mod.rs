@@ -3,8 +3,8 @@
 
 pub mod accounting;
 pub mod check;
-pub mod mrc;
 pub mod engine;
+pub mod mrc;
 
 pub use accounting::{Accounting, Component, Stats};
 pub use engine::{run, RunOptions, RunOutput};

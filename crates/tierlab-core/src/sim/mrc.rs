@@ -167,10 +167,7 @@ fn check_sizes(sizes: &[usize]) -> Result<usize> {
 }
 
 /// Feeds every page reference of `reader` to `f`.
-fn for_each_ref(
-    reader: &mut dyn TraceReader,
-    mut f: impl FnMut(&PageRef),
-) -> Result<(u64, u64)> {
+fn for_each_ref(reader: &mut dyn TraceReader, mut f: impl FnMut(&PageRef)) -> Result<(u64, u64)> {
     let mut dec = Decoder::default();
     let mut records = Vec::with_capacity(1 << 16);
     let mut refs = Vec::with_capacity(1 << 16);
@@ -353,7 +350,10 @@ mod tests {
     fn stack_distances_by_hand() {
         // a b c a b b d a: distances -, -, -, 3, 3, 1, -, 3 (b and d since a).
         let mut sd = StackDistance::default();
-        let got: Vec<Option<u64>> = [0, 1, 2, 0, 1, 1, 3, 0].iter().map(|&i| sd.access(i)).collect();
+        let got: Vec<Option<u64>> = [0, 1, 2, 0, 1, 1, 3, 0]
+            .iter()
+            .map(|&i| sd.access(i))
+            .collect();
         assert_eq!(
             got,
             vec![None, None, None, Some(3), Some(3), Some(1), None, Some(3)]

@@ -106,8 +106,7 @@ impl Arc {
     /// REPLACE(x, p) of the paper.
     fn replace<S: Sink>(&mut self, in_b2: bool, sink: &mut S) {
         let t1 = self.t1.len() as f64;
-        if (!self.t1.is_empty() && (t1 > self.p || (t1 == self.p && in_b2))) || self.t2.is_empty()
-        {
+        if (!self.t1.is_empty() && (t1 > self.p || (t1 == self.p && in_b2))) || self.t2.is_empty() {
             self.demote(Loc::T1, Loc::B1, sink);
         } else {
             self.demote(Loc::T2, Loc::B2, sink);

@@ -3,6 +3,7 @@
 pub mod arc;
 pub mod car;
 pub mod clock;
+pub mod clockpro;
 pub mod fifo;
 pub mod lfu;
 pub mod lirs;

@@ -36,7 +36,8 @@ pub struct Sieve {
 impl PolicyDef for Sieve {
     const NAME: &'static str = "sieve";
     const FAMILY: &'static str = "classic";
-    const SUMMARY: &'static str = "SIEVE (Zhang et al., NSDI 2024): FIFO with a visited bit and a sweeping hand.";
+    const SUMMARY: &'static str =
+        "SIEVE (Zhang et al., NSDI 2024): FIFO with a visited bit and a sweeping hand.";
     type Config = SieveConfig;
     fn build(_cfg: &SieveConfig, ctx: &PolicyCtx) -> Result<Self> {
         Ok(Sieve {

@@ -101,7 +101,10 @@ impl TwoQ {
     /// The paper's `reclaimfor`: frees one page slot.
     fn reclaim<S: Sink>(&mut self, sink: &mut S) {
         if self.a1in.len() > self.kin || self.am.is_empty() {
-            let v = self.a1in.pop_back(&mut self.arena).expect("A1in is not empty");
+            let v = self
+                .a1in
+                .pop_back(&mut self.arena)
+                .expect("A1in is not empty");
             let victim = self.arena.get(v).f;
             sink.evict(victim.out(0));
             if self.kout == 0 {
