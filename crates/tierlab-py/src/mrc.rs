@@ -1,32 +1,31 @@
 //! `tierlab._core.mrc`: miss-ratio curves (exact one-pass LRU, or SHARDS
 //! sampling) for the `tierlab mrc` command.
 
-use pyo3::exceptions::PyValueError;
+use crate::common::{guard, to_py_err};
+use crate::trace::trace_spec;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use tierlab_core::sim::mrc::{lru_mrc, shards_mrc, Shards};
-use tierlab_core::trace::{open, TraceSpec};
 
-/// mrc(trace, sizes, format=None, shards_rate=None, shards_max_pages=None, seed=0)
+/// mrc(trace, sizes, shards_rate=None, shards_max_pages=None, seed=0)
 ///
-/// LRU miss-ratio curve of `trace` at `sizes` (pages). Exact (all sizes in
-/// one pass) unless `shards_rate` (sampling rate in (0, 1]) or
-/// `shards_max_pages` (fixed-size SHARDS; initial rate `shards_rate` or 0.1)
-/// is given. Returns a dict with `sizes`, `misses`, `miss_ratios`,
-/// `accesses`, `distinct`, `sampled` and `method`.
+/// LRU miss-ratio curve of `trace` (JSON `{"path", "format", "options"}`) at
+/// `sizes` (pages). Exact (all sizes in one pass) unless `shards_rate`
+/// (sampling rate in (0, 1]) or `shards_max_pages` (fixed-size SHARDS; the
+/// initial rate is `shards_rate` or 0.1) is given. Returns a dict with
+/// `sizes`, `misses`, `miss_ratios`, `accesses`, `distinct`, `sampled` and
+/// `method` ("exact", "shards" or "shards-fixed-size").
 #[pyfunction]
-#[pyo3(signature = (trace, sizes, format=None, shards_rate=None, shards_max_pages=None, seed=0))]
+#[pyo3(signature = (trace, sizes, shards_rate=None, shards_max_pages=None, seed=0))]
 fn mrc<'py>(
     py: Python<'py>,
     trace: &str,
     sizes: Vec<usize>,
-    format: Option<String>,
     shards_rate: Option<f64>,
     shards_max_pages: Option<usize>,
     seed: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut spec = TraceSpec::new(trace);
-    spec.format = format;
+    let spec = trace_spec(trace)?;
     let sampled = shards_rate.is_some() || shards_max_pages.is_some();
     let cfg = Shards {
         rate: shards_rate.unwrap_or(if shards_max_pages.is_some() {
@@ -37,15 +36,18 @@ fn mrc<'py>(
         max_pages: shards_max_pages,
         seed,
     };
-    let result = py.detach(|| {
-        let mut reader = open(&spec)?;
-        if sampled {
-            shards_mrc(reader.as_mut(), &sizes, &cfg)
-        } else {
-            lru_mrc(reader.as_mut(), &sizes)
-        }
-    });
-    let m = result.map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let m = py
+        .detach(|| {
+            guard(|| {
+                let mut reader = tierlab_core::trace::open(&spec)?;
+                if sampled {
+                    shards_mrc(reader.as_mut(), &sizes, &cfg)
+                } else {
+                    lru_mrc(reader.as_mut(), &sizes)
+                }
+            })
+        })
+        .map_err(to_py_err)?;
     let d = PyDict::new(py);
     d.set_item("sizes", m.points.iter().map(|p| p.0).collect::<Vec<_>>())?;
     d.set_item("misses", m.points.iter().map(|p| p.1).collect::<Vec<_>>())?;
@@ -56,16 +58,12 @@ fn mrc<'py>(
     d.set_item("accesses", m.accesses)?;
     d.set_item("distinct", m.distinct)?;
     d.set_item("sampled", m.sampled)?;
-    d.set_item(
-        "method",
-        if !sampled {
-            "exact"
-        } else if shards_max_pages.is_some() {
-            "shards-fixed-size"
-        } else {
-            "shards"
-        },
-    )?;
+    let method = match (sampled, shards_max_pages) {
+        (false, _) => "exact",
+        (true, None) => "shards",
+        (true, Some(_)) => "shards-fixed-size",
+    };
+    d.set_item("method", method)?;
     Ok(d)
 }
 

@@ -2,9 +2,11 @@
 //! multi-instance replay loop.
 
 pub mod accounting;
+pub mod bench;
 pub mod check;
 pub mod engine;
 pub mod mrc;
+pub mod results;
 
 pub use accounting::{Accounting, Component, Stats};
 pub use engine::{run, RunOptions, RunOutput};
