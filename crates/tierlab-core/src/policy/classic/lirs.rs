@@ -408,3 +408,48 @@ impl Lirs {
         sink.hit(r, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::check::{make_refs, NullSink};
+
+    fn run(libcachesim: bool, ids: &[u64]) -> Lirs {
+        let ctx = PolicyCtx {
+            capacity: 3,
+            tiers: 1,
+            page_size: 4096,
+        };
+        let cfg = LirsConfig {
+            libcachesim,
+            ..LirsConfig::default()
+        };
+        let mut p = Lirs::build(&cfg, &ctx).unwrap();
+        p.grow(16);
+        let pages: Vec<(u64, bool)> = ids.iter().map(|&i| (i, false)).collect();
+        for r in make_refs(&pages) {
+            p.access(&r, &mut NullSink);
+        }
+        p
+    }
+
+    #[test]
+    fn hit_on_hir_page_outside_the_stack() {
+        // Memory 3: 2 LIR slots, 1 HIR slot. 1 2 become LIR, 3 resident HIR;
+        // re-touching 1 then 2 prunes 3 off S's bottom (it stays in Q). The
+        // next 3 is a hit on a resident HIR page outside S.
+        let ids = [1, 2, 3, 1, 2, 3, 4];
+        // Paper (Section 3.3): 3 only goes back on top of S; nothing moves,
+        // and 4 then evicts 3 from Q: three pages stay resident.
+        let p = run(false, &ids);
+        assert_eq!((p.lirs_count, p.hirs_count, p.resident()), (2, 1, 3));
+        assert_eq!(p.overfull(), 0);
+        // libCacheSim: the hit demotes LIR page 1 to Q, which pushes 3 itself
+        // out of Q while 3 goes back into S marked resident; its count drops
+        // to 2, so 4 is admitted as LIR with nothing evicted: 4 pages in a
+        // memory of 3.
+        let p = run(true, &ids);
+        assert_eq!(p.resident(), 4);
+        assert_eq!(p.overfull(), 1);
+    }
+}
