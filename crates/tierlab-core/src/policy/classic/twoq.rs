@@ -195,3 +195,20 @@ impl Policy for TwoQ {
         vec![("a1out_entries", self.a1out.len() as u64)]
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sim::check::replay_ids;
+
+    #[test]
+    fn hand_worked() {
+        // Memory 4: Kin = 1, Kout = 2, Am holds 3. 1 2 3 4 fill A1in (Am is
+        // empty, A1in may exceed Kin). 5: A1in holds 4 > Kin, its oldest (1)
+        // goes to A1out. 1 again: a ghost hit, admitted to Am; A1in's oldest
+        // (2) goes to A1out. 1 then hits in Am; 2 is a ghost hit too.
+        assert_eq!(replay_ids("2q", 4, &[1, 2, 3, 4, 5, 1, 1, 2, 2]), (2, 7));
+        // A re-reference inside A1in is a hit but does not promote: a scan
+        // of 6 new pages then flushes it out.
+        assert_eq!(replay_ids("2q", 4, &[1, 1, 2, 3, 4, 5, 6, 7, 1]), (1, 8));
+    }
+}
