@@ -5,6 +5,7 @@
 
 mod common;
 mod mrc;
+mod native;
 mod trace;
 
 use common::{guard, json_arg, to_py_err, PyTierlabError};
@@ -163,6 +164,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
+    native::register(m)?;
     mrc::register(m)?;
     Ok(())
 }
