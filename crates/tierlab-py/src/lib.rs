@@ -5,6 +5,7 @@
 
 mod common;
 mod mobile;
+mod mrc;
 mod native;
 mod readers;
 mod trace;
@@ -168,5 +169,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mobile::register(m)?;
     native::register(m)?;
     readers::register(m)?;
+    mrc::register(m)?;
     Ok(())
 }

@@ -116,7 +116,17 @@ registry!(
     classic::fifo::Fifo,
     classic::lru::Lru,
     classic::clock::Clock,
-    classic::opt::Opt
+    classic::opt::Opt,
+    classic::twoq::TwoQ,
+    classic::arc::Arc,
+    classic::lirs::Lirs,
+    classic::s3fifo::S3Fifo,
+    classic::sieve::Sieve,
+    classic::lfu::Lfu,
+    classic::car::Car,
+    classic::lruk::LruK,
+    classic::optwb::OptWb,
+    classic::clockpro::ClockPro,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.
