@@ -3,7 +3,9 @@
 //! unknown keys.
 
 mod arc;
+mod lackey;
 mod lirs;
+pub mod tlpages;
 
 use crate::error::{Error, Result};
 use crate::trace::TraceReader;
@@ -11,10 +13,11 @@ use serde::de::DeserializeOwned;
 use std::path::Path;
 
 pub use arc::ArcReader;
+pub use lackey::LackeyReader;
 pub use lirs::LirsReader;
 
 /// Every format name `open_format` accepts.
-pub const FORMAT_NAMES: &[&str] = &["lirs", "arc"];
+pub const FORMAT_NAMES: &[&str] = &["lirs", "arc", "lackey", "tlpages"];
 
 /// Opens `path` as `format`.
 pub fn open_format(
@@ -25,6 +28,11 @@ pub fn open_format(
     Ok(match format {
         "lirs" => Box::new(LirsReader::open(path, parse_options(format, options)?)?),
         "arc" => Box::new(ArcReader::open(path, parse_options(format, options)?)?),
+        "lackey" => Box::new(LackeyReader::open(path, parse_options(format, options)?)?),
+        "tlpages" => Box::new(tlpages::TlpagesReader::open(
+            path,
+            parse_options(format, options)?,
+        )?),
         other => {
             return Err(Error::config(format!(
                 "unknown trace format '{other}'; expected one of: {}",
@@ -38,6 +46,10 @@ pub fn open_format(
 pub fn guess_from_name(stem: &str) -> Option<&'static str> {
     if stem.ends_with(".lis") {
         Some("arc")
+    } else if stem.ends_with(".lackey") {
+        Some("lackey")
+    } else if stem.ends_with(".tlp") {
+        Some("tlpages")
     } else if stem.ends_with(".trace") || stem.ends_with(".lirs") {
         Some("lirs")
     } else {
