@@ -40,7 +40,9 @@
 //!
 //! Simplifications, documented: reclaim frees one page per fault when memory
 //! is full (the kernel reclaims SWAP_CLUSTER_MAX pages below a watermark); one
-//! page is examined per scan step, the list chosen by the proportions above;
+//! page is examined per scan step, the type chosen by the proportions above
+//! (a type with an empty inactive list yields to the other); an active list
+//! whose inactive list is low is aged by one page per reclaim;
 //! cache-trim mode, `file_is_tiny`, refault-triggered file deactivation,
 //! multiple mappings and unmapped (read()) page-cache accesses are not
 //! modelled; shadow entries are never dropped. `file_exec` (default true)
@@ -331,16 +333,23 @@ impl LinuxTwoList {
         }
     }
 
-    /// Reclaims one page.
+    /// Reclaims one page. As `prepare_scan_count` decides `may_deactivate`
+    /// once per reclaim round, an active list is aged by one page per call
+    /// when its inactive list is low; a type whose inactive list is empty
+    /// yields to the other type, and only when both are empty is an active
+    /// list aged to refill its inactive list.
     fn reclaim<S: Sink>(&mut self, sink: &mut S) {
+        let mut may_deactivate = [self.inactive_is_low(true), self.inactive_is_low(false)];
         loop {
-            let anon = self.pick_type();
-            let (il, al) = (lru(anon, false), lru(anon, true));
-            if self.inactive_is_low(anon) || self.lists[il].is_empty() {
-                self.shrink_active_one(anon);
+            let mut anon = self.pick_type();
+            if self.lists[lru(anon, false)].is_empty() && !self.lists[lru(!anon, false)].is_empty()
+            {
+                anon = !anon;
             }
-            if self.lists[il].is_empty() && self.lists[al].is_empty() {
-                continue;
+            let t = !anon as usize;
+            if may_deactivate[t] || self.lists[lru(anon, false)].is_empty() {
+                may_deactivate[t] = false;
+                self.shrink_active_one(anon);
             }
             if let Some(id) = self.shrink_inactive_one(anon) {
                 let p = &mut self.pages[id as usize];
