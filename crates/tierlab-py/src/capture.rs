@@ -3,7 +3,8 @@
 //! travel as JSON; the GIL is released while valgrind runs and re-taken only
 //! for the progress callback, which also checks for Ctrl-C.
 
-use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use crate::common::{json_arg, to_py_err};
+use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tierlab_core::trace::capture::{capture as core_capture, CaptureOptions, CaptureProgress};
@@ -21,8 +22,7 @@ fn capture(
     options_json: &str,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    let opts: CaptureOptions = serde_json::from_str(options_json)
-        .map_err(|e| PyValueError::new_err(format!("capture options: {e}")))?;
+    let opts: CaptureOptions = json_arg("capture options", options_json)?;
     let result = py.detach(|| {
         let mut cb = |p: &CaptureProgress| -> tierlab_core::Result<()> {
             Python::attach(|py| {
@@ -45,8 +45,7 @@ fn capture(
     match result {
         Ok(summary) => Ok(serde_json::to_string(&summary).unwrap_or_default()),
         Err(Error::Interrupted) => Err(PyKeyboardInterrupt::new_err("capture interrupted")),
-        Err(e @ Error::Config(_)) => Err(PyValueError::new_err(e.to_string())),
-        Err(e) => Err(PyRuntimeError::new_err(e.to_string())),
+        Err(e) => Err(to_py_err(e)),
     }
 }
 

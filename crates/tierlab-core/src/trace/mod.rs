@@ -16,6 +16,7 @@
 //! record's ordinal otherwise; no policy in tierlab depends on its unit.
 
 pub mod capture;
+pub mod info;
 pub mod input;
 pub mod readers;
 
