@@ -48,3 +48,6 @@ def load(key: str):
     if key not in PAPERS:
         raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(PAPERS))}")
     return importlib.import_module(PAPERS[key][0])
+
+
+register("emram-swap", "tierlab.papers.emram_swap", "eMRAM swap: four-area cost-aware CLOCK vs CLOCK (Bahn, JIIBC 2024)")
