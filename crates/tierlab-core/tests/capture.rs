@@ -44,7 +44,8 @@ fn lackey_text(n: usize, seed: u64) -> String {
 
 fn misses_and_writebacks(path: &std::path::Path, collapse: bool) -> Vec<(String, u64, u64, u64)> {
     let mut spec = TraceSpec::new(path).with_format("lackey");
-    spec.options.insert("collapse".into(), toml::Value::Boolean(collapse));
+    spec.options
+        .insert("collapse".into(), toml::Value::Boolean(collapse));
     let mut r = open(&spec).unwrap();
     let sys = System::resolve(
         &SystemSpec {
@@ -65,7 +66,10 @@ fn misses_and_writebacks(path: &std::path::Path, collapse: bool) -> Vec<(String,
             })
         })
         .collect();
-    let out = run(r.as_mut(), &inst, &sys, &RunOptions::default(), &mut |_| Ok(())).unwrap();
+    let out = run(r.as_mut(), &inst, &sys, &RunOptions::default(), &mut |_| {
+        Ok(())
+    })
+    .unwrap();
     out.results
         .iter()
         .map(|res| {
@@ -87,7 +91,11 @@ fn collapsing_runs_keeps_misses_and_write_backs_of_bit_policies() {
     let collapsed = misses_and_writebacks(&p, true);
     let mut fewer_hits = false;
     for (a, b) in full.iter().zip(&collapsed) {
-        assert_eq!((&a.0, a.1, a.2), (&b.0, b.1, b.2), "misses/write-backs differ");
+        assert_eq!(
+            (&a.0, a.1, a.2),
+            (&b.0, b.1, b.2),
+            "misses/write-backs differ"
+        );
         fewer_hits |= b.3 < a.3;
     }
     assert!(fewer_hits, "collapsing dropped no reference at all");
@@ -100,7 +108,9 @@ fn capture_of_a_real_program_under_valgrind() {
         .output()
         .is_err()
     {
-        eprintln!("valgrind is not installed: the capture test needs it (apt-get install valgrind)");
+        eprintln!(
+            "valgrind is not installed: the capture test needs it (apt-get install valgrind)"
+        );
         return;
     }
     let out = tmp("true.tlp.zst");
@@ -109,15 +119,10 @@ fn capture_of_a_real_program_under_valgrind() {
         ..Default::default()
     };
     let mut reports = 0;
-    let s = capture(
-        &["/bin/true".to_string()],
-        &out,
-        &opts,
-        &mut |_p| {
-            reports += 1;
-            Ok(())
-        },
-    )
+    let s = capture(&["/bin/true".to_string()], &out, &opts, &mut |_p| {
+        reports += 1;
+        Ok(())
+    })
     .unwrap();
     assert!(s.written > 10_000 && s.written <= 200_000, "{s:?}");
     assert!(reports >= 1);
@@ -136,7 +141,10 @@ fn capture_of_a_real_program_under_valgrind() {
             }
         }
     }
-    assert!(file_reads > recs.len() / 3, "instruction fetches are File reads");
+    assert!(
+        file_reads > recs.len() / 3,
+        "instruction fetches are File reads"
+    );
     assert!(anon_writes > 0, "stack and heap stores are Anon writes");
     // Data loads of read-only file mappings (ld.so's own tables) are File.
     assert!(s.stats.data_file > 0, "{:?}", s.stats);

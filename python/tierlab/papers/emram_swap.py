@@ -89,7 +89,9 @@ def improvements(df: pd.DataFrame) -> pd.DataFrame:
     out["improvement"] = 1.0 - piv["four-area"] / piv["clock"]
     if "linux-two-list" in piv:
         out["linux_ms"] = piv["linux-two-list"] / 1e6
-    return out.reset_index()
+    out = out.reset_index()
+    out["_m"] = out.memory.str.rstrip("%").astype(float)
+    return out.sort_values(["workload", "_m"]).drop(columns="_m").reset_index(drop=True)
 
 
 def plot(df: pd.DataFrame, path: Path) -> Path:

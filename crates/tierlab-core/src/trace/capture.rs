@@ -562,11 +562,15 @@ pub fn capture(
     let pid = child.id();
     let pipe = child.stdout.take().expect("piped stdout");
     let start = Instant::now();
-    let result = drive(pipe, pid, output, opts, progress);
-    let (stopped_by, written, distinct, stats, maps_samples, log, err) = match result {
-        Ok(r) => (r.0, r.1, r.2, r.3, r.4, r.5, None),
-        Err((e, r)) => (r.0, r.1, r.2, r.3, r.4, r.5, Some(e)),
-    };
+    let Drive {
+        stopped: stopped_by,
+        written,
+        distinct,
+        stats,
+        maps_samples,
+        log,
+        failure: err,
+    } = drive(pipe, pid, output, opts, progress);
     let exit_code = if stopped_by == "exit" {
         child.wait().ok().and_then(|s| s.code())
     } else {
@@ -608,7 +612,30 @@ pub fn capture(
     })
 }
 
-type DriveOut = (&'static str, u64, u64, ConvertStats, u64, Vec<String>);
+/// How the pipe-reading loop ended.
+struct Drive {
+    stopped: &'static str,
+    written: u64,
+    distinct: u64,
+    stats: ConvertStats,
+    maps_samples: u64,
+    log: Vec<String>,
+    failure: Option<Error>,
+}
+
+impl Drive {
+    fn failed(e: Error) -> Drive {
+        Drive {
+            stopped: "exit",
+            written: 0,
+            distinct: 0,
+            stats: ConvertStats::default(),
+            maps_samples: 0,
+            log: Vec::new(),
+            failure: Some(e),
+        }
+    }
+}
 
 fn drive(
     pipe: impl Read,
@@ -616,15 +643,15 @@ fn drive(
     output: &Path,
     opts: &CaptureOptions,
     progress: &mut dyn FnMut(&CaptureProgress) -> Result<()>,
-) -> std::result::Result<DriveOut, (Error, DriveOut)> {
+) -> Drive {
     let start = Instant::now();
     let mut conv = match LackeyConverter::new(opts.lackey.clone(), None) {
         Ok(c) => c,
-        Err(e) => return Err((e, ("exit", 0, 0, ConvertStats::default(), 0, vec![]))),
+        Err(e) => return Drive::failed(e),
     };
     let mut writer = match create_writer(output, opts.lackey.page_size) {
         Ok(w) => w,
-        Err(e) => return Err((e, ("exit", 0, 0, ConvertStats::default(), 0, vec![]))),
+        Err(e) => return Drive::failed(e),
     };
     let mut reader = BufReader::with_capacity(1 << 20, pipe);
     let mut line = Vec::with_capacity(128);
@@ -642,7 +669,7 @@ fn drive(
     let mut stopped = "exit";
     let mut failure: Option<Error> = None;
     loop {
-        if line_no % 4096 == 0 {
+        if line_no.is_multiple_of(4096) {
             let now = Instant::now();
             if opts.use_maps && now >= next_maps {
                 if let Some(m) = read_maps(pid) {
@@ -729,27 +756,24 @@ fn drive(
         }
     }
     let written = writer.written;
-    let out = (
-        stopped,
-        written,
-        distinct.len() as u64,
-        conv.stats,
-        maps_samples,
-        log,
-    );
     if let Err(e) = writer.finish() {
-        return Err((e, out));
+        failure.get_or_insert(e);
     }
     let _ = progress(&CaptureProgress {
         elapsed_s: start.elapsed().as_secs_f64(),
         written,
-        stats: out.3,
-        distinct_pages: out.2,
+        stats: conv.stats,
+        distinct_pages: distinct.len() as u64,
         maps_samples,
-        file_ranges: 0,
+        file_ranges: conv.maps.as_ref().map_or(0, |m| m.len() as u64),
     });
-    match failure {
-        Some(e) => Err((e, out)),
-        None => Ok(out),
+    Drive {
+        stopped,
+        written,
+        distinct: distinct.len() as u64,
+        stats: conv.stats,
+        maps_samples,
+        log,
+        failure,
     }
 }

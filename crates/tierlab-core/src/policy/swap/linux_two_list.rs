@@ -19,8 +19,9 @@
 //!   before eviction (PG_workingset), its type's reclaim cost grows by one I/O
 //!   (`lru_note_cost_refault`).
 //! * type balance (`get_scan_count`, SCAN_FRACT): anon and file are scanned in
-//!   proportion to `size x ap` and `size x fp`, where, with `total = anon_cost
-//!   + file_cost`, `ap = swappiness x (2 total + 1) / (total + anon_cost + 1)`
+//!   proportion to `size x ap` and `size x fp`, where, with
+//!   `total = anon_cost + file_cost`,
+//!   `ap = swappiness x (2 total + 1) / (total + anon_cost + 1)`
 //!   and `fp = (200 - swappiness) x (2 total + 1) / (total + file_cost + 1)`;
 //!   the costs are `lru_note_cost`'s `nr_io x SWAP_CLUSTER_MAX + nr_rotated`
 //!   (32 per page written or refaulted, 1 per page kept or activated by the
