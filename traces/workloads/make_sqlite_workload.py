@@ -29,7 +29,9 @@ for t in range(N_TXN):
     if t == N_TXN // 2:
         out.append("CREATE INDEX history_src ON history(src);")
 out.append("SELECT branch, count(*), sum(balance) FROM accounts GROUP BY branch ORDER BY 3 DESC LIMIT 5;")
-out.append("SELECT a.owner, sum(h.amount) FROM history h JOIN accounts a ON a.id = h.src GROUP BY h.src "
-           "ORDER BY 2 DESC LIMIT 10;")
+out.append(
+    "SELECT a.owner, sum(h.amount) FROM history h JOIN accounts a ON a.id = h.src GROUP BY h.src "
+    "ORDER BY 2 DESC LIMIT 10;"
+)
 out.append("SELECT count(*) FROM history WHERE src IN (SELECT id FROM accounts WHERE balance < 900);")
 print("\n".join(out))

@@ -29,25 +29,36 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", required=True, type=Path, help="trace file to write (e.g. run.tlp.zst)")
     p.add_argument("--limit", type=int, default=None, help="stop after N page references")
-    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
-                   help="stop after this much wall time")
+    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS", help="stop after this much wall time")
     p.add_argument("--skip", type=int, default=0, help="drop the first N page references (start-up)")
-    p.add_argument("--sample", type=float, default=1.0,
-                   help="spatial sampling rate in (0,1]: keep this fraction of pages (SHARDS)")
-    p.add_argument("--collapse", action="store_true",
-                   help="keep only the first two of a run of identical page references "
-                        "(miss counts of LRU/CLOCK-like policies are unchanged; hit counts drop)")
-    p.add_argument("--modify", choices=["write", "read-write"], default="write",
-                   help="how a lackey 'M' (modify) counts: one write, or a read then a write")
+    p.add_argument(
+        "--sample", type=float, default=1.0, help="spatial sampling rate in (0,1]: keep this fraction of pages (SHARDS)"
+    )
+    p.add_argument(
+        "--collapse",
+        action="store_true",
+        help="keep only the first two of a run of identical page references "
+        "(miss counts of LRU/CLOCK-like policies are unchanged; hit counts drop)",
+    )
+    p.add_argument(
+        "--modify",
+        choices=["write", "read-write"],
+        default="write",
+        help="how a lackey 'M' (modify) counts: one write, or a read then a write",
+    )
     p.add_argument("--page-size", type=int, default=4096)
-    p.add_argument("--no-maps", action="store_true",
-                   help="do not read /proc/PID/maps: every data reference is Anon")
-    p.add_argument("--maps-interval", type=float, default=0.2, metavar="SECONDS",
-                   help="how often to re-read /proc/PID/maps")
-    p.add_argument("--trace-children", action="store_true",
-                   help="follow child processes (for shells and shims such as pyenv's python3)")
-    p.add_argument("--program-stdout", type=Path, default=None,
-                   help="file for the traced program's stdout (default: discarded)")
+    p.add_argument("--no-maps", action="store_true", help="do not read /proc/PID/maps: every data reference is Anon")
+    p.add_argument(
+        "--maps-interval", type=float, default=0.2, metavar="SECONDS", help="how often to re-read /proc/PID/maps"
+    )
+    p.add_argument(
+        "--trace-children",
+        action="store_true",
+        help="follow child processes (for shells and shims such as pyenv's python3)",
+    )
+    p.add_argument(
+        "--program-stdout", type=Path, default=None, help="file for the traced program's stdout (default: discarded)"
+    )
     p.add_argument("--valgrind", default="valgrind", help="valgrind executable")
     p.add_argument("--summary", type=Path, default=None, help="write the capture summary as JSON here")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line")
@@ -110,8 +121,9 @@ def run(args: argparse.Namespace) -> int:
     if cmd and cmd[0] == "--":
         cmd = cmd[1:]
     if not cmd:
-        print("tierlab capture: give the command after '--', e.g. tierlab capture -o t.tlp.zst -- ls -l",
-              file=sys.stderr)
+        print(
+            "tierlab capture: give the command after '--', e.g. tierlab capture -o t.tlp.zst -- ls -l", file=sys.stderr
+        )
         return 2
     progress = None if args.quiet else _progress_printer(sys.stderr)
     try:

@@ -50,4 +50,4 @@ def load(key: str):
     return importlib.import_module(PAPERS[key][0])
 
 
-register("emram-swap", "tierlab.papers.emram_swap", "eMRAM swap: four-area cost-aware CLOCK vs CLOCK (Bahn, JIIBC 2024)")
+register("emram-swap", "tierlab.papers.emram_swap", "eMRAM swap: four-area CLOCK vs CLOCK (Bahn, JIIBC 2024)")

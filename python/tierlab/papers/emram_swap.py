@@ -33,8 +33,11 @@ SYSTEM = {"tiers": ["dram"], "file_store": "flash-ufs31", "swap": "emram-swap"}
 POLICIES = ("clock", "four-area", "linux-two-list")
 LABELS = {"clock": "CLOCK", "four-area": "four-area", "linux-two-list": "Linux 2-list"}
 SIZES = (0.05, 0.10, 0.15, 0.20)
-COMPONENTS = (("time_file_read_ns", "file read"), ("time_swap_read_ns", "swap read"),
-              ("time_swap_write_ns", "swap write"))
+COMPONENTS = (
+    ("time_file_read_ns", "file read"),
+    ("time_swap_read_ns", "swap read"),
+    ("time_swap_write_ns", "swap write"),
+)
 #: Page references replayed per trace in --quick mode.
 QUICK_LIMIT = 1_500_000
 
@@ -57,8 +60,9 @@ def shipped_traces() -> list[Path]:
     return sorted(traces_dir().glob("*.tlp.zst"))
 
 
-def sweep(traces: list[Path], limit: int | None = None, sizes=SIZES, policies=POLICIES,
-          policy_params: dict | None = None) -> pd.DataFrame:
+def sweep(
+    traces: list[Path], limit: int | None = None, sizes=SIZES, policies=POLICIES, policy_params: dict | None = None
+) -> pd.DataFrame:
     """Figure 3's data: one row per (trace, size, policy) with I/O time by component."""
     import tierlab
 
@@ -71,8 +75,18 @@ def sweep(traces: list[Path], limit: int | None = None, sizes=SIZES, policies=PO
         frames.append(df)
     df = pd.concat(frames, ignore_index=True)
     df["io_time_ns"] = sum(df[c] for c, _ in COMPONENTS)
-    keep = ["workload", "memory", "size_pages", "distinct_pages", "accesses", "policy", "misses",
-            "hit_ratio", *[c for c, _ in COMPONENTS], "io_time_ns"]
+    keep = [
+        "workload",
+        "memory",
+        "size_pages",
+        "distinct_pages",
+        "accesses",
+        "policy",
+        "misses",
+        "hit_ratio",
+        *[c for c, _ in COMPONENTS],
+        "io_time_ns",
+    ]
     df = df[keep].copy()
     clock = df[df.policy == "clock"].set_index(["workload", "memory"])["io_time_ns"]
     df["relative_to_clock"] = [
@@ -106,7 +120,7 @@ def plot(df: pd.DataFrame, path: Path) -> Path:
     colors = {"file read": "#4c72b0", "swap read": "#55a868", "swap write": "#c44e52"}
     hatches = {"clock": "", "four-area": "//", "linux-two-list": ".."}
     width = 0.8 / len(policies)
-    for ax, w in zip(axes[0], workloads):
+    for ax, w in zip(axes[0], workloads, strict=True):
         sub = df[df.workload == w]
         mems = list(dict.fromkeys(sub.memory))
         for j, p in enumerate(policies):
@@ -116,10 +130,18 @@ def plot(df: pd.DataFrame, path: Path) -> Path:
             xs = [i + (j - (len(policies) - 1) / 2) * width for i in range(len(mems))]
             for col, name in COMPONENTS:
                 vals = rows[col].to_numpy() / clock
-                ax.bar(xs, vals, width, bottom=bottom, color=colors[name], hatch=hatches[p],
-                       edgecolor="black", linewidth=0.4,
-                       label=name if (j == 0 and w == workloads[0]) else None)
-                bottom = [b + v for b, v in zip(bottom, vals)]
+                ax.bar(
+                    xs,
+                    vals,
+                    width,
+                    bottom=bottom,
+                    color=colors[name],
+                    hatch=hatches[p],
+                    edgecolor="black",
+                    linewidth=0.4,
+                    label=name if (j == 0 and w == workloads[0]) else None,
+                )
+                bottom = [b + v for b, v in zip(bottom, vals, strict=True)]
         ax.set_xticks(range(len(mems)), mems)
         ax.set_xlabel("memory (share of footprint)")
         ax.set_title(w)
@@ -152,20 +174,39 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     cells = len(imp)
     better = int((imp.improvement > 0).sum())
     avg, mx = float(imp.improvement.mean()), float(imp.improvement.max())
-    res.claims.append(Claim("four-area I/O time below CLOCK's (share of workload x memory cells)",
-                            "all cells", f"{better}/{cells}", better > cells / 2))
+    res.claims.append(
+        Claim(
+            "four-area I/O time below CLOCK's (share of workload x memory cells)",
+            "all cells",
+            f"{better}/{cells}",
+            better > cells / 2,
+        )
+    )
     res.claims.append(Claim("average I/O time improvement over CLOCK", "15%", f"{avg:.1%}", avg > 0))
     res.claims.append(Claim("maximum I/O time improvement over CLOCK", "35%", f"{mx:.1%}", mx > 0))
     small = imp[imp.memory.isin(["5%", "10%"])].improvement.mean()
     large = imp[imp.memory.isin(["15%", "20%"])].improvement.mean()
-    res.claims.append(Claim("improvement larger at small memory (5-10% vs 15-20% of footprint)",
-                            "larger when memory is small", f"{small:.1%} vs {large:.1%}", small > large))
+    res.claims.append(
+        Claim(
+            "improvement larger at small memory (5-10% vs 15-20% of footprint)",
+            "larger when memory is small",
+            f"{small:.1%} vs {large:.1%}",
+            small > large,
+        )
+    )
     main = df[df.policy.isin(["clock", "four-area"])]
     sw_gt_sr = int((main.time_swap_write_ns > main.time_swap_read_ns).sum())
-    res.claims.append(Claim("swap write time exceeds swap read time", "every case",
-                            f"{sw_gt_sr}/{len(main)} runs", sw_gt_sr > len(main) / 2))
+    res.claims.append(
+        Claim(
+            "swap write time exceeds swap read time",
+            "every case",
+            f"{sw_gt_sr}/{len(main)} runs",
+            sw_gt_sr > len(main) / 2,
+        )
+    )
     res.notes.append(
-        "Traces: " + ", ".join(f"{t.name} ({t.stat().st_size / 1e6:.1f} MB)" for t in traces)
+        "Traces: "
+        + ", ".join(f"{t.name} ({t.stat().st_size / 1e6:.1f} MB)" for t in traces)
         + (f"; quick mode replays the first {QUICK_LIMIT:,} page references of each." if quick else ".")
     )
     res.notes.append(
