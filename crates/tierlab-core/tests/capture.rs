@@ -113,7 +113,7 @@ fn capture_of_a_real_program_under_valgrind() {
         );
         return;
     }
-    let out = tmp("true.tlp.zst");
+    let out = tmp("true.tlt");
     let opts = CaptureOptions {
         limit: Some(200_000),
         ..Default::default()
@@ -128,7 +128,7 @@ fn capture_of_a_real_program_under_valgrind() {
     assert!(reports >= 1);
     assert!(s.maps_samples >= 1, "/proc/PID/maps was never read");
     let mut r = open(&TraceSpec::new(&out)).unwrap();
-    assert_eq!(r.format(), "tlpages");
+    assert_eq!(r.format(), "native");
     let recs = read_all(r.as_mut()).unwrap();
     assert_eq!(recs.len() as u64, s.written);
     let (mut file_reads, mut anon_writes) = (0, 0);

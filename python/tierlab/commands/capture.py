@@ -4,8 +4,9 @@ The program runs under valgrind's lackey tool (``--trace-mem=yes``); its output 
 pipe and reduced to 4 KiB page references as it arrives (the raw text is never stored):
 instruction fetches become File reads, loads Anon reads, stores and modifies Anon writes, and
 data addresses inside file mappings (sampled from /proc/PID/maps during the run) become File.
-The references stream into OUT (the ``tlpages`` format, zstd-compressed; any tierlab command
-reads it). The conversion rules and their limits are documented in
+The references stream into OUT in tierlab's native format (``.tlt``), or with ``--format
+tlpages`` in a compact zstd stream that is several times smaller for long memory traces; any tierlab
+command reads both. The conversion rules and their limits are documented in
 crates/tierlab-core/src/trace/capture.rs.
 """
 
@@ -27,7 +28,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("-o", "--output", required=True, type=Path, help="trace file to write (e.g. run.tlp.zst)")
+    p.add_argument("-o", "--output", required=True, type=Path, help="trace file to write (e.g. run.tlt, or run.tlp.zst with --format tlpages)")
+    p.add_argument(
+        "--format",
+        choices=["native", "tlpages"],
+        default="native",
+        help="output format: native (.tlt) or tlpages (.tlp.zst, 3-17x smaller for memory traces)",
+    )
     p.add_argument("--limit", type=int, default=None, help="stop after N page references")
     p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS", help="stop after this much wall time")
     p.add_argument("--skip", type=int, default=0, help="drop the first N page references (start-up)")
@@ -75,6 +82,7 @@ def options_from_args(args: argparse.Namespace) -> dict:
             "collapse": bool(args.collapse),
             "sample": args.sample,
         },
+        "format": args.format,
         "skip": args.skip,
         "limit": args.limit,
         "time_budget_s": args.time_budget,

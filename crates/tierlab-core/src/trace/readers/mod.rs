@@ -17,7 +17,7 @@ pub use lackey::LackeyReader;
 pub use lirs::LirsReader;
 
 /// Every format name `open_format` accepts.
-pub const FORMAT_NAMES: &[&str] = &["lirs", "arc", "lackey", "tlpages"];
+pub const FORMAT_NAMES: &[&str] = &["lirs", "arc", "native", "synth", "lackey", "tlpages"];
 
 /// Opens `path` as `format`.
 pub fn open_format(
@@ -28,6 +28,11 @@ pub fn open_format(
     Ok(match format {
         "lirs" => Box::new(LirsReader::open(path, parse_options(format, options)?)?),
         "arc" => Box::new(ArcReader::open(path, parse_options(format, options)?)?),
+        "native" => Box::new(crate::trace::native::NativeReader::open(
+            path,
+            parse_options(format, options)?,
+        )?),
+        "synth" => crate::trace::synth::open(path, options)?,
         "lackey" => Box::new(LackeyReader::open(path, parse_options(format, options)?)?),
         "tlpages" => Box::new(tlpages::TlpagesReader::open(
             path,
@@ -44,7 +49,9 @@ pub fn open_format(
 
 /// Guesses a format from a file name with compression suffixes removed.
 pub fn guess_from_name(stem: &str) -> Option<&'static str> {
-    if stem.ends_with(".lis") {
+    if stem.ends_with(crate::trace::native::SUFFIX) {
+        Some("native")
+    } else if stem.ends_with(".lis") {
         Some("arc")
     } else if stem.ends_with(".lackey") {
         Some("lackey")

@@ -1,6 +1,8 @@
-//! `tlpages`: the interim page-reference format written by `tierlab capture`
-//! until the native columnar format (trace/native.rs) lands; captures switch to
-//! it through the one function `trace::capture::create_writer`.
+//! `tlpages`: a compact page-reference stream written by `tierlab capture
+//! --format tlpages` (trace/capture.rs, `CaptureFormat`): long memory traces
+//! repeat over long distances, which one zstd stream with long-distance
+//! matching exploits and the native format's per-block compression cannot;
+//! the traces tierlab ships (traces/captured) use it.
 //!
 //! Layout: a zstd stream whose content is the 8-byte magic `TLPAGES1`, the page
 //! size (u32, little endian), then one record per page reference: the LEB128
