@@ -28,7 +28,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("-o", "--output", required=True, type=Path, help="trace file to write (e.g. run.tlt, or run.tlp.zst with --format tlpages)")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        type=Path,
+        help="trace file to write (e.g. run.tlt, or run.tlp.zst with --format tlpages)",
+    )
     p.add_argument(
         "--format",
         choices=["native", "tlpages"],
