@@ -26,7 +26,7 @@ import pandas as pd
 from tierlab.papers import Claim, PaperResult
 
 KEY = "emram-swap"
-TITLE = "eMRAM swap: four-area cost-aware CLOCK vs CLOCK (Bahn, JIIBC 2024)"
+TITLE = "eMRAM swap: four-area CLOCK vs CLOCK (Bahn, JIIBC 2024)"
 
 #: The paper's system: DRAM over a flash (UFS) file store, eMRAM swap (device/presets_swap.rs).
 SYSTEM = {"tiers": ["dram"], "file_store": "flash-ufs31", "swap": "emram-swap"}
