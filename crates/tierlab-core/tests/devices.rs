@@ -33,6 +33,9 @@ const PRESETS: &[&str] = &[
     "microsd-class10-paper",
     "emmc-gs2",
     "zram-gs2",
+    // presets_swap.rs (the eMRAM swap paper)
+    "emram-swap",
+    "flash-ufs31",
 ];
 
 #[test]

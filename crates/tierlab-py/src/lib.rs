@@ -139,6 +139,7 @@ fn parse_policy(text: &str) -> PyResult<String> {
     Ok(serde_json::json!({"name": spec.name, "params": params}).to_string())
 }
 
+mod capture;
 /// The benchmark floor on a trace's dense id stream: seconds per repeat.
 #[pyfunction]
 #[pyo3(signature = (trace, repeats=3))]
@@ -166,6 +167,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
+    capture::register(m)?;
     mobile::register(m)?;
     native::register(m)?;
     readers::register(m)?;

@@ -10,6 +10,7 @@
 
 pub mod presets;
 pub mod presets_mobile;
+pub mod presets_swap;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

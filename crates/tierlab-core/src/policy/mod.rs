@@ -3,6 +3,7 @@
 //! per-access code is monomorphised; the name is looked up once per run.
 
 pub mod classic;
+pub mod swap;
 
 use crate::error::{Error, Result};
 use crate::sim::{PageRef, Sink};
@@ -127,6 +128,8 @@ registry!(
     classic::lruk::LruK,
     classic::optwb::OptWb,
     classic::clockpro::ClockPro,
+    swap::four_area::FourArea,
+    swap::linux_two_list::LinuxTwoList,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

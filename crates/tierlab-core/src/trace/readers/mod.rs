@@ -23,10 +23,12 @@ mod arc;
 mod blkparse;
 pub mod common;
 mod csv;
+mod lackey;
 mod lirs;
 mod msr;
 mod oracle;
 mod spc;
+pub mod tlpages;
 mod txt;
 mod vfs;
 mod vscsi;
@@ -43,6 +45,7 @@ pub use android::{AndroidOptions, AndroidReader};
 pub use arc::ArcReader;
 pub use blkparse::{BlkparseOptions, BlkparseReader};
 pub use csv::{CsvOptions, CsvReader};
+pub use lackey::LackeyReader;
 pub use lirs::LirsReader;
 pub use msr::{MsrOptions, MsrReader};
 pub use oracle::{OracleOptions, OracleReader};
@@ -54,7 +57,7 @@ pub use vscsi::{VscsiOptions, VscsiReader};
 /// Every format name `open_format` accepts.
 pub const FORMAT_NAMES: &[&str] = &[
     "lirs", "arc", "csv", "txt", "oracle", "vscsi", "addr", "msr", "spc", "blkparse", "android",
-    "vfs", "native", "synth",
+    "vfs", "native", "synth", "lackey", "tlpages",
 ];
 
 /// One line per format: (name, what it reads, options with defaults), in
@@ -123,6 +126,16 @@ pub const FORMAT_SUMMARIES: &[(&str, &str, &str)] = &[
         "generated traces: zipf, scan, loop, mix, phases (e.g. zipf:alpha=1.0,pages=1e6,n=1e7,seed=1)",
         "see `tierlab formats` docs: docs/formats.md",
     ),
+    (
+        "lackey",
+        "valgrind lackey --trace-mem output: I -> File read, L -> Anon read, S/M -> Anon write (File inside file mappings with maps=)",
+        "page_size=4096, modify='write'|'read-write', collapse=false, sample=1.0, maps=PATH",
+    ),
+    (
+        "tlpages",
+        "compact page-reference stream written by `tierlab capture --format tlpages` (.tlp.zst)",
+        "",
+    ),
 ];
 
 /// Opens `path` as `format`.
@@ -149,6 +162,11 @@ pub fn open_format(
         "blkparse" => Box::new(BlkparseReader::open(path, parse_options(format, options)?)?),
         "android" => Box::new(AndroidReader::open(path, parse_options(format, options)?)?),
         "vfs" => Box::new(VfsReader::open(path, parse_options(format, options)?)?),
+        "lackey" => Box::new(LackeyReader::open(path, parse_options(format, options)?)?),
+        "tlpages" => Box::new(tlpages::TlpagesReader::open(
+            path,
+            parse_options(format, options)?,
+        )?),
         other => {
             return Err(Error::config(format!(
                 "unknown trace format '{other}'; expected one of: {}",
@@ -170,6 +188,8 @@ pub fn guess_from_name(stem: &str) -> Option<&'static str> {
         (".vscsi", "vscsi"),
         (".blkparse", "blkparse"),
         (".spc", "spc"),
+        (".lackey", "lackey"),
+        (".tlp", "tlpages"),
     ];
     SUFFIXES
         .iter()
