@@ -44,7 +44,16 @@ use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::PolicyCtx;
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
+use std::collections::BTreeSet;
 use std::sync::OnceLock;
+
+/// SplitMix64 finaliser: a fixed pseudo-random key.
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 
 /// No tier: the page was never touched (or was swapped out).
 pub const NO_TIER: u8 = u8::MAX;
@@ -75,6 +84,8 @@ pub mod flag {
     pub const LRU_REF: u16 = 1 << 9;
     /// Written since it was last written to swap (for a correct evict report).
     pub const DIRTY: u16 = 1 << 10;
+    /// On the fast tier's inactive LRU list (else its active list).
+    pub const INACTIVE: u16 = 1 << 11;
 }
 
 /// The parameters every tiered policy shares (see the module docs).
@@ -94,6 +105,8 @@ pub struct TierParams {
     pub scan_period: u64,
     pub measure_from: u64,
     pub sample_every: u64,
+    pub inactive_ratio: usize,
+    pub reclaim_oldest: bool,
 }
 
 /// Defines a policy config with the shared tier parameters plus its own.
@@ -135,6 +148,12 @@ macro_rules! tier_config {
             pub measure_from: u64,
             /// Accesses between samples of the shadow counters (0: none).
             pub sample_every: u64,
+            /// Fast-tier active:inactive LRU size ratio (Linux
+            /// `inactive_list_is_low`: int_sqrt(10 x node GB), 12 for 16 GB;
+            /// 0: computed from the fast tier's size).
+            pub inactive_ratio: usize,
+            /// Reclaim shadows oldest first instead of in shadow-index order.
+            pub reclaim_oldest: bool,
             $( $(#[$fm])* pub $f: $t, )*
         }
         impl Default for $name {
@@ -155,6 +174,8 @@ macro_rules! tier_config {
                     scan_period: t.scan_period,
                     measure_from: t.measure_from,
                     sample_every: t.sample_every,
+                    inactive_ratio: t.inactive_ratio,
+                    reclaim_oldest: t.reclaim_oldest,
                     $($f: $d,)*
                 }
             }
@@ -176,6 +197,8 @@ macro_rules! tier_config {
                     scan_period: self.scan_period,
                     measure_from: self.measure_from,
                     sample_every: self.sample_every,
+                    inactive_ratio: self.inactive_ratio,
+                    reclaim_oldest: self.reclaim_oldest,
                 }
             }
         }
@@ -203,6 +226,8 @@ impl Default for TierParams {
             scan_period: 32_768,
             measure_from: 0,
             sample_every: 0,
+            inactive_ratio: 0,
+            reclaim_oldest: false,
         }
     }
 }
@@ -257,10 +282,14 @@ pub struct Machine {
     kind: Vec<Kind>,
     arena: Arena<PageId>,
     table: SlotTable,
-    pub lru: [List; 2],
-    shadow_arena: Arena<PageId>,
-    shadow_table: SlotTable,
-    shadow_list: List,
+    /// LRU lists: fast active, slow, fast inactive.
+    pub lru: [List; 3],
+    inactive_ratio: usize,
+    reclaim_oldest: bool,
+    /// Shadow index: (reclaim key, master), reclaimed in key order.
+    shadow_index: BTreeSet<(u64, PageId)>,
+    /// Reclaim key of each master's shadow.
+    shadow_key: Vec<u64>,
     /// App clock (ns).
     pub now: f64,
     /// Page copy time (ns).
@@ -347,10 +376,16 @@ impl Machine {
             kind: Vec::new(),
             arena: Arena::with_capacity(ctx.capacity),
             table: SlotTable::default(),
-            lru: [List::default(), List::default()],
-            shadow_arena: Arena::default(),
-            shadow_table: SlotTable::default(),
-            shadow_list: List::default(),
+            lru: [List::default(), List::default(), List::default()],
+            reclaim_oldest: p.reclaim_oldest,
+            inactive_ratio: if p.inactive_ratio > 0 {
+                p.inactive_ratio
+            } else {
+                let gb = fast as f64 * page_size as f64 / 1e9;
+                ((10.0 * gb).sqrt() as usize).max(1)
+            },
+            shadow_index: BTreeSet::new(),
+            shadow_key: Vec::new(),
             now: 0.0,
             kswapd_at: 0.0,
             kswapd_awake: false,
@@ -373,7 +408,7 @@ impl Machine {
             self.pageno.resize(n, 0);
             self.kind.resize(n, Kind::Anon);
             self.table.grow(n);
-            self.shadow_table.grow(n);
+            self.shadow_key.resize(n, 0);
         }
     }
 
@@ -394,7 +429,7 @@ impl Machine {
         self.cap[t as usize] - self.used[t as usize]
     }
     pub fn resident(&self) -> usize {
-        self.lru[0].len() + self.lru[1].len()
+        self.lru[0].len() + self.lru[1].len() + self.lru[2].len()
     }
     pub fn demote_target(&self) -> usize {
         (self.cap[0] as f64 * self.p.demote_watermark).ceil() as usize
@@ -478,7 +513,7 @@ impl Machine {
         self.pageno[i] = r.page;
         self.kind[i] = r.kind;
         self.flags[i] = flag::YOUNG | flag::LRU_REF | if r.is_write() { flag::DIRTY } else { 0 };
-        self.place(r.id, t);
+        self.place(r.id, t, true);
         if t == FAST {
             self.used[0] += 1;
         }
@@ -512,19 +547,40 @@ impl Machine {
         }
     }
 
-    /// Links `id` into tier `t`'s LRU (front) and sets its tier. Frame counts
-    /// are the caller's business.
-    fn place(&mut self, id: PageId, t: u8) {
+    /// The LRU list `id` is on.
+    #[inline]
+    fn list_of(&self, id: PageId) -> usize {
+        let t = self.tier[id as usize];
+        if t == FAST && self.has(id, flag::INACTIVE) {
+            2
+        } else {
+            t as usize
+        }
+    }
+
+    /// Links `id` at the front of tier `t`'s LRU (on the fast tier: the
+    /// inactive list when `inactive`, as Linux adds new anon pages, else the
+    /// active list, where migrated pages with `PG_active` go) and sets its
+    /// tier. Frame counts are the caller's business.
+    fn place(&mut self, id: PageId, t: u8, inactive: bool) {
         let slot = self.table.get(id);
         let slot = if slot == NIL {
             let s = self.arena.alloc(id);
             self.table.set(id, s);
             s
         } else {
-            self.lru[self.tier[id as usize] as usize].unlink(&mut self.arena, slot);
+            let l = self.list_of(id);
+            self.lru[l].unlink(&mut self.arena, slot);
             slot
         };
-        self.lru[t as usize].push_front(&mut self.arena, slot);
+        let l = if t == FAST && inactive {
+            self.set(id, flag::INACTIVE);
+            2
+        } else {
+            self.clear(id, flag::INACTIVE);
+            t as usize
+        };
+        self.lru[l].push_front(&mut self.arena, slot);
         self.tier[id as usize] = t;
     }
 
@@ -564,16 +620,19 @@ impl Machine {
         true
     }
 
-    /// Frees up to `n` shadow pages, oldest first (NOMAD module
-    /// `reclaim_shadow_page` walks its shadow index in order and frees unused
-    /// shadows). The master keeps its write protection.
+    /// Frees up to `n` shadow pages. NOMAD module `reclaim_shadow_page` walks
+    /// its shadow index (an xarray keyed by the master's `struct page`
+    /// address) from the start and frees the first unused shadows it meets:
+    /// the order is the masters' frame addresses, unrelated to age. We key each
+    /// shadow by a hash of (page, shadow number), a stand-in for the frame
+    /// address, or by creation order with `reclaim_oldest`. The master keeps
+    /// its write protection.
     pub fn reclaim_shadows(&mut self, n: usize) -> usize {
         let mut done = 0;
         while done < n {
-            let Some(slot) = self.shadow_list.back() else {
+            let Some(&(_, id)) = self.shadow_index.first() else {
                 break;
             };
-            let id = *self.shadow_arena.get(slot);
             self.drop_shadow(id);
             self.c.shadow_reclaims += 1;
             done += 1;
@@ -584,20 +643,24 @@ impl Machine {
     /// Records that `id` (now a fast-tier master) keeps its old slow frame as a shadow.
     pub fn add_shadow(&mut self, id: PageId) {
         self.set(id, flag::SHADOW | flag::WP);
-        let s = self.shadow_arena.alloc(id);
-        self.shadow_table.set(id, s);
-        self.shadow_list.push_front(&mut self.shadow_arena, s);
+        let n = self.c.shadow_copies;
+        let key = if self.reclaim_oldest {
+            n
+        } else {
+            splitmix64(n ^ (id as u64) << 40)
+        };
+        self.shadow_key[id as usize] = key;
+        self.shadow_index.insert((key, id));
         self.shadows += 1;
         self.c.shadow_copies += 1;
     }
 
     /// Frees the shadow of `id` (its slow frame).
     pub fn drop_shadow(&mut self, id: PageId) {
-        let s = self.shadow_table.get(id);
-        debug_assert!(s != NIL);
-        self.shadow_list.unlink(&mut self.shadow_arena, s);
-        self.shadow_arena.release(s);
-        self.shadow_table.clear(id);
+        let removed = self
+            .shadow_index
+            .remove(&(self.shadow_key[id as usize], id));
+        debug_assert!(removed);
         self.clear(id, flag::SHADOW);
         self.shadows -= 1;
         self.used[1] -= 1;
@@ -609,7 +672,7 @@ impl Machine {
     pub fn commit_promotion<S: Sink>(&mut self, id: PageId, keep_shadow: bool, sink: &mut S) {
         let i = id as usize;
         debug_assert_eq!(self.tier[i], SLOW);
-        self.place(id, FAST);
+        self.place(id, FAST, false);
         self.clear(id, flag::FASTDIRTY | flag::PROTNONE | flag::QUEUED);
         self.set(id, flag::PROMOTED | flag::LRU_REF);
         if keep_shadow {
@@ -650,15 +713,32 @@ impl Machine {
         }
     }
 
-    /// Picks the coldest fast page by second chance over the fast LRU.
+    /// Picks a fast page to demote as Linux reclaim does with its two anon
+    /// LRU lists: the active list is aged into the inactive list until the
+    /// inactive list holds 1/(1 + `inactive_ratio`) of the fast pages
+    /// (`shrink_active_list` deactivates anon pages whether referenced or not,
+    /// clearing their accessed bits); the inactive tail is then reclaimed
+    /// unless referenced since, which re-activates it
+    /// (`page_check_references`: a referenced swap-backed page is activated).
     pub fn pick_victim(&mut self) -> Option<PageId> {
-        let n = self.lru[0].len();
-        for _ in 0..=2 * n {
-            let slot = self.lru[0].back()?;
+        let total = self.lru[0].len() + self.lru[2].len();
+        let target = (total / (1 + self.inactive_ratio)).max(1);
+        for _ in 0..=2 * total + 2 {
+            while self.lru[2].len() < target {
+                let Some(slot) = self.lru[0].pop_back(&mut self.arena) else {
+                    break;
+                };
+                let id = *self.arena.get(slot);
+                self.clear(id, flag::LRU_REF);
+                self.set(id, flag::INACTIVE);
+                self.lru[2].push_front(&mut self.arena, slot);
+            }
+            let slot = self.lru[2].back()?;
             let id = *self.arena.get(slot);
             if self.has(id, flag::LRU_REF) {
-                self.clear(id, flag::LRU_REF);
-                self.lru[0].move_to_front(&mut self.arena, slot);
+                self.clear(id, flag::LRU_REF | flag::INACTIVE);
+                self.lru[2].unlink(&mut self.arena, slot);
+                self.lru[0].push_front(&mut self.arena, slot);
             } else {
                 return Some(id);
             }
@@ -681,10 +761,8 @@ impl Machine {
         debug_assert_eq!(self.tier[i], FAST);
         let cost = if self.has(id, flag::SHADOW) {
             // The shadow frame becomes the page again: slow `used` unchanged.
-            let s = self.shadow_table.get(id);
-            self.shadow_list.unlink(&mut self.shadow_arena, s);
-            self.shadow_arena.release(s);
-            self.shadow_table.clear(id);
+            self.shadow_index
+                .remove(&(self.shadow_key[id as usize], id));
             self.shadows -= 1;
             self.clear(id, flag::SHADOW);
             self.c.shadow_remaps += 1;
@@ -699,7 +777,7 @@ impl Machine {
             self.copy_ns
         };
         self.used[0] -= 1;
-        self.place(id, SLOW);
+        self.place(id, SLOW, false);
         self.clear(
             id,
             flag::WP | flag::ACTIVE | flag::REFERENCED | flag::PROMOTED | flag::PROTNONE,
@@ -772,9 +850,9 @@ impl Machine {
     pub fn check(&self) {
         let fast = self.tier.iter().filter(|&&t| t == FAST).count();
         let slow = self.tier.iter().filter(|&&t| t == SLOW).count();
-        assert_eq!(self.lru[0].len(), fast);
+        assert_eq!(self.lru[0].len() + self.lru[2].len(), fast);
         assert_eq!(self.lru[1].len(), slow);
-        assert_eq!(self.shadow_list.len(), self.shadows);
+        assert_eq!(self.shadow_index.len(), self.shadows);
         assert!(self.used[0] >= fast, "fast used {} < {fast}", self.used[0]);
         assert_eq!(self.used[1], slow + self.shadows);
         assert!(self.used[0] <= self.cap[0] && self.used[1] <= self.cap[1]);

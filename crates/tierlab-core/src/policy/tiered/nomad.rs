@@ -272,7 +272,8 @@ pub struct Nomad(pub NomadCore);
 impl PolicyDef for Nomad {
     const NAME: &'static str = "nomad";
     const FAMILY: &'static str = "tiered";
-    const SUMMARY: &'static str = "NOMAD (OSDI'24): asynchronous transactional promotion that keeps \
+    const SUMMARY: &'static str =
+        "NOMAD (OSDI'24): asynchronous transactional promotion that keeps \
                                    the slow page as a shadow; remap demotion of shadowed pages.";
     type Config = NomadConfig;
     fn build(cfg: &NomadConfig, ctx: &PolicyCtx) -> Result<Self> {
