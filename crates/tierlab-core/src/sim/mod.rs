@@ -2,7 +2,9 @@
 //! multi-instance replay loop.
 
 pub mod accounting;
+pub mod bench;
 pub mod engine;
+pub mod results;
 
 pub use accounting::{Accounting, Component, Stats};
 pub use engine::{run, RunOptions, RunOutput};
