@@ -144,7 +144,9 @@ fn bench_floor(py: Python<'_>, trace: &str, repeats: usize) -> PyResult<Vec<f64>
         guard(|| {
             let mut reader = tierlab_core::trace::open(&spec)?;
             let (ids, distinct) = tierlab_core::sim::bench::dense_ids(reader.as_mut())?;
-            Ok((0..repeats).map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0).collect())
+            Ok((0..repeats)
+                .map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0)
+                .collect())
         })
     })
     .map_err(to_py_err)

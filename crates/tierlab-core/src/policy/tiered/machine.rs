@@ -440,9 +440,11 @@ impl Machine {
     fn slow_reserve(&self) -> usize {
         (self.cap[1] as f64 * self.p.slow_reserve).ceil() as usize
     }
-    /// Whether a promotion may take a fast frame now (above the min watermark).
+    /// Whether a promotion may take a fast frame now. Promotions allocate
+    /// without reclaim down to the min watermark, which is below the
+    /// allocation (low) watermark; we take it as 0: any free frame.
     pub fn fast_has_room(&self) -> bool {
-        self.free(FAST) > self.alloc_reserve()
+        self.free(FAST) > 0
     }
 
     /// Start of every access: advance the NUMA hint scanner (when `scan`),
@@ -462,13 +464,13 @@ impl Machine {
             }
             self.measured += 1;
         }
-        if self.sample_stride > 0 && r.seq % self.sample_stride == 0 {
+        if self.sample_stride > 0 && r.seq.is_multiple_of(self.sample_stride) {
             if self.samples.len() == MAX_SAMPLES {
                 let kept: Vec<[u64; 3]> = self.samples.iter().step_by(2).copied().collect();
                 self.samples = kept;
                 self.sample_stride *= 2;
             }
-            if r.seq % self.sample_stride == 0 {
+            if r.seq.is_multiple_of(self.sample_stride) {
                 self.samples
                     .push([r.seq, self.shadows as u64, self.c.shadow_copies]);
             }

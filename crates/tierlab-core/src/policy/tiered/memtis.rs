@@ -165,7 +165,7 @@ impl Memtis {
 impl Policy for Memtis {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.m.begin(r, false, sink);
-        if r.seq > 0 && r.seq % self.cfg.migrate_period == 0 {
+        if r.seq > 0 && r.seq.is_multiple_of(self.cfg.migrate_period) {
             self.migrate(sink);
         }
         let i = r.id as usize;
@@ -179,13 +179,13 @@ impl Policy for Memtis {
         } else {
             self.m.hit(r, sink);
         }
-        if r.seq % self.cfg.sample_period == 0 {
+        if r.seq.is_multiple_of(self.cfg.sample_period) {
             let old = bin(self.counts[i]);
             self.counts[i] = self.counts[i].saturating_add(1);
             self.hist[old] -= 1;
             self.hist[bin(self.counts[i])] += 1;
             self.samples += 1;
-            if self.samples % self.cfg.cooling_period == 0 {
+            if self.samples.is_multiple_of(self.cfg.cooling_period) {
                 self.cool();
             }
         }

@@ -19,7 +19,7 @@
 //!   (`queue_pages_for_promotion`). One worker drains it in order
 //!   (`promote_work_handler`) on its own clock: each copy takes the page copy
 //!   time, starting when the worker is free. A promotion fails, without
-//!   reclaim, when the fast tier is at its min watermark
+//!   reclaim, when the fast tier has no free frame
 //!   (`alloc_promote_page` has no `__GFP_RECLAIM`).
 //! - Transactional migration (patch, mm/migrate.c `nomad_transit_pages` /
 //!   `__nomad_copy_and_remap`): the copy runs while the old page stays mapped

@@ -12,8 +12,8 @@
 //!   flags is promoted on its third hint fault: two touches to activate it, and
 //!   the fault that finds it active.
 //! - The promotion is synchronous: the app pays the hint fault and the copy.
-//!   It fails (the page stays) when the fast tier is at its min watermark
-//!   (`alloc_watermark`); kswapd then makes room.
+//!   It fails (the page stays) when the fast tier has no free frame
+//!   (`Machine::fast_has_room`); kswapd then makes room.
 
 use super::machine::{flag, tier_config, Machine, FAST, SLOW};
 use crate::error::Result;

@@ -14,7 +14,7 @@ pub use arc::ArcReader;
 pub use lirs::LirsReader;
 
 /// Every format name `open_format` accepts.
-pub const FORMAT_NAMES: &[&str] = &["lirs", "arc"];
+pub const FORMAT_NAMES: &[&str] = &["lirs", "arc", "nomad_bench"];
 
 /// Opens `path` as `format`.
 pub fn open_format(
@@ -25,6 +25,10 @@ pub fn open_format(
     Ok(match format {
         "lirs" => Box::new(LirsReader::open(path, parse_options(format, options)?)?),
         "arc" => Box::new(ArcReader::open(path, parse_options(format, options)?)?),
+        // A generator: the path is ignored, the options are its parameters.
+        "nomad_bench" => Box::new(crate::trace::synth_nomad::NomadBenchReader::new(
+            parse_options(format, options)?,
+        )?),
         other => {
             return Err(Error::config(format!(
                 "unknown trace format '{other}'; expected one of: {}",
