@@ -20,7 +20,7 @@ fn main() {
     let tier = NomadBench::paper_tier_pages(scale);
     let mut reader = b.reader().unwrap();
     let spec = SystemSpec {
-        tiers: vec!["dram".into(), "dram".into()],
+        tiers: vec!["nomad-local-dram".into(), "nomad-remote-dram".into()],
         ..SystemSpec::default()
     };
     let sys = System::resolve(&spec, &DeviceCatalog::default()).unwrap();

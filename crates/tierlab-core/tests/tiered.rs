@@ -16,7 +16,7 @@ use tierlab_core::trace::{Kind, Op};
 
 fn system() -> System {
     let spec = SystemSpec {
-        tiers: vec!["dram".into(), "dram".into()],
+        tiers: vec!["nomad-local-dram".into(), "nomad-remote-dram".into()],
         ..SystemSpec::default()
     };
     System::resolve(&spec, &DeviceCatalog::default()).unwrap()

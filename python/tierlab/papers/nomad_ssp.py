@@ -95,7 +95,7 @@ def run_workload(
         trace,
         policies=[{"name": p, **common} for p in policies],
         sizes=[fast + slow],
-        system={"tiers": ["dram", "dram"]},
+        system={"tiers": ["nomad-local-dram", "nomad-remote-dram"]},
         threads=1,
     )
     rows = []
@@ -190,8 +190,11 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
     for ax, (m, t) in zip(
         axes,
-        [("shadow_faults", "Shadow page faults"), ("shadow_reclaims", "Shadow reclaims"),
-         ("shadow_remaps", "Shadow remaps")],
+        [
+            ("shadow_faults", "Shadow page faults"),
+            ("shadow_reclaims", "Shadow reclaims"),
+            ("shadow_remaps", "Shadow remaps"),
+        ],
         strict=True,
     ):
         _box(ax, mixed, m, t)
@@ -286,8 +289,12 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     res.claims.append(Claim("read: SSP bandwidth equals NOMAD's", "no degradation", f"{r:.1%}", r >= 1))
     r = med.loc[("mixed", "tpp"), "bandwidth_mb_s"] / med.loc[("mixed", "nomad"), "bandwidth_mb_s"]
     res.claims.append(
-        Claim("TPP (synchronous promotion) is slower than NOMAD (section 2)", "up to 8x slower", f"{r:.0%} of NOMAD's",
-              r < 1)
+        Claim(
+            "TPP (synchronous promotion) is slower than NOMAD (section 2)",
+            "up to 8x slower",
+            f"{r:.0%} of NOMAD's",
+            r < 1,
+        )
     )
     res.notes.append(
         "Bandwidth is modeled: each access costs its tier's latency (fast 500 ns, slow 830 ns per 4 KiB "

@@ -31,9 +31,11 @@
 //! to the next node of the zonelist below the low watermark). kswapd is woken
 //! when fast free pages fall below `demote_watermark` x fast pages (NOMAD's
 //! scripts set `demote_scale_factor` = 1000, i.e. 10%: mm/vmscan.c
-//! `pgdat_toptier_balanced` of the NOMAD patch) and demotes cold pages, chosen
-//! by second chance over the fast LRU (the PTE accessed bit stands for the
-//! kernel's active/inactive aging), until the watermark holds again. When a
+//! `pgdat_toptier_balanced` of the NOMAD patch) and demotes cold pages until
+//! the watermark holds again, chosen as Linux reclaim chooses them from its
+//! two anon LRU lists ([`Machine::pick_victim`]): new pages start inactive,
+//! promoted pages active; the active list is aged into the inactive list
+//! regardless of references; a referenced inactive page is re-activated. When a
 //! slow frame is needed and the slow tier has no more than `slow_reserve` x
 //! slow pages free, shadow pages are reclaimed first, oldest first, in batches
 //! of `shadow_reclaim_batch` (NOMAD module `reclaim_shadow_page`, called with 10
