@@ -48,4 +48,7 @@ def load(key: str):
     if key not in PAPERS:
         raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(PAPERS))}")
     return importlib.import_module(PAPERS[key][0])
+
+
+register("android-lmk", "tierlab.papers.android_lmk", "Swap vs the low-memory killer on Android (Galaxy S2)")
 register("nomad_ssp", "tierlab.papers.nomad_ssp", "Selective Shadow Paging on NOMAD (tiered memory, CXL)")

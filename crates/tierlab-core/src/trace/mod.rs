@@ -17,7 +17,9 @@
 
 pub mod info;
 pub mod input;
+pub mod native;
 pub mod readers;
+pub mod synth;
 pub mod synth_nomad;
 
 use crate::error::{Error, Result};
@@ -140,9 +142,21 @@ impl TraceSpec {
 pub fn open(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
     let format = match &spec.format {
         Some(f) => f.clone(),
+        None if synth::looks_like_spec(&spec.path) => "synth".to_string(),
+        None if sniff_native(&spec.path) => "native".to_string(),
         None => guess_format(&spec.path)?.to_string(),
     };
     readers::open_format(&format, &spec.path, &spec.options)
+}
+
+/// Whether `path` is a file starting with the native format's magic bytes.
+fn sniff_native(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && native::is_native(&head)
 }
 
 /// Guesses the format from the file name (compression suffixes are ignored).
@@ -158,7 +172,7 @@ pub fn guess_format(path: &Path) -> Result<&'static str> {
             break;
         }
     }
-    readers::guess_from_name(stem).ok_or_else(|| {
+    readers::guess(path, stem).ok_or_else(|| {
         Error::config(format!(
             "{}: cannot tell the trace format from the file name; pass a format, one of: {}",
             path.display(),
