@@ -353,18 +353,19 @@ impl Machine {
                 ctx.tiers
             )));
         }
+        // Tiny capacities (the conformance harness) may leave a tier empty:
+        // first touches then go where there is room, demotions fail.
         let fast = if p.fast_pages > 0 {
+            if p.fast_pages > ctx.capacity {
+                return Err(Error::config(format!(
+                    "policy '{policy}': fast_pages ({}) exceeds the capacity ({} pages)",
+                    p.fast_pages, ctx.capacity
+                )));
+            }
             p.fast_pages
         } else {
-            (ctx.capacity as f64 * p.fast_share).round() as usize
+            ((ctx.capacity as f64 * p.fast_share).round() as usize).min(ctx.capacity)
         };
-        if fast == 0 || fast >= ctx.capacity {
-            return Err(Error::config(format!(
-                "policy '{policy}': the fast tier ({fast} pages) must be at least one page and \
-                 smaller than the capacity ({} pages)",
-                ctx.capacity
-            )));
-        }
         let page_size = ctx.page_size.max(1);
         Ok(Machine {
             copy_ns: page_size as f64 / p.migrate_gbps,
@@ -508,7 +509,7 @@ impl Machine {
             FAST
         } else if self.take_slow_frame(sink) {
             SLOW
-        } else if self.free(FAST) > 0 {
+        } else if self.free(FAST) > 0 || self.swap_out_fast(sink) {
             FAST
         } else {
             return None;
@@ -603,25 +604,49 @@ impl Machine {
 
     /// Swaps out the coldest slow-tier page (memory over-committed).
     fn swap_out_slow<S: Sink>(&mut self, sink: &mut S) -> bool {
-        let Some(slot) = self.lru[1].pop_back(&mut self.arena) else {
+        let Some(slot) = self.lru[1].back() else {
             return false;
         };
         let id = *self.arena.get(slot);
+        self.swap_out(id, sink);
+        true
+    }
+
+    /// Swaps out a fast-tier page when the slow tier has no frame at all
+    /// (tiny capacities): the demotion victim leaves memory.
+    fn swap_out_fast<S: Sink>(&mut self, sink: &mut S) -> bool {
+        match self.pick_victim() {
+            Some(id) => {
+                self.swap_out(id, sink);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Evicts resident page `id` to swap (its shadow, if any, is freed).
+    fn swap_out<S: Sink>(&mut self, id: PageId, sink: &mut S) {
+        let i = id as usize;
+        let t = self.tier[i];
+        if self.has(id, flag::SHADOW) {
+            self.drop_shadow(id);
+        }
+        let l = self.list_of(id);
+        let slot = self.table.get(id);
+        self.lru[l].unlink(&mut self.arena, slot);
         self.arena.release(slot);
         self.table.clear(id);
-        let i = id as usize;
         sink.evict(PageOut {
             id,
             page: self.pageno[i],
             kind: self.kind[i],
             dirty: self.flags[i] & flag::DIRTY != 0,
-            tier: SLOW,
+            tier: t,
         });
         self.tier[i] = NO_TIER;
         self.flags[i] = 0;
-        self.used[1] -= 1;
+        self.used[t as usize] -= 1;
         self.c.swapped_out += 1;
-        true
     }
 
     /// Frees up to `n` shadow pages. NOMAD module `reclaim_shadow_page` walks
