@@ -617,16 +617,19 @@ fn generator_is_deterministic_and_follows_the_layout() {
     let _ = NO_TIER;
 }
 
-/// The paper's experiment at 1/1024 scale: counters of nomad and ssp.
+/// The paper's experiment at 1/1024 scale as python/tierlab/papers/nomad_ssp.py
+/// sets it up (12.5 GB of the fast node available, 3.5 scanner passes per
+/// timed round): counters of nomad and ssp.
 fn bench(mode: Mode) -> Vec<(String, std::collections::HashMap<String, u64>)> {
     let scale = 1024.0;
     let b = NomadBench::paper(scale, mode);
     let slow = NomadBench::paper_tier_pages(scale) as usize;
-    let fast = (14.0 * 262_144.0 / scale) as usize;
+    let fast = (12.5 * 262_144.0 / scale) as usize;
     let mut reader = b.reader().unwrap();
     let common = format!(
-        "measure_from={}, fast_pages={fast}, inactive_ratio=12",
-        b.warmup_len()
+        "measure_from={}, fast_pages={fast}, inactive_ratio=12, scan_period={}",
+        b.warmup_len(),
+        (b.ops_per_round as f64 / 3.5).round()
     );
     let inst: Vec<InstanceSpec> = ["nomad", "ssp"]
         .iter()
@@ -662,9 +665,24 @@ fn ssp_directions_of_the_paper_hold_on_the_microbenchmark() {
         assert!(s["shadow_copies"] < n["shadow_copies"], "{mode:?} copies");
         assert!(s["shadow_faults"] < n["shadow_faults"], "{mode:?} faults");
         assert!(
-            s["shadow_reclaims"] <= n["shadow_reclaims"],
+            s["shadow_reclaims"] < n["shadow_reclaims"],
             "{mode:?} reclaims"
         );
+        // Fewer than three quarters of NOMAD's shadow copies (paper: ~74% mixed, ~50% write).
+        assert!(
+            4 * s["shadow_copies"] < 3 * n["shadow_copies"],
+            "{mode:?} copies"
+        );
+        // Every shadow is accounted for: faulted, reclaimed, remapped or held.
+        for c in [n, s] {
+            assert_eq!(
+                c["shadow_copies"],
+                c["shadow_faults"]
+                    + c["shadow_reclaims"]
+                    + c["shadow_remaps"]
+                    + c["shadow_pages_end"]
+            );
+        }
         assert!(
             s["bandwidth_mb_s"] >= n["bandwidth_mb_s"],
             "{mode:?} bandwidth"

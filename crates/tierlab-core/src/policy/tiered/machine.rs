@@ -856,6 +856,7 @@ impl Machine {
             ("shadow_reclaims", c.shadow_reclaims),
             ("shadow_remaps", c.shadow_remaps),
             ("tx_aborts", c.tx_aborts),
+            ("tx_retries", c.tx_aborts - c.tx_give_up),
             ("tx_give_up", c.tx_give_up),
             ("swapped_out", c.swapped_out),
             ("shadow_pages_end", self.shadows as u64),
