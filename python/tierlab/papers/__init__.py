@@ -52,3 +52,4 @@ def load(key: str):
 
 register("android-lmk", "tierlab.papers.android_lmk", "Swap vs the low-memory killer on Android (Galaxy S2)")
 register("emram-swap", "tierlab.papers.emram_swap", "eMRAM swap: four-area CLOCK vs CLOCK (Bahn, JIIBC 2024)")
+register("nomad_ssp", "tierlab.papers.nomad_ssp", "Selective Shadow Paging on NOMAD (tiered memory, CXL)")

@@ -11,6 +11,7 @@
 pub mod presets;
 pub mod presets_mobile;
 pub mod presets_swap;
+pub mod presets_tiered;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

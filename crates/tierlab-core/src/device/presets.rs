@@ -305,5 +305,6 @@ pub fn all() -> Vec<Device> {
     .into_iter()
     .chain(super::presets_mobile::all())
     .chain(super::presets_swap::all())
+    .chain(super::presets_tiered::all())
     .collect()
 }

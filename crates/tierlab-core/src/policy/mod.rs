@@ -4,6 +4,7 @@
 
 pub mod classic;
 pub mod swap;
+pub mod tiered;
 
 use crate::error::{Error, Result};
 use crate::sim::{PageRef, Sink};
@@ -130,6 +131,10 @@ registry!(
     classic::clockpro::ClockPro,
     swap::four_area::FourArea,
     swap::linux_two_list::LinuxTwoList,
+    tiered::tpp::Tpp,
+    tiered::nomad::Nomad,
+    tiered::ssp::Ssp,
+    tiered::memtis::Memtis,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

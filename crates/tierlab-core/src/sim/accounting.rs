@@ -71,6 +71,8 @@ pub struct Stats {
     pub file_write_sizes: [u64; 21],
     pub migrations_up: u64,
     pub migrations_down: u64,
+    /// Tier changes without a copy (`Sink::remap`, e.g. NOMAD shadow remaps).
+    pub remaps: u64,
     /// Hits and misses of references made by the app in the foreground (the
     /// app named by the latest `Foreground` event, until its `Background` or
     /// `AppExit`); all references count as foreground when the trace has no
@@ -370,6 +372,10 @@ impl Sink for Accounting {
         let t = src.read.time_ns(1, false) + dst.write.time_ns(1, false);
         let e = src.read.energy_nj_per_page + dst.write.energy_nj_per_page;
         self.stats.fixed[Comp::Migration as usize].add(1, t, e);
+    }
+
+    fn remap(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
+        self.stats.remaps += 1;
     }
 
     fn event(&mut self, e: &Event) {

@@ -83,6 +83,7 @@ pub fn instance_row(res: &InstanceResult, run: &RunOutput, system: &System) -> R
     b.int("swap_pages_written", s.swap_pages_written);
     b.int("migrations_up", s.migrations_up);
     b.int("migrations_down", s.migrations_down);
+    b.int("remaps", s.remaps);
     for (t, dev) in system.tiers.iter().enumerate() {
         b.int(&format!("hits_tier{t}"), s.hits_by_tier[t]);
         for (j, what) in ["read", "write", "fill"].iter().enumerate() {

@@ -21,6 +21,7 @@ pub mod input;
 pub mod native;
 pub mod readers;
 pub mod synth;
+pub mod synth_nomad;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

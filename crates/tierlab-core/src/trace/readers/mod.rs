@@ -56,8 +56,23 @@ pub use vscsi::{VscsiOptions, VscsiReader};
 
 /// Every format name `open_format` accepts.
 pub const FORMAT_NAMES: &[&str] = &[
-    "lirs", "arc", "csv", "txt", "oracle", "vscsi", "addr", "msr", "spc", "blkparse", "android",
-    "vfs", "native", "synth", "lackey", "tlpages",
+    "lirs",
+    "arc",
+    "csv",
+    "txt",
+    "oracle",
+    "vscsi",
+    "addr",
+    "msr",
+    "spc",
+    "blkparse",
+    "android",
+    "vfs",
+    "native",
+    "synth",
+    "lackey",
+    "tlpages",
+    "nomad_bench",
 ];
 
 /// One line per format: (name, what it reads, options with defaults), in
@@ -136,6 +151,11 @@ pub const FORMAT_SUMMARIES: &[(&str, &str, &str)] = &[
         "compact page-reference stream written by `tierlab capture --format tlpages` (.tlp.zst)",
         "",
     ),
+    (
+        "nomad_bench",
+        "generated NOMAD microbenchmark (YCSB zipfian pages, warm-up then timed rounds); the path is ignored",
+        "working_set, resident_set, rounds=4, ops_per_round, mode='read'|'write'|'mixed', layout='hottest'|'first_touch', theta=0.99, items=0, seed=42, page_size=4096",
+    ),
 ];
 
 /// Opens `path` as `format`.
@@ -165,6 +185,10 @@ pub fn open_format(
         "lackey" => Box::new(LackeyReader::open(path, parse_options(format, options)?)?),
         "tlpages" => Box::new(tlpages::TlpagesReader::open(
             path,
+            parse_options(format, options)?,
+        )?),
+        // A generator: the path is ignored, the options are its parameters.
+        "nomad_bench" => Box::new(crate::trace::synth_nomad::NomadBenchReader::new(
             parse_options(format, options)?,
         )?),
         other => {
