@@ -8,10 +8,11 @@ import sys
 import time
 
 import pytest
-from conftest import trace_path
 
 import tierlab
 from tierlab.cli import main
+
+from conftest import trace_path
 
 
 def test_mrc_exact_equals_lru_runs(capsys, tmp_path):
@@ -40,7 +41,7 @@ def test_formats_policies_devices_list_everything(capsys):
     for f in ("lirs", "arc", "csv", "oracle", "vscsi", "android", "vfs", "native", "synth"):
         assert f in out
     assert main(["policies", "--json"]) == 0
-    assert "\"name\": \"arc\"" in capsys.readouterr().out
+    assert '"name": "arc"' in capsys.readouterr().out
     assert main(["devices"]) == 0
     assert "microsd-class6" in capsys.readouterr().out
 

@@ -352,7 +352,7 @@ fn linux_swappiness_extremes_choose_one_type() {
 }
 
 /// The paper's claim (Section III, Figure 3) on the traces tierlab captured
-/// (traces/captured), on the flash file store / eMRAM swap system: over memory
+/// (python/tierlab/data/captured), on the flash file store / eMRAM swap system: over memory
 /// of 5%, 10% and 20% of the footprint, the four-area policy spends less I/O
 /// time (file read + swap read + swap write) than CLOCK in most cells and in
 /// total. (The paper saw it in every cell; on tierlab's traces xz, whose
@@ -366,7 +366,7 @@ fn four_area_beats_clock_at_most_sizes_on_captured_traces() {
     use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
     use tierlab_core::trace::{open, TraceSpec};
 
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../traces/captured");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/tierlab/data/captured");
     let mut traces: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())

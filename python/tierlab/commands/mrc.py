@@ -67,22 +67,24 @@ def run(args) -> int:
         name = api.parse_policy(pol)["name"]
         if name == "lru" and (args.shards or args.shards_max_pages):
             cur = _mrc(trace, sizes, args.shards, args.shards_max_pages)
-            frames.append(pd.DataFrame({"policy": "lru (SHARDS)", "size_pages": cur["sizes"],
-                                        "miss_ratio": cur["miss_ratios"]}))
+            frames.append(
+                pd.DataFrame({"policy": "lru (SHARDS)", "size_pages": cur["sizes"], "miss_ratio": cur["miss_ratios"]})
+            )
             if args.compare:
                 exact = _mrc(trace, sizes, None, None)
-                frames.append(pd.DataFrame({"policy": "lru", "size_pages": exact["sizes"],
-                                            "miss_ratio": exact["miss_ratios"]}))
+                frames.append(
+                    pd.DataFrame({"policy": "lru", "size_pages": exact["sizes"], "miss_ratio": exact["miss_ratios"]})
+                )
                 err = np.abs(np.array(cur["miss_ratios"]) - np.array(exact["miss_ratios"]))
                 print(f"SHARDS vs exact: mean absolute error {err.mean():.4f}, max {err.max():.4f}")
         elif name == "lru":
             cur = _mrc(trace, sizes, None, None)
-            frames.append(pd.DataFrame({"policy": "lru", "size_pages": cur["sizes"],
-                                        "miss_ratio": cur["miss_ratios"]}))
+            frames.append(pd.DataFrame({"policy": "lru", "size_pages": cur["sizes"], "miss_ratio": cur["miss_ratios"]}))
         else:
             df = api.run(trace, policies=[pol], sizes=sizes)
-            frames.append(pd.DataFrame({"policy": df["label"], "size_pages": df["size_pages"],
-                                        "miss_ratio": df["miss_ratio"]}))
+            frames.append(
+                pd.DataFrame({"policy": df["label"], "size_pages": df["size_pages"], "miss_ratio": df["miss_ratio"]})
+            )
     curve = pd.concat(frames, ignore_index=True)
     wide = curve.pivot_table(index="size_pages", columns="policy", values="miss_ratio", sort=False)
     table = Table(title=f"miss ratio: {args.trace}", title_justify="left")

@@ -18,11 +18,11 @@ file. Linux's two-list reclaim is shown beside them as the baseline a kernel wou
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
 
+from tierlab import data
 from tierlab.papers import Claim, PaperResult
 
 KEY = "emram-swap"
@@ -43,17 +43,8 @@ QUICK_LIMIT = 1_500_000
 
 
 def traces_dir() -> Path:
-    """The captured traces the project ships: $TIERLAB_TRACES, else the repository's traces/."""
-    env = os.environ.get("TIERLAB_TRACES")
-    candidates = [Path(env)] if env else []
-    candidates += [Path(__file__).resolve().parents[3] / "traces", Path.cwd() / "traces"]
-    for c in candidates:
-        if (c / "captured").is_dir():
-            return c / "captured"
-    raise FileNotFoundError(
-        "the captured traces (traces/captured/*.tlp.zst) were not found; run from the repository "
-        "or set TIERLAB_TRACES to its traces/ directory"
-    )
+    """The captured traces the project ships inside the package (tierlab/data/captured)."""
+    return data.captured()
 
 
 def shipped_traces() -> list[Path]:

@@ -2,7 +2,7 @@
 //! --format tlpages` (trace/capture.rs, `CaptureFormat`): long memory traces
 //! repeat over long distances, which one zstd stream with long-distance
 //! matching exploits and the native format's per-block compression cannot;
-//! the traces tierlab ships (traces/captured) use it.
+//! the traces tierlab ships (python/tierlab/data/captured) use it.
 //!
 //! Layout: a zstd stream whose content is the 8-byte magic `TLPAGES1`, the page
 //! size (u32, little endian), then one record per page reference: the LEB128
