@@ -36,6 +36,8 @@ const PRESETS: &[&str] = &[
     // presets_swap.rs (the eMRAM swap paper)
     "emram-swap",
     "flash-ufs31",
+    "nomad-local-dram",
+    "nomad-remote-dram",
 ];
 
 #[test]

@@ -139,7 +139,7 @@ pub const FORMAT_SUMMARIES: &[(&str, &str, &str)] = &[
     (
         "synth",
         "generated traces: zipf, scan, loop, mix, phases (e.g. zipf:alpha=1.0,pages=1e6,n=1e7,seed=1)",
-        "see `tierlab formats` docs: docs/formats.md",
+        "a spec NAME:KEY=VALUE,... or an options table; see docs/formats.md",
     ),
     (
         "lackey",
