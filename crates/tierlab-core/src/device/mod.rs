@@ -9,6 +9,7 @@
 //! static power; endurance (writes per cell) feeds wear estimates.
 
 pub mod presets;
+pub mod presets_hybrid;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

@@ -18,7 +18,7 @@ fn io(
 
 /// Every preset.
 pub fn all() -> Vec<Device> {
-    vec![
+    let mut v = vec![
         Device {
             name: "dram".into(),
             class: DeviceClass::Memory,
@@ -51,5 +51,7 @@ pub fn all() -> Vec<Device> {
             endurance_writes: Some(3000.0),
             erase_block_pages: Some(256),
         },
-    ]
+    ];
+    v.extend(super::presets_hybrid::all());
+    v
 }

@@ -3,6 +3,7 @@
 //! per-access code is monomorphised; the name is looked up once per run.
 
 pub mod classic;
+pub mod hybrid;
 
 use crate::error::{Error, Result};
 use crate::sim::{PageRef, Sink};
@@ -116,7 +117,11 @@ registry!(
     classic::fifo::Fifo,
     classic::lru::Lru,
     classic::clock::Clock,
-    classic::opt::Opt
+    classic::opt::Opt,
+    hybrid::app_aware::AppAware,
+    hybrid::clock_dwf::ClockDwf,
+    hybrid::lru::HybridLru,
+    hybrid::two_q::HybridTwoQ,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

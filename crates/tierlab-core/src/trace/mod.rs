@@ -17,6 +17,7 @@
 
 pub mod input;
 pub mod readers;
+pub mod schedule;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
