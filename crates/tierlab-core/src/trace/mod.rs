@@ -18,6 +18,7 @@
 pub mod input;
 pub mod readers;
 pub mod schedule;
+pub mod session_gen;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
