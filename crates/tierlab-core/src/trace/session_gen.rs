@@ -168,17 +168,26 @@ impl SessionConfig {
         }
         for a in &self.apps {
             if a.hot_pages == 0 || a.write_pages == 0 {
-                return bad(format!("app '{}': hot_pages and write_pages must be >= 1", a.name));
+                return bad(format!(
+                    "app '{}': hot_pages and write_pages must be >= 1",
+                    a.name
+                ));
             }
             if !(a.hot_alpha > 0.0 && a.write_alpha > 0.0) {
                 return bad(format!("app '{}': Zipf exponents must be > 0", a.name));
             }
             if !(a.stream_mean >= 1.0) || !(0.0..=1.0).contains(&a.revisit) {
-                return bad(format!("app '{}': stream_mean must be >= 1 and revisit in [0, 1]", a.name));
+                return bad(format!(
+                    "app '{}': stream_mean must be >= 1 and revisit in [0, 1]",
+                    a.name
+                ));
             }
             for mix in [a.fg_mix, a.bg_mix] {
                 if mix.iter().any(|p| !(*p >= 0.0)) || mix.iter().sum::<f64>() <= 0.0 {
-                    return bad(format!("app '{}': mixes must be non-negative, not all 0", a.name));
+                    return bad(format!(
+                        "app '{}': mixes must be non-negative, not all 0",
+                        a.name
+                    ));
                 }
             }
         }
@@ -280,7 +289,10 @@ impl SessionReader {
             st.run_left -= 1;
             let p = st.run_next;
             st.run_next += 1;
-            return (base + STREAM_BASE + p, if foreground { Op::Read } else { Op::Write });
+            return (
+                base + STREAM_BASE + p,
+                if foreground { Op::Read } else { Op::Write },
+            );
         }
         let u: f64 = rng.random::<f64>() * mix.iter().sum::<f64>();
         if u < mix[0] {
@@ -305,7 +317,10 @@ impl SessionReader {
             };
             st.run_next = start + 1;
             st.run_left = len - 1;
-            (base + STREAM_BASE + start, if foreground { Op::Read } else { Op::Write })
+            (
+                base + STREAM_BASE + start,
+                if foreground { Op::Read } else { Op::Write },
+            )
         }
     }
 }
@@ -333,7 +348,8 @@ impl TraceReader for SessionReader {
                 self.fg = Some(fg);
                 emitted += 1;
             }
-            if self.burst_left == 0 && self.p_burst > 0.0 && self.rng.random::<f64>() < self.p_burst {
+            if self.burst_left == 0 && self.p_burst > 0.0 && self.rng.random::<f64>() < self.p_burst
+            {
                 let k = self.rng.random_range(0..n_apps - 1);
                 self.burst_app = if k >= fg { k + 1 } else { k };
                 self.burst_left = 1 + self.burst_len.sample(&mut self.rng);

@@ -78,6 +78,10 @@ impl HybridLru {
             .map(|p| p.0)
             .collect()
     }
+    /// Resident pages, MRU first.
+    pub fn resident_pages(&self) -> Vec<u64> {
+        self.stack_pages().into_iter().map(|p| p.0).collect()
+    }
     /// Resident pages (page, id), MRU first.
     fn stack_pages(&self) -> Vec<(u64, u32)> {
         self.stack
