@@ -139,6 +139,12 @@ impl TraceSpec {
 
 /// Opens a trace for streaming.
 pub fn open(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+    if spec.options.contains_key("schedule") {
+        return schedule::open_scheduled(spec);
+    }
+    if let Some(gen) = session_gen::from_spec(&spec.path.to_string_lossy())? {
+        return Ok(Box::new(gen));
+    }
     let format = match &spec.format {
         Some(f) => f.clone(),
         None => guess_format(&spec.path)?.to_string(),

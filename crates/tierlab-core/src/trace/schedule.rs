@@ -37,9 +37,11 @@
 //! comment). [`ScheduledReader`] wraps any reader, renumbers its apps (scheduled
 //! apps and groups first, in order of appearance in the file, then the reader's
 //! other apps in order of first sight) and merges the events in by time.
+//! `trace::open` applies it when a trace spec has the option `schedule = PATH`
+//! (the remaining options go to the reader).
 
 use crate::error::{Error, Location, Result};
-use crate::trace::{Event, EventKind, Record, TraceReader};
+use crate::trace::{Event, EventKind, Record, TraceReader, TraceSpec};
 use serde::Deserialize;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -235,6 +237,26 @@ impl AppSchedule {
         rows.sort_by_key(|r| r.time);
         AppSchedule { groups, rows }
     }
+}
+
+/// Opens `spec` without its `schedule` option and wraps it in the schedule the
+/// option names (a `.toml` or `.csv` path): how `trace::open` applies
+/// `options.schedule`.
+pub fn open_scheduled(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+    let mut inner_spec = spec.clone();
+    let path = match inner_spec.options.remove("schedule") {
+        Some(toml::Value::String(p)) => p,
+        Some(other) => {
+            return Err(Error::config(format!(
+                "trace option 'schedule': expected the path of a .toml or .csv app-state \
+                 schedule, got {other}"
+            )))
+        }
+        None => return crate::trace::open(spec),
+    };
+    let schedule = AppSchedule::load(Path::new(&path))?;
+    let inner = crate::trace::open(&inner_spec)?;
+    Ok(Box::new(ScheduledReader::new(inner, &schedule)))
 }
 
 /// A reader with a schedule's events merged in and apps renumbered.

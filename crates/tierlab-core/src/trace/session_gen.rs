@@ -116,11 +116,15 @@ impl SessionConfig {
             refs,
             apps: vec![
                 AppProfile {
+                    hot_alpha: 0.8,
+                    write_alpha: 0.9,
+                    fg_mix: [0.65, 0.15, 0.20],
                     stream_mean: 32.0,
-                    ..app("browser", 4000, 400)
+                    revisit: 0.5,
+                    ..app("browser", 30_000, 1500)
                 },
-                app("messenger", 800, 150),
-                app("mail", 1200, 200),
+                app("messenger", 2000, 300),
+                app("mail", 3000, 400),
             ],
             bg_share: 1.0 / 16.0,
             burst_mean: 40.0,
@@ -135,18 +139,18 @@ impl SessionConfig {
         let hot = |a: AppProfile| AppProfile {
             hot_alpha: 1.1,
             fg_mix: [0.6, 0.25, 0.15],
-            revisit: 0.5,
+            revisit: 0.6,
             ..a
         };
         SessionConfig {
             seed,
             refs,
             apps: vec![
-                hot(app("browser", 1500, 200)),
-                hot(app("messenger", 600, 150)),
-                hot(app("mail", 800, 150)),
-                hot(app("camera", 400, 100)),
-                hot(app("music", 600, 80)),
+                hot(app("browser", 8000, 600)),
+                hot(app("messenger", 3000, 400)),
+                hot(app("mail", 4000, 400)),
+                hot(app("camera", 2000, 300)),
+                hot(app("music", 3000, 200)),
             ],
             bg_share: 0.25,
             burst_mean: 40.0,
@@ -193,6 +197,77 @@ impl SessionConfig {
         }
         Ok(())
     }
+}
+
+/// Keys of a `session:` trace spec.
+pub const SPEC_KEYS: &[&str] = &[
+    "preset",
+    "seed",
+    "refs",
+    "bg_share",
+    "burst_mean",
+    "switch_every",
+];
+
+/// Parses a generator spec `session:preset=browser,seed=1,refs=400000` (the
+/// form `trace::open` accepts as a trace path): `preset` is `browser` (the
+/// paper's trace 1, default) or `switching` (trace 2); the other keys override
+/// the preset's fields. Returns `None` for paths that are not `session:` specs.
+pub fn from_spec(path: &str) -> Result<Option<SessionReader>> {
+    let Some(rest) = path.strip_prefix("session:") else {
+        return Ok(None);
+    };
+    let mut kv = Vec::new();
+    for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(Error::config(format!(
+                "trace '{path}': expected key=value, got '{part}'; keys: {}",
+                SPEC_KEYS.join(", ")
+            )));
+        };
+        kv.push((k.trim(), v.trim()));
+    }
+    let get = |key: &str| kv.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| *v);
+    let num = |key: &str, v: &str| -> Result<f64> {
+        v.parse::<f64>().map_err(|_| {
+            Error::config(format!("trace '{path}': {key} must be a number, got '{v}'"))
+        })
+    };
+    for (k, _) in &kv {
+        if !SPEC_KEYS.contains(k) {
+            return Err(Error::config(format!(
+                "trace '{path}': unknown key '{k}'; keys: {}",
+                SPEC_KEYS.join(", ")
+            )));
+        }
+    }
+    let seed = get("seed")
+        .map(|v| num("seed", v))
+        .transpose()?
+        .unwrap_or(1.0) as u64;
+    let refs = get("refs")
+        .map(|v| num("refs", v))
+        .transpose()?
+        .unwrap_or(400_000.0) as u64;
+    let mut cfg = match get("preset").unwrap_or("browser") {
+        "browser" => SessionConfig::browser_session(seed, refs),
+        "switching" => SessionConfig::switching_session(seed, refs),
+        other => {
+            return Err(Error::config(format!(
+                "trace '{path}': preset must be 'browser' or 'switching', got '{other}'"
+            )))
+        }
+    };
+    if let Some(v) = get("bg_share") {
+        cfg.bg_share = num("bg_share", v)?;
+    }
+    if let Some(v) = get("burst_mean") {
+        cfg.burst_mean = num("burst_mean", v)?;
+    }
+    if let Some(v) = get("switch_every") {
+        cfg.switch_every = num("switch_every", v)? as u64;
+    }
+    SessionReader::new(cfg).map(Some)
 }
 
 /// Page-space layout of app `a`: each app owns 2^28 pages.

@@ -22,6 +22,7 @@
 
 pub mod app_aware;
 pub mod clock_dwf;
+pub mod experiment;
 pub mod lru;
 pub mod two_q;
 
