@@ -542,3 +542,36 @@ fn paper_cost_arithmetic() {
         2
     );
 }
+
+/// The paper's qualitative claim on the generated browser session (its trace
+/// 1): the app-aware policy's foreground execution time is below LRU's at most
+/// memory sizes, and hit ratios are never much lower than LRU's.
+#[test]
+fn app_aware_beats_lru_on_foreground_time_in_a_browser_session() {
+    use tierlab_core::policy::hybrid::experiment::{mean_ratio, sweep};
+    use tierlab_core::trace::TraceSpec;
+    let spec = TraceSpec::new("session:preset=browser,refs=100000,seed=1");
+    let pcts = [10, 30, 50, 70, 90];
+    let (cells, footprint) = sweep(&spec, &["app-aware", "hybrid-lru"], &pcts, 0.05).unwrap();
+    assert!(footprint > 10_000);
+    let get = |p: &str, pct: u32| {
+        cells
+            .iter()
+            .find(|c| c.policy == p && c.size_pct == pct)
+            .unwrap()
+            .clone()
+    };
+    let wins = pcts
+        .iter()
+        .filter(|&&pct| get("app-aware", pct).fg_time < get("hybrid-lru", pct).fg_time)
+        .count();
+    assert!(wins >= 3, "app-aware wins at {wins} of 5 sizes");
+    for &pct in &pcts {
+        let (a, l) = (get("app-aware", pct), get("hybrid-lru", pct));
+        assert!(a.hit_ratio > l.hit_ratio - 0.01, "{pct}%: {a:?} vs {l:?}");
+        // LRU migrates every PCM hit up; the app-aware policy only dirty
+        // foreground pages with count >= 2.
+        assert!(a.migrations_up < l.migrations_up);
+    }
+    assert!(mean_ratio(&cells, "app-aware", "hybrid-lru", |c| c.fg_time) < 1.0);
+}
