@@ -48,3 +48,6 @@ def load(key: str):
     if key not in PAPERS:
         raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(PAPERS))}")
     return importlib.import_module(PAPERS[key][0])
+
+
+register("hybrid_dram_pcm", "tierlab.papers.hybrid_dram_pcm", "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)")
