@@ -50,4 +50,8 @@ def load(key: str):
     return importlib.import_module(PAPERS[key][0])
 
 
-register("hybrid_dram_pcm", "tierlab.papers.hybrid_dram_pcm", "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)")
+register(
+    "hybrid_dram_pcm",
+    "tierlab.papers.hybrid_dram_pcm",
+    "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)",
+)

@@ -111,7 +111,8 @@ def _plot(df: pd.DataFrame, figs: tuple[int, int], name: str, outdir: Path) -> d
         ("fg_hit_ratio", "(b) foreground hit ratio"),
         ("fg_time_norm", "(c) foreground time / LRU"),
     ]
-    for ax, (col, title) in zip(axes, panels):
+    for i, (col, title) in enumerate(panels):
+        ax = axes[i]
         for pol, g in df.groupby("policy"):
             ax.plot(g["size_pct"], g[col], marker="o", label=LABELS[pol])
         ax.set_title(title)
