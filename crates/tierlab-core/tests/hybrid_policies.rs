@@ -375,7 +375,7 @@ fn noise(n: usize, pages: u64, seed: u64) -> Vec<Step> {
             x ^= x >> 7;
             x ^= x << 17;
             let page = (x % pages).min((x >> 20) % pages);
-            if (x >> 40) % 4 == 0 {
+            if (x >> 40) & 3 == 0 {
                 W(0, page)
             } else {
                 R(0, page)

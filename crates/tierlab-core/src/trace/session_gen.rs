@@ -167,7 +167,7 @@ impl SessionConfig {
         if !(0.0..1.0).contains(&self.bg_share) {
             return bad(format!("bg_share must be in [0, 1), got {}", self.bg_share));
         }
-        if !(self.burst_mean >= 1.0) {
+        if self.burst_mean.is_nan() || self.burst_mean < 1.0 {
             return bad(format!("burst_mean must be >= 1, got {}", self.burst_mean));
         }
         for a in &self.apps {
@@ -177,17 +177,21 @@ impl SessionConfig {
                     a.name
                 ));
             }
-            if !(a.hot_alpha > 0.0 && a.write_alpha > 0.0) {
+            if a.hot_alpha.is_nan()
+                || a.write_alpha.is_nan()
+                || a.hot_alpha <= 0.0
+                || a.write_alpha <= 0.0
+            {
                 return bad(format!("app '{}': Zipf exponents must be > 0", a.name));
             }
-            if !(a.stream_mean >= 1.0) || !(0.0..=1.0).contains(&a.revisit) {
+            if a.stream_mean.is_nan() || a.stream_mean < 1.0 || !(0.0..=1.0).contains(&a.revisit) {
                 return bad(format!(
                     "app '{}': stream_mean must be >= 1 and revisit in [0, 1]",
                     a.name
                 ));
             }
             for mix in [a.fg_mix, a.bg_mix] {
-                if mix.iter().any(|p| !(*p >= 0.0)) || mix.iter().sum::<f64>() <= 0.0 {
+                if mix.iter().any(|p| p.is_nan() || *p < 0.0) || mix.iter().sum::<f64>() <= 0.0 {
                     return bad(format!(
                         "app '{}': mixes must be non-negative, not all 0",
                         a.name
@@ -346,10 +350,9 @@ impl SessionReader {
     }
 
     fn fg_of(&self, seq: u64) -> u32 {
-        if self.cfg.switch_every == 0 {
-            0
-        } else {
-            ((seq / self.cfg.switch_every) % self.cfg.apps.len() as u64) as u32
+        match seq.checked_div(self.cfg.switch_every) {
+            None => 0,
+            Some(turn) => (turn % self.cfg.apps.len() as u64) as u32,
         }
     }
 
