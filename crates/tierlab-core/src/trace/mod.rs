@@ -17,9 +17,11 @@
 
 pub mod info;
 pub mod input;
+pub mod native;
 pub mod readers;
 pub mod schedule;
 pub mod session_gen;
+pub mod synth;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -147,9 +149,21 @@ pub fn open(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
     }
     let format = match &spec.format {
         Some(f) => f.clone(),
+        None if synth::looks_like_spec(&spec.path) => "synth".to_string(),
+        None if sniff_native(&spec.path) => "native".to_string(),
         None => guess_format(&spec.path)?.to_string(),
     };
     readers::open_format(&format, &spec.path, &spec.options)
+}
+
+/// Whether `path` is a file starting with the native format's magic bytes.
+fn sniff_native(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && native::is_native(&head)
 }
 
 /// Guesses the format from the file name (compression suffixes are ignored).

@@ -14,7 +14,7 @@ pub use arc::ArcReader;
 pub use lirs::LirsReader;
 
 /// Every format name `open_format` accepts.
-pub const FORMAT_NAMES: &[&str] = &["lirs", "arc"];
+pub const FORMAT_NAMES: &[&str] = &["lirs", "arc", "native", "synth"];
 
 /// Opens `path` as `format`.
 pub fn open_format(
@@ -25,6 +25,11 @@ pub fn open_format(
     Ok(match format {
         "lirs" => Box::new(LirsReader::open(path, parse_options(format, options)?)?),
         "arc" => Box::new(ArcReader::open(path, parse_options(format, options)?)?),
+        "native" => Box::new(crate::trace::native::NativeReader::open(
+            path,
+            parse_options(format, options)?,
+        )?),
+        "synth" => crate::trace::synth::open(path, options)?,
         other => {
             return Err(Error::config(format!(
                 "unknown trace format '{other}'; expected one of: {}",
@@ -36,7 +41,9 @@ pub fn open_format(
 
 /// Guesses a format from a file name with compression suffixes removed.
 pub fn guess_from_name(stem: &str) -> Option<&'static str> {
-    if stem.ends_with(".lis") {
+    if stem.ends_with(crate::trace::native::SUFFIX) {
+        Some("native")
+    } else if stem.ends_with(".lis") {
         Some("arc")
     } else if stem.ends_with(".trace") || stem.ends_with(".lirs") {
         Some("lirs")
