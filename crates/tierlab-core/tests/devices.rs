@@ -28,6 +28,12 @@ const PRESETS: &[&str] = &[
     "nvme",
     "zram",
     "zram-lzo",
+    // device/presets_hybrid.rs
+    "dram-ratio",
+    "pcm-ratio",
+    "storage-ratio",
+    "dram-table1",
+    "pcm-table1",
 ];
 
 #[test]
