@@ -26,6 +26,10 @@ state = "foreground"
 "#;
 
 fn spec() -> TraceSpec {
+    assert!(
+        tierlab_core::trace::readers::FORMAT_NAMES.contains(&"android"),
+        "this test needs the Android block csv reader (format 'android', branch readers)"
+    );
     let dir = std::env::temp_dir().join(format!("tierlab-hybrid-android-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let sched = dir.join("telegram.toml");

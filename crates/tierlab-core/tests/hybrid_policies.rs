@@ -575,3 +575,92 @@ fn app_aware_beats_lru_on_foreground_time_in_a_browser_session() {
     }
     assert!(mean_ratio(&cells, "app-aware", "hybrid-lru", |c| c.fg_time) < 1.0);
 }
+
+/// Table 1 and section 4 in the presets, hand-checked.
+#[test]
+fn hybrid_presets_carry_the_papers_numbers() {
+    let cat = DeviceCatalog::default();
+    let page_bits = 4096.0 * 8.0;
+    for (name, read, write, read_nj_bit, write_nj_bit) in [
+        ("dram-ratio", 1.0, 1.0, 0.1, 0.1),
+        ("pcm-ratio", 2.0, 50.0, 0.1, 1.0),
+        ("dram-table1", 50.0, 50.0, 0.1, 0.1),
+        ("pcm-table1", 100.0, 1000.0, 0.1, 1.0),
+    ] {
+        let d = cat.get(name).unwrap();
+        assert_eq!(
+            (d.access_read_ns, d.access_write_ns),
+            (read, write),
+            "{name}"
+        );
+        assert_eq!(d.read.time_ns(1, false), read, "{name}");
+        assert_eq!(d.write.time_ns(1, false), write, "{name}");
+        assert_eq!(d.access_read_energy_nj, read_nj_bit * page_bits, "{name}");
+        assert_eq!(
+            d.write.energy_nj_per_page,
+            write_nj_bit * page_bits,
+            "{name}"
+        );
+        let pcm = name.starts_with("pcm");
+        assert_eq!(d.endurance_writes, pcm.then_some(1e8), "{name}");
+        assert_eq!(d.static_mw_per_gib, if pcm { 0.0 } else { 1000.0 });
+    }
+    let s = cat.get("storage-ratio").unwrap();
+    assert_eq!(
+        (s.read.time_ns(1, false), s.write.time_ns(1, true)),
+        (1000.0, 1000.0)
+    );
+}
+
+/// Through the engine, on a generated session with foreground switches: every
+/// policy of the family sees the same foreground references as the
+/// accounting, and its counts add up to the accounting's charges.
+#[test]
+fn family_agrees_with_the_accounting_through_the_engine() {
+    use tierlab_core::policy::PolicySpec;
+    use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
+    use tierlab_core::trace::{open, TraceSpec};
+    let spec = TraceSpec::new("session:preset=switching,refs=20000,seed=4");
+    let inst: Vec<InstanceSpec> = ["app-aware", "clock-dwf", "hybrid-lru", "hybrid-2q"]
+        .iter()
+        .flat_map(|p| {
+            [300, 3000].map(|c| InstanceSpec {
+                policy: PolicySpec::new(p),
+                capacity: c,
+            })
+        })
+        .collect();
+    let sys = ratio_system();
+    let out = run(
+        open(&spec).unwrap().as_mut(),
+        &inst,
+        &sys,
+        &RunOptions::default(),
+        &mut |_| Ok(()),
+    )
+    .unwrap();
+    assert_eq!(out.events, 19);
+    for r in &out.results {
+        let s = &r.stats;
+        let m = Meter::from_counters(r.counters.iter().map(|(k, v)| (k.as_str(), *v)));
+        let who = format!("{} at {}", r.policy, r.capacity);
+        assert_eq!(m.get(M::FgRefs), s.fg_hits + s.fg_misses, "{who}");
+        assert!(m.get(M::FgRefs) < s.accesses, "{who}: background exists");
+        assert_eq!(m.get(M::StorageEvictions), s.evictions, "{who}");
+        assert_eq!(m.get(M::MigrationsUp), s.migrations_up, "{who}");
+        assert_eq!(m.get(M::MigrationsDown), s.migrations_down, "{who}");
+        assert_eq!(m.get(M::PcmWrites), s.wear_writes[1], "{who}");
+        // Hits by tier: DRAM/PCM operations = hits + 2 per miss + 2 per migration.
+        let ops: u64 = [M::DramReads, M::DramWrites, M::PcmReads, M::PcmWrites]
+            .iter()
+            .map(|&k| m.get(k))
+            .sum();
+        assert_eq!(
+            ops,
+            s.hits_total() + 2 * s.misses_total() + 2 * (s.migrations_up + s.migrations_down),
+            "{who}"
+        );
+        assert!(r.resident_at_end <= r.capacity, "{who}");
+        assert!(s.wear_max_page_writes[1] >= 1 && s.wear_pages[1] <= out.distinct_pages);
+    }
+}
