@@ -53,6 +53,8 @@ pub trait PolicyDef: Policy + Sized {
     const SUMMARY: &'static str;
     /// Whether the policy reads `PageRef::next_use` (offline policies).
     const NEEDS_FUTURE: bool = false;
+    /// Memory tiers the system must have (e.g. 2 for DRAM+PCM policies).
+    const MIN_TIERS: usize = 1;
     /// Typed parameters; unknown keys are rejected.
     type Config: DeserializeOwned + Serialize + Default + std::fmt::Debug + Clone;
     fn build(cfg: &Self::Config, ctx: &PolicyCtx) -> Result<Self>;
@@ -72,6 +74,8 @@ pub struct PolicyInfo {
     pub family: &'static str,
     pub summary: &'static str,
     pub needs_future: bool,
+    /// Memory tiers the system must have.
+    pub min_tiers: usize,
     /// The default parameters, as TOML.
     pub defaults: String,
 }
@@ -109,6 +113,7 @@ fn info<P: PolicyDef>() -> PolicyInfo {
         family: P::FAMILY,
         summary: P::SUMMARY,
         needs_future: P::NEEDS_FUTURE,
+        min_tiers: P::MIN_TIERS,
         defaults: toml::to_string(&P::Config::default()).unwrap_or_default(),
     }
 }

@@ -102,6 +102,7 @@ impl PolicyDef for AppAware {
     const NAME: &'static str = "app-aware";
     const ALIASES: &'static [&'static str] = &["app-state", "oh2015"];
     const FAMILY: &'static str = "hybrid";
+    const MIN_TIERS: usize = 2;
     const SUMMARY: &'static str =
         "App-state-aware DRAM+PCM buffer cache: foreground misses to DRAM, \
          background to PCM, reference counts, dirty foreground PCM pages migrate up \

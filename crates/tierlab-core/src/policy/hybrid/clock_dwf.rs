@@ -100,6 +100,7 @@ pub struct ClockDwf {
 impl PolicyDef for ClockDwf {
     const NAME: &'static str = "clock-dwf";
     const FAMILY: &'static str = "hybrid";
+    const MIN_TIERS: usize = 2;
     const SUMMARY: &'static str =
         "CLOCK-DWF: reads fill PCM, writes fill DRAM, PCM write hits migrate to \
          DRAM, DRAM victims by write history (Lee, Bahn, Noh, IEEE TC 2014).";

@@ -51,6 +51,7 @@ pub struct HybridLru {
 impl PolicyDef for HybridLru {
     const NAME: &'static str = "hybrid-lru";
     const FAMILY: &'static str = "hybrid";
+    const MIN_TIERS: usize = 2;
     const SUMMARY: &'static str =
         "LRU over DRAM+PCM: new pages to DRAM, DRAM's LRU page demotes to PCM \
          (baseline of Oh et al., KIISE 2015).";

@@ -53,6 +53,7 @@ pub fn split_capacity(capacity: usize, dram_ratio: f64) -> (usize, usize) {
 /// Checks a hybrid policy's context and `dram_ratio`; returns the split.
 pub fn hybrid_ctx(policy: &str, ctx: &PolicyCtx, dram_ratio: f64) -> Result<(usize, usize)> {
     check_fraction(policy, "dram_ratio", dram_ratio)?;
+    // Every policy of the family declares `MIN_TIERS = 2`.
     if ctx.tiers < 2 {
         return Err(Error::config(format!(
             "policy '{policy}' needs a system with two memory tiers (tier 0 = DRAM, tier 1 = PCM), \

@@ -75,6 +75,7 @@ impl PolicyDef for HybridTwoQ {
     const NAME: &'static str = "hybrid-2q";
     const ALIASES: &'static [&'static str] = &["hybrid-2qlru"];
     const FAMILY: &'static str = "hybrid";
+    const MIN_TIERS: usize = 2;
     const SUMMARY: &'static str =
         "2Q (Johnson & Shasha 1994) over DRAM+PCM: new pages to DRAM, DRAM's \
          LRU page demotes to PCM (baseline of Oh et al., KIISE 2015).";
