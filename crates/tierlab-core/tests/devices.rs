@@ -28,6 +28,11 @@ const PRESETS: &[&str] = &[
     "nvme",
     "zram",
     "zram-lzo",
+    // presets_mobile.rs (the Android swap-vs-LMK paper)
+    "microsd-class6-paper",
+    "microsd-class10-paper",
+    "emmc-gs2",
+    "zram-gs2",
     // device/presets_hybrid.rs
     "dram-ratio",
     "pcm-ratio",

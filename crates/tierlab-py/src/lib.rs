@@ -4,7 +4,10 @@
 //! caught here and never cross into Python.
 
 mod common;
+mod mobile;
+mod mrc;
 mod native;
+mod readers;
 mod trace;
 
 use common::{guard, json_arg, to_py_err, PyTierlabError};
@@ -163,6 +166,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
+    mobile::register(m)?;
     native::register(m)?;
+    readers::register(m)?;
+    mrc::register(m)?;
     Ok(())
 }

@@ -50,6 +50,7 @@ def load(key: str):
     return importlib.import_module(PAPERS[key][0])
 
 
+register("android-lmk", "tierlab.papers.android_lmk", "Swap vs the low-memory killer on Android (Galaxy S2)")
 register(
     "hybrid_dram_pcm",
     "tierlab.papers.hybrid_dram_pcm",

@@ -10,6 +10,7 @@
 
 pub mod presets;
 pub mod presets_hybrid;
+pub mod presets_mobile;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

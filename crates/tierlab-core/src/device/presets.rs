@@ -125,7 +125,7 @@ pub fn all() -> Vec<Device> {
     let dram_e_line = 0.1 * LINE_BITS;
     // STT-MRAM cell write energy, Samsung 14 nm eMRAM (REFERENCE.md).
     let mram_write_pj_bit = 25.0;
-    let mut v = vec![
+    vec![
         memory(
             "dram",
             "hybrid-dram-pcm paper (papers/hybrid-dram-pcm-app-aware.md) Table 1: DRAM read \
@@ -301,7 +301,9 @@ pub fn all() -> Vec<Device> {
             None,
             None,
         ),
-    ];
-    v.extend(super::presets_hybrid::all());
-    v
+    ]
+    .into_iter()
+    .chain(super::presets_mobile::all())
+    .chain(super::presets_hybrid::all())
+    .collect()
 }

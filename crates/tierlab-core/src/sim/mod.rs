@@ -3,7 +3,9 @@
 
 pub mod accounting;
 pub mod bench;
+pub mod check;
 pub mod engine;
+pub mod mrc;
 pub mod results;
 
 pub use accounting::{Accounting, Component, Stats};

@@ -179,7 +179,7 @@ pub fn guess_format(path: &Path) -> Result<&'static str> {
             break;
         }
     }
-    readers::guess_from_name(stem).ok_or_else(|| {
+    readers::guess(path, stem).ok_or_else(|| {
         Error::config(format!(
             "{}: cannot tell the trace format from the file name; pass a format, one of: {}",
             path.display(),
