@@ -42,7 +42,7 @@ def test_nomad_bench_trace_through_the_api():
 
 
 def test_quick_reproduction_directions_hold(tmp_path):
-    mod = load("nomad_ssp")
+    mod = load("nomad-ssp")
     res = mod.reproduce(quick=True, outdir=tmp_path)
     assert {"figure2_mixed", "figure3_write_read", "figure4_shadow_copies", "figure5_bandwidth"} <= set(res.figures)
     for f in res.figures.values():

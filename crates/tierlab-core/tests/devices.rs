@@ -38,6 +38,12 @@ const PRESETS: &[&str] = &[
     "flash-ufs31",
     "nomad-local-dram",
     "nomad-remote-dram",
+    // device/presets_hybrid.rs
+    "dram-ratio",
+    "pcm-ratio",
+    "storage-ratio",
+    "dram-table1",
+    "pcm-table1",
 ];
 
 #[test]

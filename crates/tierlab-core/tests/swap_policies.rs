@@ -366,7 +366,10 @@ fn four_area_beats_clock_at_most_sizes_on_captured_traces() {
     use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
     use tierlab_core::trace::{open, TraceSpec};
 
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/tierlab/data/captured");
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../python/tierlab/data/captured"
+    );
     let mut traces: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())

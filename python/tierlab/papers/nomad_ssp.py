@@ -27,7 +27,7 @@ import pandas as pd  # noqa: E402
 from tierlab import api  # noqa: E402
 from tierlab.papers import Claim, PaperResult  # noqa: E402
 
-KEY = "nomad_ssp"
+KEY = "nomad-ssp"
 TITLE = "Selective Shadow Paging for NOMAD's non-exclusive memory tiering"
 
 GIB_PAGES = 262_144  # 4 KiB pages per GiB

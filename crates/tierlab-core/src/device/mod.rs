@@ -9,6 +9,7 @@
 //! static power; endurance (writes per cell) feeds wear estimates.
 
 pub mod presets;
+pub mod presets_hybrid;
 pub mod presets_mobile;
 pub mod presets_swap;
 pub mod presets_tiered;

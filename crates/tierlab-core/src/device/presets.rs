@@ -306,5 +306,6 @@ pub fn all() -> Vec<Device> {
     .chain(super::presets_mobile::all())
     .chain(super::presets_swap::all())
     .chain(super::presets_tiered::all())
+    .chain(super::presets_hybrid::all())
     .collect()
 }

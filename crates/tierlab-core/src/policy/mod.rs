@@ -3,6 +3,7 @@
 //! per-access code is monomorphised; the name is looked up once per run.
 
 pub mod classic;
+pub mod hybrid;
 pub mod swap;
 pub mod tiered;
 
@@ -54,6 +55,8 @@ pub trait PolicyDef: Policy + Sized {
     const SUMMARY: &'static str;
     /// Whether the policy reads `PageRef::next_use` (offline policies).
     const NEEDS_FUTURE: bool = false;
+    /// Memory tiers the system must have (e.g. 2 for DRAM+PCM policies).
+    const MIN_TIERS: usize = 1;
     /// Typed parameters; unknown keys are rejected.
     type Config: DeserializeOwned + Serialize + Default + std::fmt::Debug + Clone;
     fn build(cfg: &Self::Config, ctx: &PolicyCtx) -> Result<Self>;
@@ -73,6 +76,8 @@ pub struct PolicyInfo {
     pub family: &'static str,
     pub summary: &'static str,
     pub needs_future: bool,
+    /// Memory tiers the system must have.
+    pub min_tiers: usize,
     /// The default parameters, as TOML.
     pub defaults: String,
 }
@@ -110,6 +115,7 @@ fn info<P: PolicyDef>() -> PolicyInfo {
         family: P::FAMILY,
         summary: P::SUMMARY,
         needs_future: P::NEEDS_FUTURE,
+        min_tiers: P::MIN_TIERS,
         defaults: toml::to_string(&P::Config::default()).unwrap_or_default(),
     }
 }
@@ -135,6 +141,10 @@ registry!(
     tiered::nomad::Nomad,
     tiered::ssp::Ssp,
     tiered::memtis::Memtis,
+    hybrid::app_aware::AppAware,
+    hybrid::clock_dwf::ClockDwf,
+    hybrid::lru::HybridLru,
+    hybrid::two_q::HybridTwoQ,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

@@ -80,6 +80,13 @@ pub struct Stats {
     pub fg_hits: u64,
     pub fg_misses: u64,
     pub fixed: [Component; N_FIXED],
+    /// Wear of memory tiers whose device has an endurance (e.g. PCM): page
+    /// writes into the tier (fills, CPU writes, migrations in), counted per
+    /// page; their total, the pages written at least once, and the most writes
+    /// any one page received (0 for tiers without endurance).
+    pub wear_writes: [u64; MAX_TIERS],
+    pub wear_pages: [u64; MAX_TIERS],
+    pub wear_max_page_writes: [u64; MAX_TIERS],
     /// Per tier: [CPU reads, CPU writes, page fills].
     pub tier: [[Component; 3]; MAX_TIERS],
 }
@@ -154,6 +161,8 @@ pub struct Accounting {
     pub log: Option<Vec<DeviceRequest>>,
     /// App in the foreground (None: no app; `ALL_FOREGROUND` before any event).
     foreground: Option<u32>,
+    /// Per tier with an endurance: writes per page id (empty for other tiers).
+    wear: Vec<Vec<u32>>,
 }
 
 /// `foreground` value meaning "no events seen: every app counts as foreground".
@@ -173,6 +182,7 @@ impl Accounting {
             swap_slot: Vec::new(),
             log: None,
             foreground: Some(ALL_FOREGROUND),
+            wear: Vec::new(),
         }
     }
 
@@ -191,6 +201,31 @@ impl Accounting {
         let words = n.div_ceil(64);
         if self.in_swap.len() < words {
             self.in_swap.resize(words, 0);
+        }
+        if self.wear.len() < self.system.tiers.len() {
+            self.wear = vec![Vec::new(); self.system.tiers.len()];
+        }
+        for (t, w) in self.wear.iter_mut().enumerate() {
+            if self.system.tiers[t].endurance_writes.is_some() && w.len() < n {
+                w.resize(n, 0);
+            }
+        }
+    }
+
+    /// Counts a page write into `tier` for wear (tiers with an endurance).
+    #[inline]
+    fn wear_write(&mut self, tier: u8, id: PageId) {
+        let t = tier as usize;
+        if let Some(c) = self.wear.get_mut(t).and_then(|w| w.get_mut(id as usize)) {
+            *c += 1;
+            let n = *c as u64;
+            self.stats.wear_writes[t] += 1;
+            if n == 1 {
+                self.stats.wear_pages[t] += 1;
+            }
+            if n > self.stats.wear_max_page_writes[t] {
+                self.stats.wear_max_page_writes[t] = n;
+            }
         }
     }
 
@@ -323,6 +358,9 @@ impl Sink for Accounting {
         }
         self.stats.hits_by_tier[tier as usize] += 1;
         self.tier_access(tier, r.op);
+        if r.op == Op::Write {
+            self.wear_write(tier, r.id);
+        }
     }
 
     #[inline]
@@ -334,6 +372,10 @@ impl Sink for Accounting {
         self.fetch(r);
         self.tier_fill(tier);
         self.tier_access(tier, r.op);
+        self.wear_write(tier, r.id);
+        if r.op == Op::Write {
+            self.wear_write(tier, r.id);
+        }
     }
 
     fn miss_bypass(&mut self, r: &PageRef) {
@@ -361,7 +403,8 @@ impl Sink for Accounting {
         }
     }
 
-    fn migrate(&mut self, _id: PageId, _page: u64, from: u8, to: u8) {
+    fn migrate(&mut self, id: PageId, _page: u64, from: u8, to: u8) {
+        self.wear_write(to, id);
         if to < from {
             self.stats.migrations_up += 1;
         } else {

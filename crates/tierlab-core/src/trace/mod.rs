@@ -20,6 +20,8 @@ pub mod info;
 pub mod input;
 pub mod native;
 pub mod readers;
+pub mod schedule;
+pub mod session_gen;
 pub mod synth;
 pub mod synth_nomad;
 
@@ -141,6 +143,12 @@ impl TraceSpec {
 
 /// Opens a trace for streaming.
 pub fn open(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+    if spec.options.contains_key("schedule") {
+        return schedule::open_scheduled(spec);
+    }
+    if let Some(gen) = session_gen::from_spec(&spec.path.to_string_lossy())? {
+        return Ok(Box::new(gen));
+    }
     let format = match &spec.format {
         Some(f) => f.clone(),
         None if synth::looks_like_spec(&spec.path) => "synth".to_string(),
