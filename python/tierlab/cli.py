@@ -16,7 +16,7 @@ from rich.table import Table
 from tierlab import _core, api
 
 # Wide tables stay readable when piped to a file or a pager.
-console = Console(width=None if sys.stdout.isatty() else 160)
+console = Console(width=None if sys.stdout.isatty() else 200)
 err_console = Console(stderr=True)
 
 DESCRIPTION = """\
@@ -101,7 +101,7 @@ def print_results(df, title: str) -> None:
         and df[c].sum() > 0
     ]
     for name, _ in cols:
-        table.add_column(name, justify="right" if name not in ("policy", "size") else "left")
+        table.add_column(name, justify="right" if name not in ("policy", "size") else "left", no_wrap=True)
     for c in comps:
         table.add_column(f"{c} time", justify="right")
     if mem_cols:
