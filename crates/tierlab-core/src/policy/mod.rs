@@ -3,6 +3,7 @@
 //! per-access code is monomorphised; the name is looked up once per run.
 
 pub mod classic;
+pub mod flash;
 
 use crate::error::{Error, Result};
 use crate::sim::{PageRef, Sink};
@@ -116,7 +117,13 @@ registry!(
     classic::fifo::Fifo,
     classic::lru::Lru,
     classic::clock::Clock,
-    classic::opt::Opt
+    classic::opt::Opt,
+    flash::cflru::Cflru,
+    flash::lru_wsr::LruWsr,
+    flash::ccf_lru::CcfLru,
+    flash::fab::Fab,
+    flash::spatial_clock::SpatialClock,
+    flash::bs_clock::BsClock,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.
