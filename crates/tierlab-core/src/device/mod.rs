@@ -9,6 +9,8 @@
 //! static power; endurance (writes per cell) feeds wear estimates.
 
 pub mod presets;
+pub mod presets_flash;
+pub mod replay;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

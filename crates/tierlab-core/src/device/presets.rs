@@ -52,4 +52,7 @@ pub fn all() -> Vec<Device> {
             erase_block_pages: Some(256),
         },
     ]
+    .into_iter()
+    .chain(super::presets_flash::all())
+    .collect()
 }
