@@ -1,6 +1,148 @@
+//! pyo3 glue only: the `tierlab._core` module. Arguments and results cross the
+//! boundary as JSON text or numpy arrays; the Python package gives them shape.
+//! Long calls release the GIL and check for Ctrl-C after every batch; panics are
+//! caught here and never cross into Python.
+
+mod common;
+mod trace;
+
+use common::{guard, json_arg, to_py_err, PyTierlabError};
 use pyo3::prelude::*;
+use serde::Deserialize;
+use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+use tierlab_core::policy::{all_policies, PolicySpec};
+use tierlab_core::sim::engine::{run as engine_run, InstanceSpec, RunOptions};
+use tierlab_core::sim::results::{rows, Value};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InstanceArg {
+    policy: String,
+    #[serde(default)]
+    params: toml::Table,
+    size: usize,
+}
+
+/// Loads the device catalog: presets plus the given TOML files.
+fn catalog(device_files: &[String]) -> tierlab_core::Result<DeviceCatalog> {
+    let mut cat = DeviceCatalog::default();
+    for f in device_files {
+        cat.load_toml_file(std::path::Path::new(f))?;
+    }
+    Ok(cat)
+}
+
+fn value_json(v: &Value) -> serde_json::Value {
+    match v {
+        Value::Int(i) => serde_json::Value::from(*i),
+        Value::Float(f) => serde_json::Number::from_f64(*f)
+            .map(serde_json::Value::Number)
+            .unwrap_or(serde_json::Value::Null),
+        Value::Str(s) => serde_json::Value::from(s.clone()),
+    }
+}
+
+/// Replays one trace through many policy instances in one pass.
+///
+/// `trace`: JSON `{"path", "format", "options"}`; `instances`: JSON list of
+/// `{"policy", "params", "size"}`; `system`: JSON system spec. Returns JSON
+/// `{"rows": [...], "meta": {...}}`.
+#[pyfunction]
+#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    trace: &str,
+    instances: &str,
+    system: &str,
+    device_files: Vec<String>,
+    threads: usize,
+    limit: Option<u64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let spec = trace::trace_spec(trace)?;
+    let inst: Vec<InstanceArg> = json_arg("instances", instances)?;
+    let sys_spec: SystemSpec = json_arg("system", system)?;
+    let instances: Vec<InstanceSpec> = inst
+        .into_iter()
+        .map(|i| InstanceSpec {
+            policy: PolicySpec {
+                name: i.policy,
+                params: i.params,
+            },
+            capacity: i.size,
+        })
+        .collect();
+    let opts = RunOptions {
+        threads,
+        limit,
+        ..RunOptions::default()
+    };
+    let out = py.detach(|| {
+        guard(|| {
+            let cat = catalog(&device_files)?;
+            let sys = System::resolve(&sys_spec, &cat)?;
+            let mut reader = tierlab_core::trace::open(&spec)?;
+            let mut progress = common::progress_callback(callback.as_ref());
+            let out = engine_run(reader.as_mut(), &instances, &sys, &opts, &mut progress)?;
+            let rows: Vec<serde_json::Value> = rows(&out, &sys)
+                .iter()
+                .map(|r| {
+                    serde_json::Value::Object(
+                        r.iter().map(|(k, v)| (k.clone(), value_json(v))).collect(),
+                    )
+                })
+                .collect();
+            let meta = serde_json::json!({
+                "page_refs": out.page_refs,
+                "requests": out.requests,
+                "events": out.events,
+                "distinct_pages": out.distinct_pages,
+                "page_size": out.page_size,
+                "apps": out.app_names,
+                "elapsed_s": out.elapsed_s,
+                "format": reader.format(),
+            });
+            Ok(serde_json::json!({"rows": rows, "meta": meta}).to_string())
+        })
+    });
+    out.map_err(to_py_err)
+}
+
+/// Registered policies as JSON.
+#[pyfunction]
+fn policies() -> PyResult<String> {
+    serde_json::to_string(&all_policies()).map_err(|e| PyTierlabError::new_err(e.to_string()))
+}
+
+/// Device presets (plus devices from TOML files) as JSON.
+#[pyfunction]
+#[pyo3(signature = (device_files=vec![]))]
+fn devices(device_files: Vec<String>) -> PyResult<String> {
+    let cat = catalog(&device_files).map_err(to_py_err)?;
+    let list: Vec<_> = cat.iter().collect();
+    serde_json::to_string(&list).map_err(|e| PyTierlabError::new_err(e.to_string()))
+}
+
+/// Checks a policy spec string such as `clock(bits=2)` and returns it as JSON
+/// `{"name", "params"}`.
+#[pyfunction]
+fn parse_policy(text: &str) -> PyResult<String> {
+    let spec = PolicySpec::parse(text).map_err(to_py_err)?;
+    tierlab_core::policy::policy_info(&spec.name).map_err(to_py_err)?;
+    let params =
+        serde_json::to_value(&spec.params).map_err(|e| PyTierlabError::new_err(e.to_string()))?;
+    Ok(serde_json::json!({"name": spec.name, "params": params}).to_string())
+}
 
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    common::register_exceptions(m)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
+    trace::register(m)?;
     Ok(())
 }

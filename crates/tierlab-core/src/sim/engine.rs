@@ -208,22 +208,12 @@ pub fn needs_future(specs: &[InstanceSpec]) -> Result<bool> {
 }
 
 /// Splits trace records into page references with dense ids.
+#[derive(Default)]
 pub struct Decoder {
     ids: FxHashMap<u64, u32>,
     seq: u64,
     pub requests: u64,
     pub events: u64,
-}
-
-impl Default for Decoder {
-    fn default() -> Self {
-        Decoder {
-            ids: FxHashMap::default(),
-            seq: 0,
-            requests: 0,
-            events: 0,
-        }
-    }
 }
 
 impl Decoder {

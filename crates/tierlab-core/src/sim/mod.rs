@@ -3,6 +3,7 @@
 
 pub mod accounting;
 pub mod engine;
+pub mod results;
 
 pub use accounting::{Accounting, Component, Stats};
 pub use engine::{run, RunOptions, RunOutput};

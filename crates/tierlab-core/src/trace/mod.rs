@@ -15,6 +15,7 @@
 //! `time` is in nanoseconds when the format carries timestamps and is the
 //! record's ordinal otherwise; no policy in tierlab depends on its unit.
 
+pub mod info;
 pub mod input;
 pub mod readers;
 

@@ -1,0 +1,126 @@
+//! One-pass trace summary for `tierlab info`: size, mix, footprint, apps and
+//! reuse. Memory is proportional to the distinct pages, not the trace length.
+
+use crate::error::Result;
+use crate::sim::engine::Decoder;
+use crate::trace::{Kind, Op, TraceReader};
+
+/// What `tierlab info` prints.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TraceInfo {
+    pub format: String,
+    pub page_size: u32,
+    pub requests: u64,
+    pub page_refs: u64,
+    pub events: u64,
+    pub distinct_pages: u64,
+    pub footprint_bytes: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub file_refs: u64,
+    pub anon_refs: u64,
+    /// Distinct pages ever written.
+    pub written_pages: u64,
+    pub apps: Vec<String>,
+    /// Page references per app, in `apps` order.
+    pub refs_per_app: Vec<u64>,
+    /// Re-references (page refs minus first touches).
+    pub reuses: u64,
+    /// Reuse time (page references between two references to the same page)
+    /// percentiles: 10, 25, 50, 75, 90, 99. Approximate: log2 buckets,
+    /// reported as the bucket's upper bound.
+    pub reuse_time_percentiles: Vec<(u32, u64)>,
+    pub mean_request_pages: f64,
+    pub first_time: u64,
+    pub last_time: u64,
+}
+
+/// Reads the whole trace once and summarises it.
+pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<TraceInfo> {
+    let mut info = TraceInfo {
+        format: reader.format().to_string(),
+        page_size: reader.page_size(),
+        ..Default::default()
+    };
+    let mut decoder = Decoder::default();
+    let mut records = Vec::with_capacity(1 << 16);
+    let mut refs = Vec::with_capacity(1 << 16);
+    let mut events = Vec::new();
+    let mut last_seen: Vec<u64> = Vec::new();
+    let mut written: Vec<bool> = Vec::new();
+    let mut hist = [0u64; 64];
+    let mut per_app: Vec<u64> = Vec::new();
+    let mut first_time = None;
+    let limit = limit.unwrap_or(u64::MAX);
+    let mut more = true;
+    while more && info.page_refs < limit {
+        records.clear();
+        refs.clear();
+        events.clear();
+        more = reader.read_batch(&mut records, 1 << 16)?;
+        decoder.decode(&records, &mut refs, &mut events)?;
+        let n = decoder.distinct();
+        last_seen.resize(n, u64::MAX);
+        written.resize(n, false);
+        for r in &refs {
+            if info.page_refs >= limit {
+                break;
+            }
+            first_time.get_or_insert(r.time);
+            info.last_time = r.time;
+            match r.op {
+                Op::Read => info.reads += 1,
+                Op::Write => {
+                    info.writes += 1;
+                    if !written[r.id as usize] {
+                        written[r.id as usize] = true;
+                        info.written_pages += 1;
+                    }
+                }
+            }
+            match r.kind {
+                Kind::File => info.file_refs += 1,
+                Kind::Anon => info.anon_refs += 1,
+            }
+            let app = r.app as usize;
+            if per_app.len() <= app {
+                per_app.resize(app + 1, 0);
+            }
+            per_app[app] += 1;
+            let prev = last_seen[r.id as usize];
+            if prev != u64::MAX {
+                info.reuses += 1;
+                let gap = r.seq - prev;
+                hist[(64 - gap.leading_zeros()) as usize % 64] += 1;
+            }
+            last_seen[r.id as usize] = r.seq;
+            info.page_refs += 1;
+        }
+        info.events += events.len() as u64;
+    }
+    info.requests = decoder.requests;
+    info.distinct_pages = decoder.distinct() as u64;
+    info.footprint_bytes = info.distinct_pages * info.page_size as u64;
+    info.first_time = first_time.unwrap_or(0);
+    info.mean_request_pages = if info.requests > 0 {
+        info.page_refs as f64 / info.requests as f64
+    } else {
+        0.0
+    };
+    info.apps = reader.app_names();
+    per_app.resize(info.apps.len().max(per_app.len()), 0);
+    info.refs_per_app = per_app;
+    for p in [10u32, 25, 50, 75, 90, 99] {
+        let target = (info.reuses as f64 * p as f64 / 100.0).ceil() as u64;
+        let mut acc = 0;
+        for (b, &c) in hist.iter().enumerate() {
+            acc += c;
+            if acc >= target && info.reuses > 0 {
+                info.reuse_time_percentiles
+                    .push((p, if b == 0 { 0 } else { (1u64 << b) - 1 }));
+                break;
+            }
+        }
+    }
+    Ok(info)
+}

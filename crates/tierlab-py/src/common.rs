@@ -1,0 +1,134 @@
+//! Error mapping, panic guard, JSON arguments and the progress callback.
+
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use serde::de::DeserializeOwned;
+use tierlab_core::sim::engine::Progress;
+use tierlab_core::Error;
+
+pyo3::create_exception!(
+    _core,
+    TierlabError,
+    PyException,
+    "Base class of tierlab's errors."
+);
+pyo3::create_exception!(
+    _core,
+    TraceFormatError,
+    TierlabError,
+    "Malformed trace input (names file and line/offset)."
+);
+pyo3::create_exception!(
+    _core,
+    ConfigError,
+    TierlabError,
+    "Bad configuration: names the key and the allowed values."
+);
+
+pub use TierlabError as PyTierlabError;
+
+pub fn register_exceptions(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("TierlabError", py.get_type::<TierlabError>())?;
+    m.add("TraceFormatError", py.get_type::<TraceFormatError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    Ok(())
+}
+
+/// What a native call can end with.
+pub enum Failure {
+    Core(Error),
+    /// A Python exception raised inside the progress callback (e.g. KeyboardInterrupt).
+    Python(PyErr),
+    Panic(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Core(e)
+    }
+}
+
+pub fn to_py_err(f: impl Into<FailureOrError>) -> PyErr {
+    match f.into().0 {
+        Failure::Core(e) => core_err(e),
+        Failure::Python(e) => e,
+        Failure::Panic(msg) => {
+            TierlabError::new_err(format!("internal error (please report): {msg}"))
+        }
+    }
+}
+
+pub struct FailureOrError(Failure);
+impl From<Failure> for FailureOrError {
+    fn from(f: Failure) -> Self {
+        FailureOrError(f)
+    }
+}
+impl From<Error> for FailureOrError {
+    fn from(e: Error) -> Self {
+        FailureOrError(Failure::Core(e))
+    }
+}
+
+fn core_err(e: Error) -> PyErr {
+    match &e {
+        Error::Input { .. } => TraceFormatError::new_err(e.to_string()),
+        Error::Io { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+        Error::Config(_) => ConfigError::new_err(e.to_string()),
+        Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"),
+    }
+}
+
+thread_local! {
+    static PENDING_PY_ERR: std::cell::RefCell<Option<PyErr>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f`, turning a panic into an error and a Python exception raised in
+/// the callback back into that exception.
+pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Failure> {
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let pending = PENDING_PY_ERR.with(|p| p.borrow_mut().take());
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(Error::Interrupted)) if pending.is_some() => Err(Failure::Python(pending.unwrap())),
+        Ok(Err(e)) => Err(Failure::Core(e)),
+        Err(p) => {
+            let msg = p
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".into());
+            Err(Failure::Panic(msg))
+        }
+    }
+}
+
+/// A progress closure for the engine: calls `callback(page_refs)` (if any)
+/// with the GIL held and checks for signals (Ctrl-C) at most every 100 ms.
+pub fn progress_callback(
+    callback: Option<&Py<PyAny>>,
+) -> impl FnMut(&Progress) -> Result<(), Error> + '_ {
+    let mut last = std::time::Instant::now();
+    move |p: &Progress| {
+        if last.elapsed().as_millis() < 100 {
+            return Ok(());
+        }
+        last = std::time::Instant::now();
+        Python::attach(|py| {
+            let r = py.check_signals().and_then(|_| match callback {
+                Some(cb) => cb.call1(py, (p.page_refs,)).map(|_| ()),
+                None => Ok(()),
+            });
+            r.map_err(|e| {
+                PENDING_PY_ERR.with(|slot| *slot.borrow_mut() = Some(e));
+                Error::Interrupted
+            })
+        })
+    }
+}
+
+/// Parses a JSON argument, naming it on error.
+pub fn json_arg<T: DeserializeOwned>(name: &str, text: &str) -> PyResult<T> {
+    serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("{name}: {e}")))
+}

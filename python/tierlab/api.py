@@ -1,0 +1,243 @@
+"""The Python API: run traces through policies and get pandas DataFrames."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+import pandas as pd
+
+from tierlab import _core
+
+#: A policy: a name, a spec string such as ``"clock(bits=2)"``, or a dict ``{"name": ..., **params}``.
+PolicyLike = Union[str, dict]
+#: A size: pages (int), bytes with a unit (``"4MiB"``, ``"512KB"``), or a fraction of the trace's
+#: footprint (``"10%"`` or a float in (0, 1]).
+SizeLike = Union[int, float, str]
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A trace to replay: a file (format guessed from its name unless given) with format options,
+    or a generator spec such as ``"zipf:alpha=1.0,pages=1000000,n=10000000,seed=1"``."""
+
+    path: str
+    format: str | None = None
+    options: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, trace: TraceLike, format: str | None = None, options: dict | None = None) -> Trace:
+        if isinstance(trace, Trace):
+            return trace
+        return cls(str(trace), format, dict(options or {}))
+
+    def to_json(self) -> str:
+        return json.dumps({"path": self.path, "format": self.format, "options": self.options})
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name if not _is_generator(self.path) else self.path
+
+    def batches(self, batch: int = 1 << 20):
+        """Iterates over the trace's records as dicts of numpy arrays."""
+        return _core.TraceBatches(self.to_json(), batch)
+
+
+TraceLike = Union[str, os.PathLike, Trace]
+
+
+def _is_generator(path: str) -> bool:
+    return re.match(r"^[a-z_]+:", path) is not None and not Path(path).exists()
+
+
+_UNITS = {
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "k": 1024,
+    "m": 1024**2,
+    "g": 1024**3,
+}
+
+
+def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], int]) -> int:
+    """Turns a size into pages. Fractions of the footprint round to the nearest page (at least 1)."""
+    if isinstance(size, bool):
+        raise _core.ConfigError(f"size: expected pages, bytes or a fraction, got {size!r}")
+    if isinstance(size, int):
+        if size < 0:
+            raise _core.ConfigError(f"size: must be >= 0 pages, got {size}")
+        return size
+    if isinstance(size, float):
+        if not 0 < size <= 1:
+            raise _core.ConfigError(f"size: a float is a fraction of the footprint in (0, 1], got {size}")
+        return max(1, round(size * footprint_pages()))
+    text = str(size).strip().lower().replace(" ", "")
+    if text.endswith("%"):
+        try:
+            pct = float(text[:-1])
+        except ValueError:
+            raise _core.ConfigError(f"size: bad percentage {size!r}") from None
+        if not 0 < pct <= 100:
+            raise _core.ConfigError(f"size: percentage must be in (0, 100], got {size!r}")
+        return max(1, round(pct / 100 * footprint_pages()))
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
+    if not m:
+        raise _core.ConfigError(
+            f"size: expected pages (123), bytes with a unit (4MiB) or a fraction (10%), got {size!r}"
+        )
+    num, unit = float(m.group(1)), m.group(2)
+    if unit in ("", "p", "pages"):
+        return int(num)
+    if unit not in _UNITS:
+        raise _core.ConfigError(f"size: unknown unit {unit!r} in {size!r}; use one of {', '.join(_UNITS)} or pages")
+    return int(num * _UNITS[unit] // page_size)
+
+
+def parse_policy(policy: PolicyLike) -> dict:
+    """Normalises a policy to ``{"name": ..., "params": {...}}`` (validated by the core)."""
+    if isinstance(policy, dict):
+        if "name" not in policy:
+            raise _core.ConfigError(f"policy {policy!r}: a dict policy needs a 'name' key")
+        params = {k: v for k, v in policy.items() if k != "name"}
+        if "params" in params and len(params) == 1 and isinstance(params["params"], dict):
+            params = params["params"]
+        return {"name": policy["name"], "params": params}
+    return json.loads(_core.parse_policy(str(policy)))
+
+
+def info(trace: TraceLike, *, format: str | None = None, options: dict | None = None, limit: int | None = None) -> dict:
+    """Summary of a trace: requests, page references, footprint, mixes, apps, reuse."""
+    t = Trace.of(trace, format, options)
+    return json.loads(_core.trace_info(t.to_json(), limit))
+
+
+def policies() -> pd.DataFrame:
+    """Registered policies with family, summary and default parameters."""
+    return pd.DataFrame(json.loads(_core.policies()))
+
+
+def devices(device_files: Sequence[str | os.PathLike] = ()) -> pd.DataFrame:
+    """Device presets (and devices from TOML files), one row per device."""
+    devs = json.loads(_core.devices([str(f) for f in device_files]))
+    return pd.json_normalize(devs)
+
+
+def _system_json(system: str | dict | None) -> str:
+    if system is None:
+        return "{}"
+    if isinstance(system, str):
+        # A single device name: a one-tier system on it.
+        return json.dumps({"tiers": [system]})
+    return json.dumps(system)
+
+
+def run(
+    trace: TraceLike,
+    policies: Iterable[PolicyLike] = ("lru",),
+    sizes: Iterable[SizeLike] = ("10%",),
+    system: str | dict | None = None,
+    *,
+    format: str | None = None,
+    options: dict | None = None,
+    device_files: Sequence[str | os.PathLike] = (),
+    threads: int | None = None,
+    limit: int | None = None,
+    progress: bool | Callable[[int], Any] = False,
+) -> pd.DataFrame:
+    """Replays ``trace`` once through every (policy, size) pair and returns one row per pair.
+
+    ``system`` is a dict ``{"tiers": [...], "file_store": ..., "swap": ..., "write_miss_fetch": ...}``
+    of device names (see :func:`devices`); default: DRAM over an NVMe file store and swap.
+    The native call releases the GIL; Ctrl-C raises KeyboardInterrupt within a fraction of a second.
+    """
+    t = Trace.of(trace, format, options)
+    pols = [parse_policy(p) for p in policies]
+    size_list = list(sizes)
+    if not pols or not size_list:
+        raise _core.ConfigError("run: need at least one policy and one size")
+    meta_cache: dict[str, Any] = {}
+
+    def footprint() -> int:
+        if "info" not in meta_cache:
+            meta_cache["info"] = info(t, limit=limit)
+        return int(meta_cache["info"]["distinct_pages"])
+
+    page_size = _page_size(t)
+    pages = [resolve_size(s, page_size, footprint) for s in size_list]
+    instances = [{"policy": p["name"], "params": p["params"], "size": n} for p in pols for n in pages]
+    requested = [str(s) for p in pols for s in size_list]
+    callback = _progress_callback(progress, t.name)
+    try:
+        out = json.loads(
+            _core.run(
+                t.to_json(),
+                json.dumps(instances),
+                _system_json(system),
+                [str(f) for f in device_files],
+                threads or min(len(instances), os.cpu_count() or 1),
+                limit,
+                callback,
+            )
+        )
+    finally:
+        if hasattr(callback, "close"):
+            callback.close()
+    df = pd.DataFrame(out["rows"])
+    if df.empty:
+        return df
+    df.insert(0, "trace", t.name)
+    df.insert(3, "size", requested)
+    df.attrs["meta"] = out["meta"]
+    return df
+
+
+def _page_size(t: Trace) -> int:
+    it = t.batches(batch=1)
+    return int(it.page_size())
+
+
+class _RichProgress:
+    """Progress display for long runs: references replayed and rate."""
+
+    def __init__(self, label: str):
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self._p = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.description}"),
+            TextColumn("{task.completed:,.0f} refs"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            transient=True,
+        )
+        self._task = self._p.add_task(label, total=None, rate="")
+        self._p.start()
+        import time
+
+        self._t0 = time.perf_counter()
+        self._time = time.perf_counter
+
+    def __call__(self, done: int) -> None:
+        dt = max(self._time() - self._t0, 1e-9)
+        self._p.update(self._task, completed=done, rate=f"{done / dt / 1e6:.2f} M refs/s")
+
+    def close(self) -> None:
+        self._p.stop()
+
+
+def _progress_callback(progress, label: str):
+    if progress is True:
+        return _RichProgress(label)
+    if callable(progress):
+        return progress
+    return None

@@ -1,0 +1,52 @@
+"""The Python API's contract: rows, sizes, policy specs, counters that add up."""
+
+from __future__ import annotations
+
+import numpy as np
+import tierlab
+from tierlab.api import resolve_size
+
+
+def test_resolve_size_units_and_fractions():
+    fp = lambda: 1000  # noqa: E731
+    assert resolve_size(123, 4096, fp) == 123
+    assert resolve_size("4MiB", 4096, fp) == 1024
+    assert resolve_size("4 MB", 4096, fp) == 976
+    assert resolve_size("10%", 4096, fp) == 100
+    assert resolve_size(0.25, 4096, fp) == 250
+    assert resolve_size("0.01%", 4096, fp) == 1  # at least one page
+
+
+def test_policy_spec_forms_are_equivalent(tmp_path):
+    f = tmp_path / "t.trace"
+    f.write_text("\n".join(str(i % 37) for i in range(2000)))
+    a = tierlab.run(f, policies=["clock(bits=2)"], sizes=[10])
+    b = tierlab.run(f, policies=[{"name": "clock", "bits": 2}], sizes=[10])
+    assert a["misses"].tolist() == b["misses"].tolist()
+    assert a["params"].iloc[0] == '{"bits":2}'
+
+
+def test_counters_add_up(tmp_path):
+    f = tmp_path / "t.trace"
+    rng = np.random.default_rng(7)
+    f.write_text("\n".join(map(str, rng.zipf(1.3, 5000) % 500)))
+    df = tierlab.run(f, policies=["fifo", "lru", "clock", "opt"], sizes=[1, 10, 100, 1000])
+    assert (df["hits"] + df["misses"] == df["accesses"]).all()
+    assert (df["hits"] == df[[c for c in df.columns if c.startswith("hits_") and "tier" not in c]].sum(axis=1)).all()
+    assert (df["resident_at_end"] <= df["size_pages"]).all()
+    # Every miss is a file read here (a read-only block trace): pages read = misses.
+    assert (df["file_pages_read"] == df["misses"]).all()
+    # A cache that holds the whole footprint misses only on first touches.
+    full = df[df["size_pages"] == 1000]
+    assert (full["misses"] == full["distinct_pages"]).all()
+
+
+def test_dirty_pages_are_written_back_once(tmp_path):
+    # VFS-style trace of the lirs format can't carry writes; use an address trace via the python
+    # API once the readers land. Here: a hand-made trace through the native generator is not yet
+    # available, so check the accounting invariant on reads: no write-backs without writes.
+    f = tmp_path / "t.trace"
+    f.write_text("\n".join(str(i % 50) for i in range(1000)))
+    df = tierlab.run(f, policies=["lru", "fifo"], sizes=[10])
+    assert (df["dirty_evictions"] == 0).all() and (df["file_pages_written"] == 0).all()
+    assert (df["evictions"] == df["misses"] - df["resident_at_end"]).all()
