@@ -48,7 +48,8 @@ impl Sink for Rec {
         for w in pages.windows(2) {
             assert_eq!(w[1].page, w[0].page + 1, "bulk write not consecutive");
         }
-        self.ev.push(WriteBack(pages.iter().map(|p| p.page).collect()));
+        self.ev
+            .push(WriteBack(pages.iter().map(|p| p.page).collect()));
     }
     fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {}
 }
@@ -179,9 +180,17 @@ fn figure5_bs_clock_writes_16_to_40_together_and_evicts_only_16() {
     );
     assert_eq!(p.is_dirty(pg(16)), None, "victim evicted");
     for s in [24, 32, 40] {
-        assert_eq!(p.is_dirty(pg(s)), Some(false), "sector {s} cleaned, resident");
+        assert_eq!(
+            p.is_dirty(pg(s)),
+            Some(false),
+            "sector {s} cleaned, resident"
+        );
     }
-    assert_eq!(p.is_dirty(pg(72)), Some(true), "non-adjacent page untouched");
+    assert_eq!(
+        p.is_dirty(pg(72)),
+        Some(true),
+        "non-adjacent page untouched"
+    );
     assert_eq!(p.order_from_hand()[0], pg(24), "hand moves to sector 24");
     let c: HashMap<_, _> = p.counters().into_iter().collect();
     assert_eq!(c["bulk_writes"], 1);
@@ -333,10 +342,16 @@ fn bs_clock_hits_equal_spatial_clock_and_writes_at_least_as_many_pages_in_fewer_
         assert!(b.stats.fixed[1].time_ns < a.stats.fixed[1].time_ns);
         assert_eq!(sc.resident(), cap);
         let order = sc.order_from_hand();
-        let rot = order.iter().position(|&x| x == *order.iter().min().unwrap()).unwrap();
+        let rot = order
+            .iter()
+            .position(|&x| x == *order.iter().min().unwrap())
+            .unwrap();
         let mut sorted = order[rot..].to_vec();
         sorted.extend(&order[..rot]);
-        assert!(sorted.windows(2).all(|w| w[0] < w[1]), "ring sorted by page");
+        assert!(
+            sorted.windows(2).all(|w| w[0] < w[1]),
+            "ring sorted by page"
+        );
     }
 }
 
@@ -486,10 +501,10 @@ fn fab_evicts_the_fullest_block_whole_writing_dirty_runs_in_one_request_each() {
         ('W', 0),
         ('W', 1),
         ('R', 2),
-        ('W', 3), // block 0: 4 pages (full), dirty runs [0,1] and [3]
-        ('W', 5), // block 1
-        ('R', 9), // block 2
-        ('R', 0), // hit: block 0 becomes the most recent, still the fullest
+        ('W', 3),  // block 0: 4 pages (full), dirty runs [0,1] and [3]
+        ('W', 5),  // block 1
+        ('R', 9),  // block 2
+        ('R', 0),  // hit: block 0 becomes the most recent, still the fullest
         ('R', 12), // full: block 0 (4 pages) evicted whole
     ];
     let ev = run(&mut p, &refs);

@@ -121,7 +121,10 @@ fn parse_line(line: &[u8]) -> std::result::Result<Line, String> {
     let (Some(op), Some(store), Some(first), Some(pages), None) =
         (f.next(), f.next(), f.next(), f.next(), f.next())
     else {
-        return Err(format!("expected 4 fields '{HEADER}', got '{}'", show(line)));
+        return Err(format!(
+            "expected 4 fields '{HEADER}', got '{}'",
+            show(line)
+        ));
     };
     let op = match op {
         b"R" | b"r" => Op::Read,
@@ -233,8 +236,8 @@ struct AlignedBuf {
 
 impl AlignedBuf {
     fn new(len: usize) -> AlignedBuf {
-        let layout = std::alloc::Layout::from_size_align(len.max(4096), 4096)
-            .expect("valid buffer layout");
+        let layout =
+            std::alloc::Layout::from_size_align(len.max(4096), 4096).expect("valid buffer layout");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
         if ptr.is_null() {
@@ -329,7 +332,9 @@ pub fn replay(log: &DeviceLog, target: &Path, opts: &ReplayOptions) -> Result<Re
         )));
     }
     let meta = std::fs::metadata(target).ok();
-    let is_block = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
+    let is_block = meta
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_block_device());
     if is_block && !opts.allow_block_device {
         return Err(Error::config(format!(
             "{} is a block device: replaying overwrites its contents; pass \
@@ -441,4 +446,66 @@ pub fn replay(log: &DeviceLog, target: &Path, opts: &ReplayOptions) -> Result<Re
     rep.fsync_ns = t.elapsed().as_nanos() as u64;
     rep.io_ns = rep.read_ns + rep.write_ns + rep.fsync_ns;
     Ok(rep)
+}
+
+/// Whether a request continues "the previous request" per direction (as
+/// `Accounting` charges: reads and writes keep separate cursors) or over both
+/// directions (a read between two writes breaks the write stream, as on a
+/// device that sees the requests interleaved).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CursorMode {
+    PerDirection,
+    Shared,
+}
+
+/// Modeled time of an after-cache trace on a device model.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ModeledTime {
+    pub read_ns: f64,
+    pub write_ns: f64,
+    pub reads: u64,
+    pub writes: u64,
+    /// Requests charged as sequential.
+    pub sequential: u64,
+}
+
+impl ModeledTime {
+    pub fn total_ns(&self) -> f64 {
+        self.read_ns + self.write_ns
+    }
+}
+
+/// Charges every request of `store` in `requests` through `dev`'s cost model
+/// (`IoCost::time_ns`), deciding sequentiality with `mode`. With
+/// [`CursorMode::PerDirection`] this is exactly what `Accounting` charged the
+/// run that recorded the log, so a log recorded once can be costed on any
+/// device (e.g. both microSD presets) without replaying the trace.
+pub fn model_time(
+    requests: &[DeviceRequest],
+    store: Store,
+    dev: &super::Device,
+    mode: CursorMode,
+) -> ModeledTime {
+    let mut next: [Option<u64>; 2] = [None, None];
+    let mut m = ModeledTime::default();
+    for r in requests.iter().filter(|r| r.store == store) {
+        let c = match mode {
+            CursorMode::PerDirection => r.op as usize,
+            CursorMode::Shared => 0,
+        };
+        let seq = next[c] == Some(r.first);
+        next[c] = Some(r.first + r.pages as u64);
+        m.sequential += seq as u64;
+        match r.op {
+            Op::Read => {
+                m.read_ns += dev.read.time_ns(r.pages as u64, seq);
+                m.reads += 1;
+            }
+            Op::Write => {
+                m.write_ns += dev.write.time_ns(r.pages as u64, seq);
+                m.writes += 1;
+            }
+        }
+    }
+    m
 }

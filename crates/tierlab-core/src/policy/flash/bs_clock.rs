@@ -73,7 +73,8 @@ impl PolicyDef for BsClock {
     const NAME: &'static str = "bs-clock";
     const ALIASES: &'static [&'static str] = &["bsclock", "bulk-spatial-clock"];
     const FAMILY: &'static str = "flash";
-    const SUMMARY: &'static str = "BS-CLOCK (Lee, Lee & Park 2016, Fig. 3): Spatial Clock that writes \
+    const SUMMARY: &'static str =
+        "BS-CLOCK (Lee, Lee & Park 2016, Fig. 3): Spatial Clock that writes \
          a dirty victim together with up to seq_dirtied_pages-1 following unreferenced dirty \
          sequential pages in one bulk write; only the victim is evicted.";
     type Config = BsClockConfig;
@@ -188,7 +189,10 @@ impl Policy for BsClock {
         vec![
             ("bulk_writes", self.bulk_writes),
             ("pages_written_ahead", self.pages_written_ahead),
-            ("rewritten_after_write_ahead", self.rewritten_after_write_ahead),
+            (
+                "rewritten_after_write_ahead",
+                self.rewritten_after_write_ahead,
+            ),
         ]
     }
 }

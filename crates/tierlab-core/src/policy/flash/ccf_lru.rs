@@ -52,7 +52,8 @@ impl PolicyDef for CcfLru {
     const NAME: &'static str = "ccf-lru";
     const ALIASES: &'static [&'static str] = &["ccflru"];
     const FAMILY: &'static str = "flash";
-    const SUMMARY: &'static str = "CCF-LRU (Li et al. 2009): evict cold clean pages first, then cold \
+    const SUMMARY: &'static str =
+        "CCF-LRU (Li et al. 2009): evict cold clean pages first, then cold \
          dirty pages of a mixed LRU list with LRU-WSR's cold-flag second chance.";
     type Config = CcfLruConfig;
     fn build(_cfg: &CcfLruConfig, ctx: &PolicyCtx) -> Result<Self> {
