@@ -4,6 +4,7 @@
 //! caught here and never cross into Python.
 
 mod common;
+mod flash;
 mod trace;
 
 use common::{guard, json_arg, to_py_err, PyTierlabError};
@@ -144,5 +145,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     trace::register(m)?;
+    flash::register(m)?;
     Ok(())
 }
