@@ -126,9 +126,7 @@ def add_parser(sub) -> None:
         help="bytes of TARGET to fold the trace into (default: TARGET's size, or 64MiB for a new file)",
     )
     p.add_argument("--store", choices=["file", "swap"], help="replay only this store's requests")
-    p.add_argument(
-        "--allow-block-device", action="store_true", help="allow a block device (its data is overwritten)"
-    )
+    p.add_argument("--allow-block-device", action="store_true", help="allow a block device (its data is overwritten)")
     p.add_argument("--buffered", action="store_true", help="no O_DIRECT (not a device measurement)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_replay_device)
