@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 import tierlab
 from tierlab.api import resolve_size
 

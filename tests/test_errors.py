@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
+
 import tierlab
 from tierlab.cli import main
 

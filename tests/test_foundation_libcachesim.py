@@ -4,7 +4,9 @@ on cloudPhysicsIO, OLTP and sprite at several sizes, and OPT is never beaten."""
 from __future__ import annotations
 
 import pytest
+
 import tierlab
+
 from conftest import trace_path
 from lcs import lcs_misses, page_sequence, write_oracle_general
 

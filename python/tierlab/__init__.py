@@ -8,6 +8,7 @@ Quick start::
     print(df[["policy", "size_pages", "hit_ratio", "io_time_ns"]])
 """
 
+from tierlab import convert as convert
 from tierlab._core import ConfigError, TierlabError, TraceFormatError
 from tierlab._core import __version__ as __version__
 from tierlab.api import Trace, devices, info, policies, run

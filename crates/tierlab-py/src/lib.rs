@@ -136,6 +136,21 @@ fn parse_policy(text: &str) -> PyResult<String> {
     Ok(serde_json::json!({"name": spec.name, "params": params}).to_string())
 }
 
+/// The benchmark floor on a trace's dense id stream: seconds per repeat.
+#[pyfunction]
+#[pyo3(signature = (trace, repeats=3))]
+fn bench_floor(py: Python<'_>, trace: &str, repeats: usize) -> PyResult<Vec<f64>> {
+    let spec = trace::trace_spec(trace)?;
+    py.detach(|| {
+        guard(|| {
+            let mut reader = tierlab_core::trace::open(&spec)?;
+            let (ids, distinct) = tierlab_core::sim::bench::dense_ids(reader.as_mut())?;
+            Ok((0..repeats).map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0).collect())
+        })
+    })
+    .map_err(to_py_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -144,6 +159,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policies, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
     flash::register(m)?;
     Ok(())

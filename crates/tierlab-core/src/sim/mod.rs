@@ -2,6 +2,7 @@
 //! multi-instance replay loop.
 
 pub mod accounting;
+pub mod bench;
 pub mod engine;
 pub mod results;
 

@@ -1,0 +1,121 @@
+"""Throughput of tierlab's policies side by side with libCacheSim on the same trace, in the same
+run, alternating, several times; plus the machine's floor (one random read-modify-write per
+access into a table the size of the page-id space).
+
+    python benches/throughput.py                       # 10M-access Zipf(1.0) over 1M pages, 10% cache
+    python benches/throughput.py --n 1000000 --repeats 3 --policies lru clock
+
+tierlab is timed two ways: ``policy`` (the replay loop alone, as libCacheSim's
+``process_trace`` is timed after its reader is open) and ``wall`` (the whole call, including
+decoding the trace and assigning dense ids). Medians are printed; the machine is noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import tierlab
+from tierlab import _core
+from tierlab.interop import page_sequence, write_oracle_general
+
+#: tierlab policy -> libcachesim class (and its parameters, matched to ours)
+PEERS = {
+    "fifo": ("FIFO", {}),
+    "lru": ("LRU", {}),
+    "clock": ("Clock", {}),
+    "arc": ("ARC", {}),
+    "2q": ("TwoQ", {}),
+    "s3fifo": ("S3FIFO", {}),
+    "sieve": ("Sieve", {}),
+    "lirs": ("LIRS", {}),
+}
+
+
+def time_tierlab(trace: str, policy: str, size: int) -> tuple[float, float, int]:
+    t0 = time.perf_counter()
+    df = tierlab.run(trace, policies=[policy], sizes=[size], threads=1)
+    wall = time.perf_counter() - t0
+    return float(df["policy_seconds"].iloc[0]), wall, int(df["misses"].iloc[0])
+
+
+def time_libcachesim(oracle: Path, policy: str, size: int, n: int) -> tuple[float, int]:
+    import libcachesim as lcs
+
+    cls, params = PEERS[policy]
+    reader = lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE)
+    cache = getattr(lcs, cls)(cache_size=size, **params)
+    t0 = time.perf_counter()
+    mr, _ = cache.process_trace(reader)
+    return time.perf_counter() - t0, round(mr * n)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=10_000_000, help="accesses")
+    ap.add_argument("--pages", type=int, default=1_000_000, help="distinct pages of the Zipf generator")
+    ap.add_argument("--alpha", type=float, default=1.0)
+    ap.add_argument("--cache", type=float, default=0.1, help="cache size as a fraction of --pages")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--policies", nargs="+", default=list(PEERS))
+    ap.add_argument("--json", help="also write the results as JSON here")
+    args = ap.parse_args()
+
+    known = set(tierlab.policies()["name"])
+    policies = [p for p in args.policies if p in known]
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = f"zipf:alpha={args.alpha},pages={args.pages},n={args.n},seed=1"
+        native = Path(tmp) / "zipf.tlt"
+        tierlab.convert.convert(tierlab.Trace.of(spec), native)
+        pages = page_sequence(tierlab.Trace.of(native))
+        oracle = write_oracle_general(pages, Path(tmp) / "zipf.oracleGeneral.bin")
+        n = len(pages)
+        size = int(args.cache * args.pages)
+        floor = statistics.median(_core.bench_floor(tierlab.Trace.of(native).to_json(), args.repeats))
+        print(f"trace: {spec} ({n:,} accesses, {len(np.unique(pages)):,} distinct), cache {size:,} pages")
+        print(f"floor: {n / floor / 1e6:.1f} M accesses/s\n")
+        rows = []
+        header = (
+            f"{'policy':8} {'tierlab M/s':>12} {'(wall)':>8} {'libCacheSim M/s':>16} {'ratio':>6} "
+            f"{'floor/tierlab':>13} {'misses equal':>12}"
+        )
+        print(header)
+        for p in policies:
+            ours, walls, theirs = [], [], []
+            m_ours = m_theirs = None
+            for _ in range(args.repeats):  # alternate, so drift hits both alike
+                sec, wall, m_ours = time_tierlab(str(native), p, size)
+                ours.append(sec)
+                walls.append(wall)
+                if p in PEERS:
+                    lsec, m_theirs = time_libcachesim(oracle, p, size, n)
+                    theirs.append(lsec)
+            r = {
+                "policy": p,
+                "tierlab_maps": n / statistics.median(ours) / 1e6,
+                "tierlab_wall_maps": n / statistics.median(walls) / 1e6,
+                "libcachesim_maps": n / statistics.median(theirs) / 1e6 if theirs else None,
+                "floor_maps": n / floor / 1e6,
+                "misses": m_ours,
+                "libcachesim_misses": m_theirs,
+            }
+            r["ratio"] = r["tierlab_maps"] / r["libcachesim_maps"] if theirs else None
+            rows.append(r)
+            lc = f"{r['libcachesim_maps']:16.2f}" if theirs else f"{'-':>16}"
+            ratio = f"{r['ratio']:6.2f}" if theirs else f"{'-':>6}"
+            print(
+                f"{p:8} {r['tierlab_maps']:12.2f} {r['tierlab_wall_maps']:8.2f} {lc} {ratio} "
+                f"{r['floor_maps'] / r['tierlab_maps']:13.2f} {str(m_ours == m_theirs):>12}"
+            )
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+"""``tierlab reproduce``: the papers' experiments, a report, and a claims table."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tierlab import papers
+from tierlab import reproduce as rep
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "reproduce",
+        help="re-run the papers' experiments and compare with their claims",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Runs each paper's experiment on traces tierlab ships (generated or captured by\n"
+        "its own tools), writes OUTDIR/report.html with every figure, and prints each claim of the\n"
+        "paper beside tierlab's figure and whether the direction holds.",
+        epilog="examples:\n  tierlab reproduce\n  tierlab reproduce --quick\n  tierlab reproduce bs-clock nomad-ssp",
+    )
+    p.add_argument("papers", nargs="*", help=f"papers to run (default: all): {', '.join(papers.PAPERS)}")
+    p.add_argument("--quick", action="store_true", help="small inputs: finishes in under a minute")
+    p.add_argument("-o", "--outdir", default="tierlab-reproduce", help="output directory")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    outdir = Path(args.outdir)
+    done = rep.run_papers(args.papers or None, args.quick, outdir)
+    out = rep.write_report(done, outdir / "report.html", args.quick)
+    claims = rep.claims_frame(done)
+    console = Console(width=160)
+    t = Table(title="paper claims vs tierlab", title_justify="left")
+    for c in ("paper", "claim", "paper value", "tierlab", "holds"):
+        t.add_column(c, overflow="fold")
+    for _, r in claims.iterrows():
+        t.add_row(r["paper"], r["claim"], r["paper value"], r["tierlab"], "[green]yes" if r["holds"] else "[red]NO")
+    console.print(t)
+    failed = [k for k, res, _ in done if res is None]
+    for k, res, info in done:
+        if res is None:
+            console.print(f"[red]{k} failed:[/]\n{info}")
+    console.print(f"report: {out.resolve()}")
+    return 1 if failed else 0
