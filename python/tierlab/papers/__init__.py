@@ -48,4 +48,6 @@ def load(key: str):
     if key not in PAPERS:
         raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(PAPERS))}")
     return importlib.import_module(PAPERS[key][0])
+
+
 register("bs-clock", "tierlab.papers.bs_clock", "BS-CLOCK: bulk-write Spatial Clock (Lee, Lee & Park 2016)")
