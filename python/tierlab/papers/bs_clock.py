@@ -23,7 +23,7 @@ app-execution block I/O with four kinds of activity on a laid-out file system:
   (Zipf-popular) and appends the rewritten pages plus a header to its journal, which restarts
   at the journal's first page each transaction (the same pages are dirtied again and again);
 - *burst*: a download or media cache writes a new file sequentially, 64 KB-2 MB in 4-64 KB
-  requests;
+  requests; half the appends start by rewriting the previous append's last (partly filled) page;
 - *meta*: a 4 KB file-system metadata write at one of a few thousand random places.
 
 The three workloads weight these as the paper's three traces are described: ``web`` (many db
@@ -121,7 +121,8 @@ def generate_mobile_block(path: str | Path, workload: str, n_ops: int, seed: int
         elif k == 1:  # db transaction: read, rewrite pages, journal from its start
             d = int(rng.choice(n_db, p=db_pop))
             m = int(rng.integers(1, 5))
-            pages = rng.integers(0, db_pages[d], size=m)
+            # Pages of a database are skewed too: B-tree roots and hot rows.
+            pages = (db_pages[d] * rng.power(0.25, size=m)).astype(int)
             for p in pages:
                 emit("R", int(db_start[d] + p), 1, "db-1002")
             for j in range(m + 1):
@@ -134,7 +135,9 @@ def generate_mobile_block(path: str | Path, workload: str, n_ops: int, seed: int
             pos = next_new
             while pos < next_new + total:
                 n = min(int(rng.choice([1, 2, 4, 8, 16])), next_new + total - pos)
-                emit("W", pos, n, "dl-1003")
+                # Half the appends end in a partly filled page that the next append rewrites.
+                start = pos - 1 if pos > next_new and rng.random() < 0.5 else pos
+                emit("W", start, pos + n - start, "dl-1003")
                 pos += n
             next_new += total + int(rng.integers(0, 64))
         else:  # metadata write
