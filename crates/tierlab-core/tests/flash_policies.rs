@@ -319,7 +319,7 @@ fn bs_clock_hits_equal_spatial_clock_and_writes_at_least_as_many_pages_in_fewer_
     for _ in 0..20_000 {
         let base = next() % 400;
         let len = 1 + next() % 12;
-        let op = if next() % 3 == 0 { 'R' } else { 'W' };
+        let op = if next().is_multiple_of(3) { 'R' } else { 'W' };
         for k in 0..len {
             refs.push((op, base + k));
         }

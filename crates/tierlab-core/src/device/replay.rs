@@ -109,7 +109,7 @@ fn parse_line(line: &[u8]) -> std::result::Result<Line, String> {
         return match c.strip_prefix(b"page_size=") {
             None => Ok(Line::Skip),
             Some(v) => match parse_u64(trim(v)) {
-                Some(n) if n >= 512 && n % 512 == 0 && n <= 1 << 20 => Ok(Line::PageSize(n as u32)),
+                Some(n) if n >= 512 && n.is_multiple_of(512) && n <= 1 << 20 => Ok(Line::PageSize(n as u32)),
                 _ => Err(format!(
                     "page_size must be a multiple of 512 up to 1 MiB, got '{}'",
                     show(v)
@@ -326,7 +326,7 @@ fn io_err(target: &Path, e: std::io::Error, direct: bool) -> Error {
 /// Replays `log` on `target` and measures the time of every request.
 pub fn replay(log: &DeviceLog, target: &Path, opts: &ReplayOptions) -> Result<ReplayReport> {
     let ps = log.page_size as u64;
-    if ps % 512 != 0 || ps == 0 {
+    if ps == 0 || !ps.is_multiple_of(512) {
         return Err(Error::config(format!(
             "page_size {ps} is not a multiple of 512 bytes, as O_DIRECT needs"
         )));
