@@ -109,7 +109,9 @@ fn parse_line(line: &[u8]) -> std::result::Result<Line, String> {
         return match c.strip_prefix(b"page_size=") {
             None => Ok(Line::Skip),
             Some(v) => match parse_u64(trim(v)) {
-                Some(n) if n >= 512 && n.is_multiple_of(512) && n <= 1 << 20 => Ok(Line::PageSize(n as u32)),
+                Some(n) if n >= 512 && n.is_multiple_of(512) && n <= 1 << 20 => {
+                    Ok(Line::PageSize(n as u32))
+                }
                 _ => Err(format!(
                     "page_size must be a multiple of 512 up to 1 MiB, got '{}'",
                     show(v)
