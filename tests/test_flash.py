@@ -90,3 +90,28 @@ def test_after_cache_trace_and_model_on_both_cards(disk_dir: Path):
     assert m["total_ns"] == pytest.approx(row["time_file_read_ns"], rel=1e-9)
     slow = flash.model_after_cache(out, "microsd-sandisk-c10")
     assert slow["total_ns"] > m["total_ns"]
+
+
+def test_bs_clock_paper_quick(tmp_path: Path):
+    """The paper module's quick run: tables behind Figs. 2, 6, 7 and Tables 4/5, two figures, and
+    every claim's direction holds on the generated workloads."""
+    from tierlab import api
+    from tierlab.papers import bs_clock
+
+    probe = bs_clock.generate_mobile_block(tmp_path / "probe.csv.gz", "mixed", 5, seed=1)
+    try:
+        api.info(probe, format="android")
+    except _core.ConfigError as e:
+        pytest.skip(f"android reader not available: {e}")
+    r = bs_clock.reproduce(True, tmp_path)
+    data = r.tables["fig6_fig7"]
+    assert set(data.workload) == set(bs_clock.WORKLOADS)
+    bs = data[data.policy == "bs-clock"]
+    assert sorted(bs.seq_dirtied_pages.unique()) == bs_clock.SEQ_DIRTIED_PAGES
+    # Larger bulk writes: fewer, larger write requests (Fig. 7's average pages per write).
+    for (_w, _c), g in bs.groupby(["workload", "card"]):
+        g = g.sort_values("seq_dirtied_pages")
+        assert g.write_requests.is_monotonic_decreasing
+        assert g.avg_pages_per_write.iloc[-1] > g.avg_pages_per_write.iloc[0]
+    assert all(p.exists() for p in r.figures.values()) and len(r.figures) == 2
+    assert all(c.holds for c in r.claims), [c for c in r.claims if not c.holds]
