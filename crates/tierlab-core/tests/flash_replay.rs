@@ -191,3 +191,26 @@ fn model_time_charges_bulk_writes_as_one_request() {
     assert_eq!((pd.sequential, sh.sequential), (1, 0));
     assert!(sh.write_ns > pd.write_ns);
 }
+
+#[test]
+fn replay_can_skip_reads() {
+    let log = DeviceLog {
+        page_size: 4096,
+        requests: vec![
+            req(Op::Read, 0, 1),
+            req(Op::Write, 1, 2),
+            req(Op::Read, 9, 4),
+        ],
+    };
+    let target = tmp("only.img");
+    let opts = ReplayOptions {
+        region_bytes: Some(1 << 20),
+        only: Some(Op::Write),
+        ..Default::default()
+    };
+    let r = replay(&log, &target, &opts).unwrap();
+    assert_eq!(
+        (r.requests, r.writes, r.reads, r.pages_written),
+        (1, 1, 0, 2)
+    );
+}

@@ -148,7 +148,8 @@ fn model_after_cache(
 /// or with `allow_block_device` a block device) with O_DIRECT and returns the
 /// measured times as JSON.
 #[pyfunction]
-#[pyo3(signature = (after_trace, target, region_bytes=None, allow_block_device=false, direct=true, store=None))]
+#[pyo3(signature = (after_trace, target, region_bytes=None, allow_block_device=false, direct=true, store=None, only=None))]
+#[allow(clippy::too_many_arguments)]
 fn replay_device(
     py: Python<'_>,
     after_trace: &str,
@@ -157,8 +158,20 @@ fn replay_device(
     allow_block_device: bool,
     direct: bool,
     store: Option<&str>,
+    only: Option<&str>,
 ) -> PyResult<String> {
+    let only = match only {
+        None => None,
+        Some("reads") => Some(Op::Read),
+        Some("writes") => Some(Op::Write),
+        Some(o) => {
+            return Err(crate::common::ConfigError::new_err(format!(
+                "only: expected 'reads' or 'writes', got '{o}'"
+            )))
+        }
+    };
     let opts = ReplayOptions {
+        only,
         region_bytes,
         allow_block_device,
         direct,

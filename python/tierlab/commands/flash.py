@@ -22,10 +22,11 @@ def replay_device(
     allow_block_device: bool = False,
     direct: bool = True,
     store: str | None = None,
+    only: str | None = None,
 ) -> dict:
     """Replays an after-cache trace on ``target`` with O_DIRECT; returns the measured times (ns)."""
     return json.loads(
-        _core.replay_device(str(after_trace), str(target), region_bytes, allow_block_device, direct, store)
+        _core.replay_device(str(after_trace), str(target), region_bytes, allow_block_device, direct, store, only)
     )
 
 
@@ -65,6 +66,7 @@ def cmd_replay_device(args) -> int:
         allow_block_device=args.allow_block_device,
         direct=not args.buffered,
         store=args.store,
+        only=args.only,
     )
     if args.json:
         print(json.dumps(r, indent=1))
@@ -126,6 +128,11 @@ def add_parser(sub) -> None:
         help="bytes of TARGET to fold the trace into (default: TARGET's size, or 64MiB for a new file)",
     )
     p.add_argument("--store", choices=["file", "swap"], help="replay only this store's requests")
+    p.add_argument(
+        "--only",
+        choices=["reads", "writes"],
+        help="replay only reads or only writes (e.g. writes, to compare policies with equal misses)",
+    )
     p.add_argument("--allow-block-device", action="store_true", help="allow a block device (its data is overwritten)")
     p.add_argument("--buffered", action="store_true", help="no O_DIRECT (not a device measurement)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -197,6 +197,9 @@ pub struct ReplayOptions {
     pub direct: bool,
     /// Replay only this store's requests (None: both).
     pub store: Option<Store>,
+    /// Replay only reads or only writes (None: both). Policies with equal
+    /// misses (Spatial Clock and BS-CLOCK) differ only in their writes.
+    pub only: Option<Op>,
 }
 
 impl Default for ReplayOptions {
@@ -206,6 +209,7 @@ impl Default for ReplayOptions {
             allow_block_device: false,
             direct: true,
             store: None,
+            only: None,
         }
     }
 }
@@ -384,7 +388,9 @@ pub fn replay(log: &DeviceLog, target: &Path, opts: &ReplayOptions) -> Result<Re
             target.display()
         )));
     }
-    let selected = |r: &DeviceRequest| opts.store.is_none_or(|s| s == r.store);
+    let selected = |r: &DeviceRequest| {
+        opts.store.is_none_or(|s| s == r.store) && opts.only.is_none_or(|o| o == r.op)
+    };
     let max_pages = log
         .requests
         .iter()
