@@ -11,7 +11,7 @@
 //! File.
 
 use std::io::{BufRead, BufReader};
-use tierlab_core::device::replay::{model_time, CursorMode};
+use tierlab_core::device::replay::{model_time, read_device_log, save_device_log, CursorMode};
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
 use tierlab_core::sim::accounting::{DeviceRequest, Store};
@@ -140,6 +140,14 @@ fn bs_clock_claims_hold_on_every_mobile_block_trace() {
     for name in TRACES {
         let recs = load_android(&trace_path(name));
         let (sc, bs) = run_pair(&recs);
+        // Keep the after-cache traces for `tierlab replay-device` (target/tmp).
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("mobile_after");
+        std::fs::create_dir_all(&dir).unwrap();
+        for (o, p) in [(&sc, "spatial-clock"), (&bs, "bs-clock")] {
+            save_device_log(&dir.join(format!("{name}_{p}.csv.gz")), &o.log, 4096).unwrap();
+            let back = read_device_log(&dir.join(format!("{name}_{p}.csv.gz"))).unwrap();
+            assert_eq!(back.requests.len(), o.log.len());
+        }
         let (hs, hb) = (hit_ratio(&sc.stats), hit_ratio(&bs.stats));
         let (ws, wb) = (sc.stats.file_pages_written, bs.stats.file_pages_written);
         assert!(ws > 0, "{name}: the buffer must write to flash");
