@@ -233,8 +233,12 @@ def cmd_devices(args) -> int:
 
 
 def cmd_formats(args) -> int:
-    for f in _core.formats():
-        print(f)
+    t = Table(title="trace formats (use -f NAME, options with -O KEY=VALUE)", title_justify="left")
+    for c in ("name", "reads", "options (defaults)"):
+        t.add_column(c, overflow="fold")
+    for name, summary, options in _core.format_summaries():
+        t.add_row(name, summary, options)
+    console.print(t)
     return 0
 
 

@@ -5,6 +5,10 @@
 
 mod common;
 mod flash;
+mod mobile;
+mod mrc;
+mod native;
+mod readers;
 mod trace;
 
 use common::{guard, json_arg, to_py_err, PyTierlabError};
@@ -136,6 +140,7 @@ fn parse_policy(text: &str) -> PyResult<String> {
     Ok(serde_json::json!({"name": spec.name, "params": params}).to_string())
 }
 
+mod capture;
 /// The benchmark floor on a trace's dense id stream: seconds per repeat.
 #[pyfunction]
 #[pyo3(signature = (trace, repeats=3))]
@@ -145,7 +150,9 @@ fn bench_floor(py: Python<'_>, trace: &str, repeats: usize) -> PyResult<Vec<f64>
         guard(|| {
             let mut reader = tierlab_core::trace::open(&spec)?;
             let (ids, distinct) = tierlab_core::sim::bench::dense_ids(reader.as_mut())?;
-            Ok((0..repeats).map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0).collect())
+            Ok((0..repeats)
+                .map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0)
+                .collect())
         })
     })
     .map_err(to_py_err)
@@ -161,6 +168,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
     trace::register(m)?;
+    capture::register(m)?;
+    mobile::register(m)?;
+    native::register(m)?;
+    readers::register(m)?;
+    mrc::register(m)?;
     flash::register(m)?;
     Ok(())
 }

@@ -50,4 +50,12 @@ def load(key: str):
     return importlib.import_module(PAPERS[key][0])
 
 
+register("android-lmk", "tierlab.papers.android_lmk", "Swap vs the low-memory killer on Android (Galaxy S2)")
+register("emram-swap", "tierlab.papers.emram_swap", "eMRAM swap: four-area CLOCK vs CLOCK (Bahn, JIIBC 2024)")
+register("nomad-ssp", "tierlab.papers.nomad_ssp", "Selective Shadow Paging on NOMAD (tiered memory, CXL)")
+register(
+    "hybrid-dram-pcm",
+    "tierlab.papers.hybrid_dram_pcm",
+    "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)",
+)
 register("bs-clock", "tierlab.papers.bs_clock", "BS-CLOCK: bulk-write Spatial Clock (Lee, Lee & Park 2016)")

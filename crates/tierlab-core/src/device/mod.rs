@@ -10,6 +10,10 @@
 
 pub mod presets;
 pub mod presets_flash;
+pub mod presets_hybrid;
+pub mod presets_mobile;
+pub mod presets_swap;
+pub mod presets_tiered;
 pub mod replay;
 
 use crate::error::{Error, Result};

@@ -166,6 +166,31 @@ impl List {
         Some(t)
     }
 
+    /// Links `i` just before `at` (towards the front).
+    #[inline]
+    pub fn insert_before<T>(&mut self, a: &mut Arena<T>, at: u32, i: u32) {
+        let p = a.nodes[at as usize].prev;
+        {
+            let n = &mut a.nodes[i as usize];
+            n.prev = p;
+            n.next = at;
+        }
+        a.nodes[at as usize].prev = i;
+        if p != NIL {
+            a.nodes[p as usize].next = i;
+        } else {
+            self.head = i;
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn pop_front<T>(&mut self, a: &mut Arena<T>) -> Option<u32> {
+        let h = self.front()?;
+        self.unlink(a, h);
+        Some(h)
+    }
+
     #[inline]
     pub fn move_to_front<T>(&mut self, a: &mut Arena<T>, i: u32) {
         if self.head != i {

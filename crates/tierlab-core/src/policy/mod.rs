@@ -4,6 +4,9 @@
 
 pub mod classic;
 pub mod flash;
+pub mod hybrid;
+pub mod swap;
+pub mod tiered;
 
 use crate::error::{Error, Result};
 use crate::sim::{PageRef, Sink};
@@ -53,6 +56,8 @@ pub trait PolicyDef: Policy + Sized {
     const SUMMARY: &'static str;
     /// Whether the policy reads `PageRef::next_use` (offline policies).
     const NEEDS_FUTURE: bool = false;
+    /// Memory tiers the system must have (e.g. 2 for DRAM+PCM policies).
+    const MIN_TIERS: usize = 1;
     /// Typed parameters; unknown keys are rejected.
     type Config: DeserializeOwned + Serialize + Default + std::fmt::Debug + Clone;
     fn build(cfg: &Self::Config, ctx: &PolicyCtx) -> Result<Self>;
@@ -72,6 +77,8 @@ pub struct PolicyInfo {
     pub family: &'static str,
     pub summary: &'static str,
     pub needs_future: bool,
+    /// Memory tiers the system must have.
+    pub min_tiers: usize,
     /// The default parameters, as TOML.
     pub defaults: String,
 }
@@ -109,6 +116,7 @@ fn info<P: PolicyDef>() -> PolicyInfo {
         family: P::FAMILY,
         summary: P::SUMMARY,
         needs_future: P::NEEDS_FUTURE,
+        min_tiers: P::MIN_TIERS,
         defaults: toml::to_string(&P::Config::default()).unwrap_or_default(),
     }
 }
@@ -118,6 +126,26 @@ registry!(
     classic::lru::Lru,
     classic::clock::Clock,
     classic::opt::Opt,
+    classic::twoq::TwoQ,
+    classic::arc::Arc,
+    classic::lirs::Lirs,
+    classic::s3fifo::S3Fifo,
+    classic::sieve::Sieve,
+    classic::lfu::Lfu,
+    classic::car::Car,
+    classic::lruk::LruK,
+    classic::optwb::OptWb,
+    classic::clockpro::ClockPro,
+    swap::four_area::FourArea,
+    swap::linux_two_list::LinuxTwoList,
+    tiered::tpp::Tpp,
+    tiered::nomad::Nomad,
+    tiered::ssp::Ssp,
+    tiered::memtis::Memtis,
+    hybrid::app_aware::AppAware,
+    hybrid::clock_dwf::ClockDwf,
+    hybrid::lru::HybridLru,
+    hybrid::two_q::HybridTwoQ,
     flash::cflru::Cflru,
     flash::lru_wsr::LruWsr,
     flash::ccf_lru::CcfLru,

@@ -71,6 +71,8 @@ pub struct Stats {
     pub file_write_sizes: [u64; 21],
     pub migrations_up: u64,
     pub migrations_down: u64,
+    /// Tier changes without a copy (`Sink::remap`, e.g. NOMAD shadow remaps).
+    pub remaps: u64,
     /// Hits and misses of references made by the app in the foreground (the
     /// app named by the latest `Foreground` event, until its `Background` or
     /// `AppExit`); all references count as foreground when the trace has no
@@ -78,6 +80,13 @@ pub struct Stats {
     pub fg_hits: u64,
     pub fg_misses: u64,
     pub fixed: [Component; N_FIXED],
+    /// Wear of memory tiers whose device has an endurance (e.g. PCM): page
+    /// writes into the tier (fills, CPU writes, migrations in), counted per
+    /// page; their total, the pages written at least once, and the most writes
+    /// any one page received (0 for tiers without endurance).
+    pub wear_writes: [u64; MAX_TIERS],
+    pub wear_pages: [u64; MAX_TIERS],
+    pub wear_max_page_writes: [u64; MAX_TIERS],
     /// Per tier: [CPU reads, CPU writes, page fills].
     pub tier: [[Component; 3]; MAX_TIERS],
 }
@@ -152,6 +161,8 @@ pub struct Accounting {
     pub log: Option<Vec<DeviceRequest>>,
     /// App in the foreground (None: no app; `ALL_FOREGROUND` before any event).
     foreground: Option<u32>,
+    /// Per tier with an endurance: writes per page id (empty for other tiers).
+    wear: Vec<Vec<u32>>,
 }
 
 /// `foreground` value meaning "no events seen: every app counts as foreground".
@@ -171,6 +182,7 @@ impl Accounting {
             swap_slot: Vec::new(),
             log: None,
             foreground: Some(ALL_FOREGROUND),
+            wear: Vec::new(),
         }
     }
 
@@ -189,6 +201,31 @@ impl Accounting {
         let words = n.div_ceil(64);
         if self.in_swap.len() < words {
             self.in_swap.resize(words, 0);
+        }
+        if self.wear.len() < self.system.tiers.len() {
+            self.wear = vec![Vec::new(); self.system.tiers.len()];
+        }
+        for (t, w) in self.wear.iter_mut().enumerate() {
+            if self.system.tiers[t].endurance_writes.is_some() && w.len() < n {
+                w.resize(n, 0);
+            }
+        }
+    }
+
+    /// Counts a page write into `tier` for wear (tiers with an endurance).
+    #[inline]
+    fn wear_write(&mut self, tier: u8, id: PageId) {
+        let t = tier as usize;
+        if let Some(c) = self.wear.get_mut(t).and_then(|w| w.get_mut(id as usize)) {
+            *c += 1;
+            let n = *c as u64;
+            self.stats.wear_writes[t] += 1;
+            if n == 1 {
+                self.stats.wear_pages[t] += 1;
+            }
+            if n > self.stats.wear_max_page_writes[t] {
+                self.stats.wear_max_page_writes[t] = n;
+            }
         }
     }
 
@@ -321,6 +358,9 @@ impl Sink for Accounting {
         }
         self.stats.hits_by_tier[tier as usize] += 1;
         self.tier_access(tier, r.op);
+        if r.op == Op::Write {
+            self.wear_write(tier, r.id);
+        }
     }
 
     #[inline]
@@ -332,6 +372,10 @@ impl Sink for Accounting {
         self.fetch(r);
         self.tier_fill(tier);
         self.tier_access(tier, r.op);
+        self.wear_write(tier, r.id);
+        if r.op == Op::Write {
+            self.wear_write(tier, r.id);
+        }
     }
 
     fn miss_bypass(&mut self, r: &PageRef) {
@@ -359,7 +403,8 @@ impl Sink for Accounting {
         }
     }
 
-    fn migrate(&mut self, _id: PageId, _page: u64, from: u8, to: u8) {
+    fn migrate(&mut self, id: PageId, _page: u64, from: u8, to: u8) {
+        self.wear_write(to, id);
         if to < from {
             self.stats.migrations_up += 1;
         } else {
@@ -370,6 +415,10 @@ impl Sink for Accounting {
         let t = src.read.time_ns(1, false) + dst.write.time_ns(1, false);
         let e = src.read.energy_nj_per_page + dst.write.energy_nj_per_page;
         self.stats.fixed[Comp::Migration as usize].add(1, t, e);
+    }
+
+    fn remap(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
+        self.stats.remaps += 1;
     }
 
     fn event(&mut self, e: &Event) {

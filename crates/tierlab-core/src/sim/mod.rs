@@ -3,7 +3,9 @@
 
 pub mod accounting;
 pub mod bench;
+pub mod check;
 pub mod engine;
+pub mod mrc;
 pub mod results;
 
 pub use accounting::{Accounting, Component, Stats};
@@ -81,4 +83,10 @@ pub trait Sink {
     fn migrate(&mut self, id: PageId, page: u64, from: u8, to: u8);
     /// An app life-cycle event was delivered (for per-app accounting).
     fn event(&mut self, _e: &Event) {}
+    /// A resident page changes tier without a copy: its data already has a
+    /// valid copy in `to` (a NOMAD shadow page), so only the mapping moves.
+    /// Sinks that don't tell remaps from migrations treat it as one.
+    fn remap(&mut self, id: PageId, page: u64, from: u8, to: u8) {
+        self.migrate(id, page, from, to)
+    }
 }

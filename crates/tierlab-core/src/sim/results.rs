@@ -83,8 +83,17 @@ pub fn instance_row(res: &InstanceResult, run: &RunOutput, system: &System) -> R
     b.int("swap_pages_written", s.swap_pages_written);
     b.int("migrations_up", s.migrations_up);
     b.int("migrations_down", s.migrations_down);
+    b.int("remaps", s.remaps);
     for (t, dev) in system.tiers.iter().enumerate() {
         b.int(&format!("hits_tier{t}"), s.hits_by_tier[t]);
+        if dev.endurance_writes.is_some() {
+            b.int(&format!("wear_writes_tier{t}"), s.wear_writes[t]);
+            b.int(&format!("wear_pages_tier{t}"), s.wear_pages[t]);
+            b.int(
+                &format!("wear_max_page_writes_tier{t}"),
+                s.wear_max_page_writes[t],
+            );
+        }
         for (j, what) in ["read", "write", "fill"].iter().enumerate() {
             let c = &s.tier[t][j];
             b.float(&format!("time_{}_{what}_ns", dev.name), c.time_ns);

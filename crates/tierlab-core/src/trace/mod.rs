@@ -15,9 +15,15 @@
 //! `time` is in nanoseconds when the format carries timestamps and is the
 //! record's ordinal otherwise; no policy in tierlab depends on its unit.
 
+pub mod capture;
 pub mod info;
 pub mod input;
+pub mod native;
 pub mod readers;
+pub mod schedule;
+pub mod session_gen;
+pub mod synth;
+pub mod synth_nomad;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -137,11 +143,29 @@ impl TraceSpec {
 
 /// Opens a trace for streaming.
 pub fn open(spec: &TraceSpec) -> Result<Box<dyn TraceReader>> {
+    if spec.options.contains_key("schedule") {
+        return schedule::open_scheduled(spec);
+    }
+    if let Some(gen) = session_gen::from_spec(&spec.path.to_string_lossy())? {
+        return Ok(Box::new(gen));
+    }
     let format = match &spec.format {
         Some(f) => f.clone(),
+        None if synth::looks_like_spec(&spec.path) => "synth".to_string(),
+        None if sniff_native(&spec.path) => "native".to_string(),
         None => guess_format(&spec.path)?.to_string(),
     };
     readers::open_format(&format, &spec.path, &spec.options)
+}
+
+/// Whether `path` is a file starting with the native format's magic bytes.
+fn sniff_native(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok()
+        && native::is_native(&head)
 }
 
 /// Guesses the format from the file name (compression suffixes are ignored).
@@ -157,7 +181,7 @@ pub fn guess_format(path: &Path) -> Result<&'static str> {
             break;
         }
     }
-    readers::guess_from_name(stem).ok_or_else(|| {
+    readers::guess(path, stem).ok_or_else(|| {
         Error::config(format!(
             "{}: cannot tell the trace format from the file name; pass a format, one of: {}",
             path.display(),

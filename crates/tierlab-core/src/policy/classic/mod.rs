@@ -1,6 +1,16 @@
 //! Classic replacement policies (the baselines every paper compares against).
 
+pub mod arc;
+pub mod car;
 pub mod clock;
+pub mod clockpro;
 pub mod fifo;
+pub mod lfu;
+pub mod lirs;
 pub mod lru;
+pub mod lruk;
 pub mod opt;
+pub mod optwb;
+pub mod s3fifo;
+pub mod sieve;
+pub mod twoq;

@@ -1,6 +1,8 @@
 //! LIRS traces (Jiang & Zhang, SIGMETRICS 2002): one block number per line.
-//! Every access is a single-page File read; blank lines are skipped and a line
-//! `*` (used by some LIRS tools as an end marker) ends the trace.
+//! Every access is a single-page File read; blank lines are skipped, and so are
+//! lines `*`: the LIRS distribution's `cs` and `2_pools` traces carry them in
+//! the middle of the trace as phase separators (`cs` has one after its 17th
+//! reference and 6,766 references follow), so they cannot mean "end".
 
 use crate::error::Result;
 use crate::trace::input::{parse_u64, show, trim, Lines};
@@ -37,7 +39,7 @@ impl TraceReader for LirsReader {
                 continue;
             }
             if field == b"*" {
-                return Ok(false);
+                continue;
             }
             let Some(page) = parse_u64(field) else {
                 let msg = format!("expected a block number, found '{}'", show(field));

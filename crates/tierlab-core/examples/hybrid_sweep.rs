@@ -1,0 +1,66 @@
+//! Prints the hybrid-memory paper's sweep (Figures 4-7) for one trace:
+//! `cargo run --release -p tierlab-core --example hybrid_sweep -- TRACE [FORMAT] [SCHEDULE]`
+//! where TRACE is a file or a generator spec such as
+//! `session:preset=browser,refs=400000,seed=1`.
+
+use tierlab_core::policy::hybrid::experiment::{mean_ratio, sweep, POLICIES};
+use tierlab_core::trace::TraceSpec;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(trace) = args.first() else {
+        eprintln!("usage: hybrid_sweep TRACE [FORMAT] [SCHEDULE]");
+        std::process::exit(2);
+    };
+    let mut spec = TraceSpec::new(trace);
+    if let Some(f) = args.get(1).filter(|f| !f.is_empty() && *f != "-") {
+        spec = spec.with_format(f);
+    }
+    if let Some(s) = args.get(2) {
+        spec.options
+            .insert("schedule".into(), toml::Value::String(s.clone()));
+    }
+    let pcts: Vec<u32> = (1..=10).map(|i| i * 10).collect();
+    let (cells, footprint) = sweep(&spec, &POLICIES, &pcts, 0.05)?;
+    println!("footprint {footprint} pages");
+    println!(
+        "{:<11} {:>4} {:>8} {:>7} {:>7} {:>12} {:>14} {:>10} {:>8} {:>8} {:>8} {:>9}",
+        "policy",
+        "size",
+        "pages",
+        "hit",
+        "fg_hit",
+        "fg_time",
+        "energy_nj",
+        "pcm_w",
+        "mig_up",
+        "mig_dn",
+        "wear_max",
+        "life_rep"
+    );
+    for c in &cells {
+        println!(
+            "{:<11} {:>3}% {:>8} {:>7.4} {:>7.4} {:>12.0} {:>14.4e} {:>10} {:>8} {:>8} {:>8} {:>9.3e}",
+            c.policy,
+            c.size_pct,
+            c.capacity,
+            c.hit_ratio,
+            c.fg_hit_ratio,
+            c.fg_time,
+            c.energy_nj,
+            c.pcm_writes,
+            c.migrations_up,
+            c.migrations_down,
+            c.wear_max,
+            c.lifetime_replays
+        );
+    }
+    for p in ["app-aware", "hybrid-2q", "clock-dwf"] {
+        println!(
+            "{p}: mean over sizes vs hybrid-lru: fg time {:.3}, energy {:.3}",
+            mean_ratio(&cells, p, "hybrid-lru", |c| c.fg_time),
+            mean_ratio(&cells, p, "hybrid-lru", |c| c.energy_nj)
+        );
+    }
+    Ok(())
+}

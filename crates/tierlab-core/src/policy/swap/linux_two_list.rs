@@ -1,0 +1,471 @@
+//! Linux's two-list page reclaim (the active/inactive LRU lists per type, as
+//! in mm/vmscan.c and mm/workingset.c of Linux 5.9-6.x without MGLRU): the
+//! baseline users compare with what their kernel does (issue 6; REFERENCE.md,
+//! "Linux and Android reclaim").
+//!
+//! Four lists, anon and file, each inactive and active. References model
+//! *mapped* pages: a reference sets the page's young (PTE accessed) bit, as
+//! the MMU does; the kernel sees it only when reclaim tests and clears it
+//! (`folio_referenced`). Followed kernel logic, by function:
+//!
+//! * fault (`lru_cache_add`, `workingset_refault`): a new page enters the head
+//!   of its type's inactive list with the young bit set ("all mapped folios
+//!   start out with page table references from the instantiating fault").
+//!   A page with a shadow entry is a refault: its refault distance is the
+//!   number of evictions and activations (`nonresident_age`) since it was
+//!   evicted; if the distance fits the workingset size (`workingset_test_recent`:
+//!   active file, plus inactive file for anon, plus active anon, plus inactive
+//!   anon for file) it enters the active list and, if it had been active
+//!   before eviction (PG_workingset), its type's reclaim cost grows by one I/O
+//!   (`lru_note_cost_refault`).
+//! * type balance (`get_scan_count`, SCAN_FRACT): anon and file are scanned in
+//!   proportion to `size x ap` and `size x fp`, where, with
+//!   `total = anon_cost + file_cost`,
+//!   `ap = swappiness x (2 total + 1) / (total + anon_cost + 1)`
+//!   and `fp = (200 - swappiness) x (2 total + 1) / (total + file_cost + 1)`;
+//!   the costs are `lru_note_cost`'s `nr_io x SWAP_CLUSTER_MAX + nr_rotated`
+//!   (32 per page written or refaulted, 1 per page kept or activated by the
+//!   scan), halved when they exceed a quarter of the LRU pages. Swappiness 0
+//!   scans only file pages.
+//! * active list (`shrink_active_list`, when `inactive_is_low`: inactive x
+//!   ratio < active, ratio = int_sqrt(10 x GiB of the type) or 1 below 1 GiB):
+//!   the tail page's young bit is tested and cleared; a young executable file
+//!   page goes back to the active head; any other page is deactivated to the
+//!   inactive head and marked workingset.
+//! * inactive list (`shrink_folio_list` / `folio_check_references`): young and
+//!   already PG_referenced, or young executable file -> activate; young ->
+//!   set PG_referenced and keep (rotate to the inactive head); not young but
+//!   PG_referenced file -> reclaim if clean, else keep; otherwise reclaim
+//!   (dirty anon pages are written to swap, dirty file pages to the file
+//!   store). The eviction leaves a shadow with the current `nonresident_age`.
+//!
+//! Simplifications, documented: reclaim frees one page per fault when memory
+//! is full (the kernel reclaims SWAP_CLUSTER_MAX pages below a watermark); one
+//! page is examined per scan step, the type chosen by the proportions above
+//! (a type with an empty inactive list yields to the other); an active list
+//! whose inactive list is low is aged by one page per reclaim;
+//! cache-trim mode, `file_is_tiny`, refault-triggered file deactivation,
+//! multiple mappings and unmapped (read()) page-cache accesses are not
+//! modelled; shadow entries are never dropped. `file_exec` (default true)
+//! treats file pages as mapped executable text, which is what instruction
+//! fetches of memory traces are; set it false for page-cache traces.
+
+use crate::error::{Error, Result};
+use crate::policy::list::{Arena, List, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageOut, PageRef, Sink};
+use crate::trace::{Kind, Op};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinuxTwoListConfig {
+    /// vm.swappiness, 0..=200 (kernel default 60).
+    pub swappiness: u32,
+    /// File pages are mapped executable text (the VM_EXEC rules apply).
+    pub file_exec: bool,
+}
+
+impl Default for LinuxTwoListConfig {
+    fn default() -> Self {
+        LinuxTwoListConfig {
+            swappiness: 60,
+            file_exec: true,
+        }
+    }
+}
+
+/// SWAP_CLUSTER_MAX: the weight of one I/O in `lru_note_cost`.
+const SWAP_CLUSTER_MAX: u64 = 32;
+
+const ACTIVE: u8 = 1;
+const REFERENCED: u8 = 2;
+const YOUNG: u8 = 4;
+const DIRTY: u8 = 8;
+const ANON: u8 = 16;
+const WORKINGSET: u8 = 32;
+
+/// No shadow entry.
+const NO_SHADOW: u64 = u64::MAX;
+
+/// LRU list index as the kernel orders them.
+const INACTIVE_ANON: usize = 0;
+const ACTIVE_ANON: usize = 1;
+const INACTIVE_FILE: usize = 2;
+const ACTIVE_FILE: usize = 3;
+
+#[inline]
+fn lru(anon: bool, active: bool) -> usize {
+    (if anon { 0 } else { 2 }) + active as usize
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PageState {
+    node: u32,
+    flags: u8,
+    page: u64,
+    /// `nonresident_age` at eviction, or NO_SHADOW.
+    shadow: u64,
+}
+
+impl Default for PageState {
+    fn default() -> Self {
+        PageState {
+            node: NIL,
+            flags: 0,
+            page: 0,
+            shadow: NO_SHADOW,
+        }
+    }
+}
+
+pub struct LinuxTwoList {
+    cap: usize,
+    swappiness: u64,
+    file_exec: bool,
+    pages: Vec<PageState>,
+    arena: Arena<u32>,
+    lists: [List; 4],
+    resident: usize,
+    /// lruvec->anon_cost / file_cost.
+    cost: [u64; 2],
+    nonresident_age: u64,
+    /// Scan credits of anon / file (SCAN_FRACT proportions).
+    credit: [f64; 2],
+    /// Pages per GiB, for inactive_is_low's ratio.
+    pages_per_gib: u64,
+    c_scanned: [u64; 2],
+    c_reclaimed: [u64; 2],
+    c_activated: u64,
+    c_deactivated: u64,
+    c_kept: u64,
+    c_refaults: u64,
+    c_refault_activations: u64,
+}
+
+impl PolicyDef for LinuxTwoList {
+    const NAME: &'static str = "linux-two-list";
+    const ALIASES: &'static [&'static str] = &["linux", "linux-lru", "two-list"];
+    const FAMILY: &'static str = "swap";
+    const SUMMARY: &'static str = "Linux 5.9-6.x active/inactive anon/file LRU reclaim with \
+         swappiness balance and refault detection (mm/vmscan.c, mm/workingset.c).";
+    type Config = LinuxTwoListConfig;
+
+    fn build(cfg: &LinuxTwoListConfig, ctx: &PolicyCtx) -> Result<Self> {
+        if cfg.swappiness > 200 {
+            return Err(Error::config(format!(
+                "policy 'linux-two-list': swappiness must be in 0..=200, got {}",
+                cfg.swappiness
+            )));
+        }
+        Ok(LinuxTwoList {
+            cap: ctx.capacity,
+            swappiness: cfg.swappiness as u64,
+            file_exec: cfg.file_exec,
+            pages: Vec::new(),
+            arena: Arena::with_capacity(ctx.capacity),
+            lists: [List::default(); 4],
+            resident: 0,
+            cost: [0; 2],
+            nonresident_age: 0,
+            credit: [0.0; 2],
+            pages_per_gib: (1u64 << 30) / ctx.page_size.max(1) as u64,
+            c_scanned: [0; 2],
+            c_reclaimed: [0; 2],
+            c_activated: 0,
+            c_deactivated: 0,
+            c_kept: 0,
+            c_refaults: 0,
+            c_refault_activations: 0,
+        })
+    }
+}
+
+impl LinuxTwoList {
+    /// Pages on each list (inactive anon, active anon, inactive file, active file).
+    pub fn list_sizes(&self) -> [usize; 4] {
+        [0, 1, 2, 3].map(|l| self.lists[l].len())
+    }
+
+    /// (active, PG_referenced, young) of a resident page id, or None.
+    pub fn page_flags(&self, id: u32) -> Option<(bool, bool, bool)> {
+        let p = self.pages.get(id as usize)?;
+        (p.node != NIL).then_some((
+            p.flags & ACTIVE != 0,
+            p.flags & REFERENCED != 0,
+            p.flags & YOUNG != 0,
+        ))
+    }
+
+    /// (anon_cost, file_cost).
+    pub fn costs(&self) -> (u64, u64) {
+        (self.cost[0], self.cost[1])
+    }
+
+    fn note_cost(&mut self, anon: bool, nr_io: u64, nr_rotated: u64) {
+        self.cost[!anon as usize] += nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        let lrusize = self.resident as u64;
+        if self.cost[0] + self.cost[1] > lrusize / 4 {
+            self.cost[0] /= 2;
+            self.cost[1] /= 2;
+        }
+    }
+
+    /// `inactive_is_low` for a type.
+    fn inactive_is_low(&self, anon: bool) -> bool {
+        let inactive = self.lists[lru(anon, false)].len() as u64;
+        let active = self.lists[lru(anon, true)].len() as u64;
+        let gb = (inactive + active) / self.pages_per_gib.max(1);
+        let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// Chooses the type to scan (true = anon), as get_scan_count's proportions.
+    fn pick_type(&mut self) -> bool {
+        let anon_pages = (self.lists[INACTIVE_ANON].len() + self.lists[ACTIVE_ANON].len()) as f64;
+        let file_pages = (self.lists[INACTIVE_FILE].len() + self.lists[ACTIVE_FILE].len()) as f64;
+        if file_pages == 0.0 {
+            return true;
+        }
+        if anon_pages == 0.0 || self.swappiness == 0 {
+            return false;
+        }
+        let (ac, fc) = (self.cost[0] as f64, self.cost[1] as f64);
+        let total = ac + fc;
+        let anon_cost = total + ac;
+        let file_cost = total + fc;
+        let total = anon_cost + file_cost;
+        let ap = self.swappiness as f64 * (total + 1.0) / (anon_cost + 1.0);
+        let fp = (200 - self.swappiness) as f64 * (total + 1.0) / (file_cost + 1.0);
+        let wa = ap * anon_pages;
+        let wf = fp * file_pages;
+        self.credit[0] += wa;
+        self.credit[1] += wf;
+        let anon = self.credit[0] >= self.credit[1];
+        self.credit[!anon as usize] -= wa + wf;
+        anon
+    }
+
+    fn is_exec_file(&self, flags: u8) -> bool {
+        self.file_exec && flags & ANON == 0
+    }
+
+    /// One step of shrink_active_list on the tail of `anon`'s active list.
+    fn shrink_active_one(&mut self, anon: bool) {
+        let l = lru(anon, true);
+        let Some(n) = self.lists[l].back() else {
+            return;
+        };
+        let id = *self.arena.get(n);
+        let flags = self.pages[id as usize].flags;
+        self.lists[l].unlink(&mut self.arena, n);
+        if flags & YOUNG != 0 {
+            self.pages[id as usize].flags &= !YOUNG;
+            if self.is_exec_file(flags) {
+                self.lists[l].push_front(&mut self.arena, n);
+                self.note_cost(anon, 0, 1);
+                return;
+            }
+        }
+        let p = &mut self.pages[id as usize];
+        p.flags &= !ACTIVE;
+        p.flags |= WORKINGSET;
+        self.lists[lru(anon, false)].push_front(&mut self.arena, n);
+        self.c_deactivated += 1;
+    }
+
+    /// One step of shrink_folio_list on the tail of `anon`'s inactive list.
+    /// Returns the reclaimed page id, if any.
+    fn shrink_inactive_one(&mut self, anon: bool) -> Option<u32> {
+        let l = lru(anon, false);
+        let n = self.lists[l].back()?;
+        let id = *self.arena.get(n);
+        self.c_scanned[!anon as usize] += 1;
+        let flags = self.pages[id as usize].flags;
+        let young = flags & YOUNG != 0;
+        let referenced = flags & REFERENCED != 0;
+        self.pages[id as usize].flags &= !(YOUNG | REFERENCED);
+        self.lists[l].unlink(&mut self.arena, n);
+        enum Verdict {
+            Activate,
+            Keep,
+            Reclaim,
+        }
+        let verdict = if young {
+            self.pages[id as usize].flags |= REFERENCED;
+            if referenced || self.is_exec_file(flags) {
+                Verdict::Activate
+            } else {
+                Verdict::Keep
+            }
+        } else if referenced && !anon && flags & DIRTY != 0 {
+            // FOLIOREF_RECLAIM_CLEAN on a dirty file page: keep it.
+            Verdict::Keep
+        } else {
+            Verdict::Reclaim
+        };
+        match verdict {
+            Verdict::Activate => {
+                self.pages[id as usize].flags |= ACTIVE;
+                self.lists[lru(anon, true)].push_front(&mut self.arena, n);
+                self.c_activated += 1;
+                self.note_cost(anon, 0, 1);
+                None
+            }
+            Verdict::Keep => {
+                self.lists[l].push_front(&mut self.arena, n);
+                self.c_kept += 1;
+                self.note_cost(anon, 0, 1);
+                None
+            }
+            Verdict::Reclaim => {
+                self.arena.release(n);
+                let p = &mut self.pages[id as usize];
+                p.node = NIL;
+                p.shadow = self.nonresident_age;
+                self.nonresident_age += 1;
+                self.c_reclaimed[!anon as usize] += 1;
+                let dirty = flags & DIRTY != 0;
+                if dirty {
+                    self.note_cost(anon, 1, 0);
+                }
+                Some(id)
+            }
+        }
+    }
+
+    /// Reclaims one page. As `prepare_scan_count` decides `may_deactivate`
+    /// once per reclaim round, an active list is aged by one page per call
+    /// when its inactive list is low; a type whose inactive list is empty
+    /// yields to the other type, and only when both are empty is an active
+    /// list aged to refill its inactive list.
+    fn reclaim<S: Sink>(&mut self, sink: &mut S) {
+        let mut may_deactivate = [self.inactive_is_low(true), self.inactive_is_low(false)];
+        loop {
+            let mut anon = self.pick_type();
+            if self.lists[lru(anon, false)].is_empty() && !self.lists[lru(!anon, false)].is_empty()
+            {
+                anon = !anon;
+            }
+            let t = !anon as usize;
+            if may_deactivate[t] || self.lists[lru(anon, false)].is_empty() {
+                may_deactivate[t] = false;
+                self.shrink_active_one(anon);
+            }
+            if let Some(id) = self.shrink_inactive_one(anon) {
+                let p = &mut self.pages[id as usize];
+                let out = PageOut {
+                    id,
+                    page: p.page,
+                    kind: if p.flags & ANON != 0 {
+                        Kind::Anon
+                    } else {
+                        Kind::File
+                    },
+                    dirty: p.flags & DIRTY != 0,
+                    tier: 0,
+                };
+                // The shadow keeps whether the page was workingset.
+                p.flags &= ANON | WORKINGSET;
+                self.resident -= 1;
+                sink.evict(out);
+                return;
+            }
+        }
+    }
+
+    /// workingset_test_recent's workingset size for a refault of type `anon`.
+    fn workingset_size(&self, anon: bool) -> u64 {
+        let mut ws = self.lists[ACTIVE_FILE].len();
+        if anon {
+            ws += self.lists[INACTIVE_FILE].len();
+        }
+        ws += self.lists[ACTIVE_ANON].len();
+        if !anon {
+            ws += self.lists[INACTIVE_ANON].len();
+        }
+        ws as u64
+    }
+}
+
+impl Policy for LinuxTwoList {
+    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        let st = self.pages[r.id as usize];
+        if st.node != NIL {
+            let p = &mut self.pages[r.id as usize];
+            p.flags |= YOUNG;
+            if r.op == Op::Write {
+                p.flags |= DIRTY;
+            }
+            sink.hit(r, 0);
+            return;
+        }
+        if self.cap == 0 {
+            sink.miss_bypass(r);
+            return;
+        }
+        if self.resident >= self.cap {
+            self.reclaim(sink);
+        }
+        let anon = r.kind == Kind::Anon;
+        let mut active = false;
+        let was_workingset = st.flags & WORKINGSET != 0;
+        if st.shadow != NO_SHADOW {
+            self.c_refaults += 1;
+            let distance = self.nonresident_age - st.shadow;
+            if distance <= self.workingset_size(anon) {
+                active = true;
+                self.nonresident_age += 1;
+                self.c_refault_activations += 1;
+                if was_workingset {
+                    self.note_cost(anon, 1, 0);
+                }
+            }
+        }
+        let n = self.arena.alloc(r.id);
+        self.lists[lru(anon, active)].push_front(&mut self.arena, n);
+        let p = &mut self.pages[r.id as usize];
+        p.node = n;
+        p.page = r.page;
+        p.shadow = NO_SHADOW;
+        p.flags = YOUNG;
+        if anon {
+            p.flags |= ANON;
+        }
+        if active {
+            p.flags |= ACTIVE;
+            if was_workingset {
+                p.flags |= WORKINGSET;
+            }
+        }
+        if r.op == Op::Write {
+            p.flags |= DIRTY;
+        }
+        self.resident += 1;
+        sink.miss(r, 0);
+    }
+
+    fn grow(&mut self, n: usize) {
+        if self.pages.len() < n {
+            self.pages.resize(n, PageState::default());
+        }
+    }
+
+    fn resident(&self) -> usize {
+        self.resident
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("scanned_anon", self.c_scanned[0]),
+            ("scanned_file", self.c_scanned[1]),
+            ("reclaimed_anon", self.c_reclaimed[0]),
+            ("reclaimed_file", self.c_reclaimed[1]),
+            ("activated", self.c_activated),
+            ("deactivated", self.c_deactivated),
+            ("kept", self.c_kept),
+            ("refaults", self.c_refaults),
+            ("refault_activations", self.c_refault_activations),
+        ]
+    }
+}

@@ -1,0 +1,203 @@
+"""Oh, Kang, Lee, Eom, "Hybrid Main Memory based Buffer Cache Scheme by Using Characteristics of
+Mobile Applications" (KIISE 2015; papers/hybrid-dram-pcm-app-aware.md): Figures 4-7.
+
+The paper replays two Nexus 7 traces (trace 1: Chrome in the foreground with Hangouts and Gmail
+pushing in the background, 15:1; trace 2: many apps switched between foreground and background,
+3:1) through its app-state-aware policy, LRU and 2Q on DRAM+PCM memory with DRAM at 5%, for
+memory sizes of 10%-100% of the footprint, and reports overall and foreground hit ratios,
+foreground execution time normalised to LRU (Figures 4, 5) and energy normalised to LRU
+(Figures 6, 7).
+
+Those traces are not public, so this reproduction uses tierlab's seeded session generator
+(``session:preset=browser`` for trace 1, ``session:preset=switching`` for trace 2; see
+crates/tierlab-core/src/trace/session_gen.rs for what they model). CLOCK-DWF, the paper's
+reference [6], runs beside them.
+
+Cost model (Section 4): DRAM read/write 1, PCM read 2, PCM write 50, a page evicted to storage
+1000; foreground time counts the foreground app's memory operations and storage evictions caused
+by the foreground app plus foreground pages evicted by background apps (the policies' ``fg_*``
+counters). Energy is Table 1's per-bit energies charged by the engine's accounting through the
+``dram-ratio``/``pcm-ratio`` presets (memory only, as the paper; storage energy 0).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tierlab.papers import Claim, PaperResult
+
+KEY = "hybrid-dram-pcm"
+TITLE = "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)"
+
+SYSTEM = {
+    "tiers": ["dram-ratio", "pcm-ratio"],
+    "file_store": "storage-ratio",
+    "swap": "storage-ratio",
+}
+DRAM_RATIO = 0.05
+POLICIES = ["app-aware", "hybrid-lru", "hybrid-2q", "clock-dwf"]
+LABELS = {"app-aware": "proposed", "hybrid-lru": "LRU", "hybrid-2q": "2QLRU", "clock-dwf": "CLOCK-DWF"}
+#: Section 4 time ratios.
+T_DRAM, T_PCM_READ, T_PCM_WRITE, T_STORAGE = 1.0, 2.0, 50.0, 1000.0
+#: Table 1 PCM endurance.
+PCM_ENDURANCE = 1e8
+
+#: trace key -> (generator preset, paper figure numbers, paper's mean fg-time and energy change)
+TRACES = {
+    "trace1": ("browser", (4, 6), -0.58, -0.22),
+    "trace2": ("switching", (5, 7), -0.73, -0.23),
+}
+
+
+def fg_time(df: pd.DataFrame) -> pd.Series:
+    """Foreground execution time in the paper's units from the policies' counters."""
+    return (
+        T_DRAM * (df["ctr_fg_dram_reads"] + df["ctr_fg_dram_writes"])
+        + T_PCM_READ * df["ctr_fg_pcm_reads"]
+        + T_PCM_WRITE * df["ctr_fg_pcm_writes"]
+        + T_STORAGE * df["ctr_fg_storage_evictions"]
+    )
+
+
+def sweep(preset: str, refs: int, sizes: list[int], policies: list[str] = POLICIES) -> pd.DataFrame:
+    """Runs one generated session through the policies at ``sizes`` (percent of the footprint)."""
+    import tierlab
+
+    trace = f"session:preset={preset},refs={refs},seed=1"
+    df = tierlab.run(
+        trace,
+        policies=[{"name": p, "dram_ratio": DRAM_RATIO} for p in policies],
+        sizes=[f"{s}%" for s in sizes],
+        system=SYSTEM,
+    )
+    out = pd.DataFrame(
+        {
+            "policy": df["policy"],
+            "scheme": df["policy"].map(LABELS),
+            "size_pct": df["size"].str.rstrip("%").astype(int),
+            "size_pages": df["size_pages"],
+            "hit_ratio": df["hit_ratio"],
+            "fg_hit_ratio": df["fg_hit_ratio"],
+            "fg_time": fg_time(df),
+            "energy_nj": df["total_energy_nj"],
+            "pcm_writes": df["ctr_pcm_writes"],
+            "migrations_up": df["migrations_up"],
+            "migrations_down": df["migrations_down"],
+            "storage_evictions": df["ctr_storage_evictions"],
+            "fg_storage_evictions": df["ctr_fg_storage_evictions"],
+            "pcm_wear_max": df["wear_max_page_writes_tier1"],
+            "pcm_wear_pages": df["wear_pages_tier1"],
+        }
+    )
+    out["pcm_lifetime_replays"] = PCM_ENDURANCE / out["pcm_wear_max"].where(out["pcm_wear_max"] > 0)
+    base = out[out["policy"] == "hybrid-lru"].set_index("size_pct")
+    out["fg_time_norm"] = out["fg_time"] / out["size_pct"].map(base["fg_time"])
+    out["energy_norm"] = out["energy_nj"] / out["size_pct"].map(base["energy_nj"])
+    return out.sort_values(["policy", "size_pct"]).reset_index(drop=True)
+
+
+def _plot(df: pd.DataFrame, figs: tuple[int, int], name: str, outdir: Path) -> dict[str, Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = {}
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    panels = [
+        ("hit_ratio", "(a) hit ratio"),
+        ("fg_hit_ratio", "(b) foreground hit ratio"),
+        ("fg_time_norm", "(c) foreground time / LRU"),
+    ]
+    for i, (col, title) in enumerate(panels):
+        ax = axes[i]
+        for pol, g in df.groupby("policy"):
+            ax.plot(g["size_pct"], g[col], marker="o", label=LABELS[pol])
+        ax.set_title(title)
+        ax.set_xlabel("memory size (% of footprint)")
+    axes[0].legend()
+    fig.suptitle(f"Figure {figs[0]} ({name}, generated)")
+    fig.tight_layout()
+    p = outdir / f"figure{figs[0]}_{name}.png"
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    paths[f"figure{figs[0]}"] = p
+
+    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    for pol, g in df.groupby("policy"):
+        ax.plot(g["size_pct"], g["energy_norm"], marker="o", label=LABELS[pol])
+    ax.set_xlabel("memory size (% of footprint)")
+    ax.set_ylabel("energy / LRU")
+    ax.set_title(f"Figure {figs[1]} ({name}, generated)")
+    ax.legend()
+    fig.tight_layout()
+    p = outdir / f"figure{figs[1]}_{name}.png"
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    paths[f"figure{figs[1]}"] = p
+    return paths
+
+
+def reproduce(quick: bool, outdir: Path) -> PaperResult:
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    refs = 40_000 if quick else 400_000
+    sizes = [10, 40, 70, 100] if quick else list(range(10, 101, 10))
+    res = PaperResult(KEY, TITLE)
+    for name, (preset, figs, paper_time, paper_energy) in TRACES.items():
+        df = sweep(preset, refs, sizes)
+        res.tables[f"{name}_figures{figs[0]}_{figs[1]}"] = df
+        res.figures.update(_plot(df, figs, name, outdir))
+        prop = df[df["policy"] == "app-aware"]
+        lru = df[df["policy"] == "hybrid-lru"].set_index("size_pct")
+        t = prop["fg_time_norm"].mean() - 1
+        e = prop["energy_norm"].mean() - 1
+        wins = int((prop["fg_time_norm"] < 1).sum())
+        res.claims.append(
+            Claim(
+                f"{name}: foreground execution time vs LRU, mean over sizes (Figure {figs[0]}(c))",
+                f"{paper_time:+.0%}",
+                f"{t:+.1%} (lower at {wins} of {len(prop)} sizes)",
+                bool(t < 0 and wins * 2 > len(prop)),
+            )
+        )
+        res.claims.append(
+            Claim(
+                f"{name}: energy vs LRU, mean over sizes (Figure {figs[1]})",
+                f"{paper_energy:+.0%}",
+                f"{e:+.1%}",
+                bool(e < 0),
+            )
+        )
+        worst = (prop.set_index("size_pct")["hit_ratio"] - lru["hit_ratio"]).min()
+        res.claims.append(
+            Claim(
+                f"{name}: overall hit ratio never below LRU's (Figure {figs[0]}(a))",
+                "never lower",
+                f"worst difference {worst * 100:+.2f} points",
+                bool(worst > -0.005),
+            )
+        )
+        res.notes.append(
+            f"{name}: PCM wear, most writes to one PCM page: proposed "
+            f"{int(prop['pcm_wear_max'].max())}, LRU {int(lru['pcm_wear_max'].max())}, "
+            f"CLOCK-DWF {int(df[df['policy'] == 'clock-dwf']['pcm_wear_max'].max())} "
+            f"(endurance 10^8: {PCM_ENDURANCE / prop['pcm_wear_max'].max():.3g} replays of the trace "
+            "for the proposed policy without wear levelling)."
+        )
+    res.notes.append(
+        "Traces are generated (the paper's Nexus 7 traces are not public); time uses the paper's "
+        "ratios (DRAM 1, PCM read 2, PCM write 50, storage eviction 1000), energy Table 1's "
+        "nJ/bit for 4 KiB pages. Normalised values are per size and then averaged, as in the paper."
+    )
+    res.notes.append(
+        "Why the gaps are smaller than the paper's: on these sessions the proposed policy's hit ratios "
+        "equal LRU's within a fraction of a point, and storage evictions (1000 each) dominate the "
+        "foreground time, so only memory-operation savings remain; background pages go straight to "
+        "PCM, so background writes (database updates on pushes) hit PCM, which raises energy and wear "
+        "when background apps write much (trace 2: 25% background references). The LRU baseline keeps "
+        "DRAM the top of one LRU stack (a PCM hit migrates up); with promote=false it migrates less."
+    )
+    return res
