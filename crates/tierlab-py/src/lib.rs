@@ -4,6 +4,7 @@
 //! caught here and never cross into Python.
 
 mod common;
+mod flash;
 mod mobile;
 mod mrc;
 mod native;
@@ -172,5 +173,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     native::register(m)?;
     readers::register(m)?;
     mrc::register(m)?;
+    flash::register(m)?;
     Ok(())
 }

@@ -58,3 +58,4 @@ register(
     "tierlab.papers.hybrid_dram_pcm",
     "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)",
 )
+register("bs-clock", "tierlab.papers.bs_clock", "BS-CLOCK: bulk-write Spatial Clock (Lee, Lee & Park 2016)")

@@ -9,10 +9,12 @@
 //! static power; endurance (writes per cell) feeds wear estimates.
 
 pub mod presets;
+pub mod presets_flash;
 pub mod presets_hybrid;
 pub mod presets_mobile;
 pub mod presets_swap;
 pub mod presets_tiered;
+pub mod replay;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};

@@ -307,5 +307,6 @@ pub fn all() -> Vec<Device> {
     .chain(super::presets_swap::all())
     .chain(super::presets_tiered::all())
     .chain(super::presets_hybrid::all())
+    .chain(super::presets_flash::all())
     .collect()
 }

@@ -3,6 +3,7 @@
 //! per-access code is monomorphised; the name is looked up once per run.
 
 pub mod classic;
+pub mod flash;
 pub mod hybrid;
 pub mod swap;
 pub mod tiered;
@@ -145,6 +146,12 @@ registry!(
     hybrid::clock_dwf::ClockDwf,
     hybrid::lru::HybridLru,
     hybrid::two_q::HybridTwoQ,
+    flash::cflru::Cflru,
+    flash::lru_wsr::LruWsr,
+    flash::ccf_lru::CcfLru,
+    flash::fab::Fab,
+    flash::spatial_clock::SpatialClock,
+    flash::bs_clock::BsClock,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.
