@@ -36,6 +36,7 @@ const PRESETS: &[&str] = &[
     // presets_swap.rs (the eMRAM swap paper)
     "emram-swap",
     "flash-ufs31",
+    // presets_tiered.rs (the shadow-paging paper)
     "nomad-local-dram",
     "nomad-remote-dram",
     // device/presets_hybrid.rs
@@ -44,6 +45,9 @@ const PRESETS: &[&str] = &[
     "storage-ratio",
     "dram-table1",
     "pcm-table1",
+    // presets_flash.rs (the BS-CLOCK paper, calibrated to its Figure 2)
+    "microsd-samsung-c10",
+    "microsd-sandisk-c10",
 ];
 
 #[test]
