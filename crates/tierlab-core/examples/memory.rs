@@ -21,7 +21,7 @@ use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use tierlab_core::policy::{PolicyCtx, PolicySpec};
 use tierlab_core::sim::accounting::DeviceRequest;
-use tierlab_core::sim::engine::{build_instance, EngineSink, Runner};
+use tierlab_core::sim::engine::{build_instance, EngineSink};
 use tierlab_core::sim::{PageOut, PageRef, Sink, Stats};
 use tierlab_core::trace::TraceSpec;
 
@@ -105,7 +105,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     drop(ids);
-    let capacity = (frac * distinct as f64) as usize;
+    let pages = trace
+        .split([',', ':'])
+        .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
+        .unwrap_or(distinct);
+    let capacity = (frac * pages as f64) as usize;
     println!(
         "trace {trace}: {} accesses, {distinct} distinct pages; cache {capacity} pages",
         refs.len()

@@ -60,7 +60,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let decode_s = t0.elapsed().as_secs_f64();
     let distinct = decoder.distinct();
     let pages = trace
-        .split(|c| c == ',' || c == ':')
+        .split([',', ':'])
         .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
         .unwrap_or(distinct);
     let capacity = (frac * pages as f64) as usize;
