@@ -48,7 +48,11 @@ fn ingest(spec: &TraceSpec) -> tierlab_core::Result<(f64, u64)> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let tmp = tempfile_dir(args.first())?;
-    let n: u64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(10_000_000);
+    let n: u64 = args
+        .get(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(10_000_000);
     let repeats: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(3);
     let gen = format!("zipf:alpha=1.0,pages=1000000,n={n},seed=1");
     let native = tmp.join("zipf.tlt");

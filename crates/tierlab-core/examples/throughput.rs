@@ -78,7 +78,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         n / floor / 1e6
     );
     let system = System::resolve(&SystemSpec::default(), &DeviceCatalog::default())?;
-    println!("{:<24} {:>8} {:>10} {:>12}", "policy", "M/s", "floor/x", "misses");
+    println!(
+        "{:<24} {:>8} {:>10} {:>12}",
+        "policy", "M/s", "floor/x", "misses"
+    );
     for p in &policies {
         let spec = PolicySpec::parse(p)?;
         let ctx = PolicyCtx {
