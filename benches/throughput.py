@@ -25,6 +25,10 @@ import tierlab
 from tierlab import _core
 from tierlab.interop import page_sequence, write_oracle_general
 
+#: tierlab policy spec run for a policy name, where the default differs from libCacheSim's
+#: algorithm (LIRS: libCacheSim demotes differently, see policy/classic/lirs.rs)
+SPEC = {"lirs": "lirs(libcachesim=true)"}
+
 #: tierlab policy -> libcachesim class (and its parameters, matched to ours)
 PEERS = {
     "fifo": ("FIFO", {}),
@@ -40,7 +44,7 @@ PEERS = {
 
 def time_tierlab(trace: str, policy: str, size: int) -> tuple[float, float, int]:
     t0 = time.perf_counter()
-    df = tierlab.run(trace, policies=[policy], sizes=[size], threads=1)
+    df = tierlab.run(trace, policies=[SPEC.get(policy, policy)], sizes=[size], threads=1)
     wall = time.perf_counter() - t0
     return float(df["policy_seconds"].iloc[0]), wall, int(df["misses"].iloc[0])
 

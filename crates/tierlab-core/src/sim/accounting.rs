@@ -1,7 +1,7 @@
 //! The accounting sink: counters, and device time/energy per component.
 
 use super::{PageId, PageOut, PageRef, Sink, MAX_TIERS};
-use crate::device::{Device, System};
+use crate::device::{IoCost, System};
 use crate::trace::{Event, EventKind, Kind, Op};
 
 /// Time, energy and volume of one cost component (e.g. "swap_write").
@@ -163,6 +163,13 @@ pub struct Accounting {
     foreground: Option<u32>,
     /// Per tier with an endurance: writes per page id (empty for other tiers).
     wear: Vec<Vec<u32>>,
+    /// Whether any tier has an endurance (else `wear_write` does nothing).
+    wear_any: bool,
+    /// Per tier, per op: (time ns, energy nJ) of one CPU access, copied out of
+    /// the system once so the hit path reads a small array.
+    access_cost: [[(f64, f64); 2]; MAX_TIERS],
+    /// Per tier: (time ns, energy nJ) of filling one page.
+    fill_cost: [(f64, f64); MAX_TIERS],
 }
 
 /// `foreground` value meaning "no events seen: every app counts as foreground".
@@ -170,7 +177,20 @@ const ALL_FOREGROUND: u32 = u32::MAX;
 
 impl Accounting {
     pub fn new(system: System) -> Self {
+        let mut access_cost = [[(0.0, 0.0); 2]; MAX_TIERS];
+        let mut fill_cost = [(0.0, 0.0); MAX_TIERS];
+        for (t, dev) in system.tiers.iter().take(MAX_TIERS).enumerate() {
+            access_cost[t] = [
+                (dev.access_read_ns, dev.access_read_energy_nj),
+                (dev.access_write_ns, dev.access_write_energy_nj),
+            ];
+            fill_cost[t] = (dev.write.time_ns(1, false), dev.write.energy_nj_per_page);
+        }
+        let wear_any = system.tiers.iter().any(|d| d.endurance_writes.is_some());
         Accounting {
+            wear_any,
+            access_cost,
+            fill_cost,
             system,
             stats: Stats::default(),
             in_swap: Vec::new(),
@@ -215,6 +235,9 @@ impl Accounting {
     /// Counts a page write into `tier` for wear (tiers with an endurance).
     #[inline]
     fn wear_write(&mut self, tier: u8, id: PageId) {
+        if !self.wear_any {
+            return;
+        }
         let t = tier as usize;
         if let Some(c) = self.wear.get_mut(t).and_then(|w| w.get_mut(id as usize)) {
             *c += 1;
@@ -246,12 +269,10 @@ impl Accounting {
         self.in_swap[i / 64] |= 1 << (i % 64);
     }
 
-    fn charge(&mut self, comp: Comp, dev: &Device, op: Op, first: u64, pages: u64, seq: bool) {
-        let cost = if op == Op::Read {
-            &dev.read
-        } else {
-            &dev.write
-        };
+    /// Charges one request of `pages` pages with `cost` (the device's read or
+    /// write cost, by `op`). Takes the cost by value: cloning the `Device`
+    /// (two `String`s) here cost two allocations per miss.
+    fn charge(&mut self, comp: Comp, cost: IoCost, op: Op, first: u64, pages: u64, seq: bool) {
         let t = cost.time_ns(pages, seq);
         let e = cost.energy_nj_per_page * pages as f64;
         self.stats.fixed[comp as usize].add(pages, t, e);
@@ -272,28 +293,25 @@ impl Accounting {
 
     #[inline]
     fn tier_access(&mut self, tier: u8, op: Op) {
-        let dev = &self.system.tiers[tier as usize];
-        let (t, e) = match op {
-            Op::Read => (dev.access_read_ns, dev.access_read_energy_nj),
-            Op::Write => (dev.access_write_ns, dev.access_write_energy_nj),
-        };
+        let (t, e) = self.access_cost[tier as usize][op as usize];
         self.stats.tier[tier as usize][op as usize].add(0, t, e);
     }
 
+    #[inline]
     fn tier_fill(&mut self, tier: u8) {
-        let dev = &self.system.tiers[tier as usize];
-        let (t, e) = (dev.write.time_ns(1, false), dev.write.energy_nj_per_page);
+        let (t, e) = self.fill_cost[tier as usize];
         self.stats.tier[tier as usize][2].add(1, t, e);
     }
 
     /// Brings the page of `r` in from its backing store.
+    #[inline]
     fn fetch(&mut self, r: &PageRef) {
         match r.kind {
             Kind::File => {
                 if r.op == Op::Read || self.system.write_miss_fetch {
                     let seq = self.file_read_cursor.advance(r.page, 1);
-                    let dev = self.system.file_store.clone();
-                    self.charge(Comp::FileRead, &dev, Op::Read, r.page, 1, seq);
+                    let cost = self.system.file_store.read;
+                    self.charge(Comp::FileRead, cost, Op::Read, r.page, 1, seq);
                     self.stats.file_pages_read += 1;
                 }
             }
@@ -301,8 +319,8 @@ impl Accounting {
                 if self.swapped(r.id) {
                     let slot = self.swap_slot.get(r.id as usize).copied().unwrap_or(0);
                     let seq = self.swap_read_cursor.advance(slot, 1);
-                    if let Some(dev) = self.system.swap.clone() {
-                        self.charge(Comp::SwapRead, &dev, Op::Read, slot, 1, seq);
+                    if let Some(cost) = self.system.swap.as_ref().map(|d| d.read) {
+                        self.charge(Comp::SwapRead, cost, Op::Read, slot, 1, seq);
                     }
                     self.stats.swap_pages_read += 1;
                 } else {
@@ -322,8 +340,8 @@ impl Accounting {
             Kind::File => {
                 let first = pages[0].page;
                 let seq = self.file_write_cursor.advance(first, n);
-                let dev = self.system.file_store.clone();
-                self.charge(Comp::FileWrite, &dev, Op::Write, first, n, seq);
+                let cost = self.system.file_store.write;
+                self.charge(Comp::FileWrite, cost, Op::Write, first, n, seq);
                 self.stats.file_pages_written += n;
                 let bucket = (63 - n.leading_zeros() as usize).min(20);
                 self.stats.file_write_sizes[bucket] += 1;
@@ -340,8 +358,8 @@ impl Accounting {
                     self.swap_slot[i] = first_slot + k as u64;
                 }
                 let seq = self.swap_write_cursor.advance(first_slot, n);
-                if let Some(dev) = self.system.swap.clone() {
-                    self.charge(Comp::SwapWrite, &dev, Op::Write, first_slot, n, seq);
+                if let Some(cost) = self.system.swap.as_ref().map(|d| d.write) {
+                    self.charge(Comp::SwapWrite, cost, Op::Write, first_slot, n, seq);
                 }
                 self.stats.swap_pages_written += n;
             }

@@ -1,0 +1,149 @@
+//! Bytes of policy metadata per resident page and per distinct page, measured
+//! with a counting global allocator (live heap bytes, as requested from the
+//! allocator, so `Vec` slack capacity counts):
+//!
+//! `cargo run --release -p tierlab-core --example memory -- [TRACE] [CACHE_FRACTION] [POLICY...]`
+//!
+//! TRACE defaults to `zipf:alpha=1.0,pages=1000000,n=10000000,seed=1`, the
+//! cache to 10% of the distinct pages. For each policy:
+//! - `per_distinct`: heap that `grow(distinct)` adds before any access (the
+//!   page-id -> slot table and any other per-id array), divided by the
+//!   distinct pages;
+//! - `per_resident`: everything else the policy holds after replaying the
+//!   trace (frames, list links, ghost entries, free lists, slack), divided by
+//!   the pages resident at the end (== capacity once the cache has filled).
+//!
+//! The policy runs against a sink that keeps nothing, so the engine's own
+//! per-run state (the accounting sink's swap bitmap: 1 bit per distinct page)
+//! is not included.
+
+use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
+use std::sync::atomic::{AtomicIsize, Ordering};
+use tierlab_core::policy::{PolicyCtx, PolicySpec};
+use tierlab_core::sim::accounting::DeviceRequest;
+use tierlab_core::sim::engine::{build_instance, EngineSink};
+use tierlab_core::sim::{PageOut, PageRef, Sink, Stats};
+use tierlab_core::trace::TraceSpec;
+
+struct Counting;
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { SysAlloc.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { SysAlloc.dealloc(p, l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { SysAlloc.alloc_zeroed(l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { SysAlloc.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn live() -> isize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// A sink that keeps nothing (so only the policy's heap is measured).
+struct Null;
+impl Sink for Null {
+    fn hit(&mut self, _: &PageRef, _: u8) {}
+    fn miss(&mut self, _: &PageRef, _: u8) {}
+    fn miss_bypass(&mut self, _: &PageRef) {}
+    fn evict(&mut self, _: PageOut) {}
+    fn write_back(&mut self, _: &[PageOut]) {}
+    fn migrate(&mut self, _: u32, _: u64, _: u8, _: u8) {}
+}
+impl EngineSink for Null {
+    fn grow(&mut self, _: usize) {}
+    fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
+        (Stats::default(), None)
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let trace = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "zipf:alpha=1.0,pages=1000000,n=10000000,seed=1".into());
+    let frac: f64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(0.1);
+    let mut policies: Vec<String> = args.iter().skip(2).cloned().collect();
+    if policies.is_empty() {
+        policies = [
+            "fifo", "lru", "clock", "arc", "2q", "s3fifo", "sieve", "lirs",
+        ]
+        .map(String::from)
+        .to_vec();
+    }
+    let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
+    let page_size = reader.page_size();
+    let (ids, distinct) = tierlab_core::sim::bench::dense_ids(reader.as_mut())?;
+    let refs: Vec<PageRef> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, &id)| PageRef {
+            seq: i as u64,
+            time: i as u64,
+            page: id as u64,
+            next_use: tierlab_core::sim::NEVER,
+            id,
+            app: 0,
+            op: tierlab_core::trace::Op::Read,
+            kind: tierlab_core::trace::Kind::File,
+            req_start: true,
+        })
+        .collect();
+    drop(ids);
+    let pages = trace
+        .split([',', ':'])
+        .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
+        .unwrap_or(distinct);
+    let capacity = (frac * pages as f64) as usize;
+    println!(
+        "trace {trace}: {} accesses, {distinct} distinct pages; cache {capacity} pages",
+        refs.len()
+    );
+    println!(
+        "{:<8} {:>10} {:>13} {:>13} {:>12}",
+        "policy", "resident", "per_resident", "per_distinct", "total_MiB"
+    );
+    for p in &policies {
+        let spec = PolicySpec::parse(p)?;
+        let ctx = PolicyCtx {
+            capacity,
+            tiers: 1,
+            page_size,
+        };
+        let before = live();
+        let mut inst = build_instance(&spec, &ctx, Null)?;
+        let built = live();
+        inst.grow(distinct);
+        let per_distinct_bytes = live() - built;
+        for chunk in refs.chunks(1 << 16) {
+            inst.run(chunk, &[]);
+        }
+        let total = live() - before;
+        let result = inst.finish();
+        let resident = result.resident_at_end.max(1);
+        println!(
+            "{:<8} {:>10} {:>13.1} {:>13.1} {:>12.1}",
+            p,
+            result.resident_at_end,
+            (total - per_distinct_bytes) as f64 / resident as f64,
+            per_distinct_bytes as f64 / distinct as f64,
+            total as f64 / (1 << 20) as f64
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! Single-thread replay speed of policies with the engine's accounting sink,
+//! on references decoded once up front (the loop the Python harness's
+//! `policy_seconds` times), plus the floor:
+//!
+//! `cargo run --release -p tierlab-core --example throughput -- [TRACE] [CACHE_FRACTION] [REPEATS] [POLICY...]`
+//!
+//! TRACE defaults to `zipf:alpha=1.0,pages=1000000,n=10000000,seed=1`, the
+//! cache to 10% of the generator's pages (of the distinct pages for files).
+//! Also small enough to run under `valgrind --tool=callgrind` with a short
+//! trace (e.g. `zipf:alpha=1.0,pages=100000,n=1000000,seed=1`).
+
+use std::time::Instant;
+use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+use tierlab_core::policy::{PolicyCtx, PolicySpec};
+use tierlab_core::sim::engine::{build_instance, Decoder};
+use tierlab_core::sim::Accounting;
+use tierlab_core::trace::TraceSpec;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let trace = args
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "zipf:alpha=1.0,pages=1000000,n=10000000,seed=1".into());
+    let frac: f64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(0.1);
+    let repeats: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(3);
+    let mut policies: Vec<String> = args.iter().skip(3).cloned().collect();
+    if policies.is_empty() {
+        policies = [
+            "fifo",
+            "lru",
+            "clock",
+            "arc",
+            "2q",
+            "s3fifo",
+            "sieve",
+            "lirs(libcachesim=true)",
+        ]
+        .map(String::from)
+        .to_vec();
+    }
+    let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
+    let page_size = reader.page_size();
+    let mut decoder = Decoder::default();
+    let (mut records, mut refs, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    let t0 = Instant::now();
+    loop {
+        records.clear();
+        let more = reader.read_batch(&mut records, 1 << 16)?;
+        decoder.decode(&records, &mut refs, &mut events)?;
+        if !more {
+            break;
+        }
+    }
+    let decode_s = t0.elapsed().as_secs_f64();
+    let distinct = decoder.distinct();
+    let pages = trace
+        .split([',', ':'])
+        .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
+        .unwrap_or(distinct);
+    let capacity = (frac * pages as f64) as usize;
+    let n = refs.len() as f64;
+    let ids: Vec<u32> = refs.iter().map(|r| r.id).collect();
+    let floor = median(
+        (0..repeats)
+            .map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0)
+            .collect(),
+    );
+    println!(
+        "trace {trace}: {} refs, {distinct} distinct, cache {capacity}; read+decode {:.1} M refs/s; floor {:.1} M/s",
+        refs.len(),
+        n / decode_s / 1e6,
+        n / floor / 1e6
+    );
+    let system = System::resolve(&SystemSpec::default(), &DeviceCatalog::default())?;
+    println!(
+        "{:<24} {:>8} {:>10} {:>12}",
+        "policy", "M/s", "floor/x", "misses"
+    );
+    for p in &policies {
+        let spec = PolicySpec::parse(p)?;
+        let ctx = PolicyCtx {
+            capacity,
+            tiers: 1,
+            page_size,
+        };
+        let mut secs = Vec::new();
+        let mut misses = 0;
+        for _ in 0..repeats {
+            let mut inst = build_instance(&spec, &ctx, Accounting::new(system.clone()))?;
+            inst.grow(distinct);
+            for chunk in refs.chunks(1 << 16) {
+                inst.run(chunk, &[]);
+            }
+            let r = inst.finish();
+            secs.push(r.policy_seconds);
+            misses = r.stats.misses_total();
+        }
+        let s = median(secs);
+        println!(
+            "{:<24} {:>8.2} {:>10.1} {:>12}",
+            p,
+            n / s / 1e6,
+            s / floor,
+            misses
+        );
+    }
+    Ok(())
+}
