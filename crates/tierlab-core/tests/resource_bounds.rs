@@ -69,5 +69,9 @@ fn replay_memory_does_not_grow_with_trace_length() {
     // 50x the trace, same pages and cache: the peak may move by allocator
     // noise only (the trace itself would be > 1 GiB).
     assert!(growth_mib < 32, "peak RSS grew by {growth_mib} MiB");
-    assert!(after_long / 1024 < 400, "peak RSS {} MiB", after_long / 1024);
+    assert!(
+        after_long / 1024 < 400,
+        "peak RSS {} MiB",
+        after_long / 1024
+    );
 }
