@@ -222,3 +222,17 @@ fn lackey_and_tlpages() {
         ),
     ]);
 }
+
+/// Found by cargo-fuzz (text_readers): a legacy `.lzma` header asking for a
+/// 4 GiB dictionary made the decoder allocate it. The decoders' memory is
+/// capped; the file is reported as a corrupt stream at line 1.
+#[test]
+fn lzma_header_with_a_huge_dictionary_is_refused() {
+    let mut data = vec![0x5d, 0xff, 0xff, 0xff, 0xff];
+    data.extend([0xff; 8]); // unknown uncompressed size
+    data.extend([0x00, 0x1a, 0x3c, 0x9e, 0x11, 0x42, 0x77, 0x01]);
+    check(vec![
+        case("txt", &data, ":line 1", "memory limit"),
+        case("lirs", &data, ":line 1", "memory limit"),
+    ]);
+}
