@@ -64,7 +64,7 @@ impl Error {
         Error::Input {
             file: file.into(),
             loc,
-            msg: msg.into(),
+            msg: one_line(msg.into()),
         }
     }
     pub fn io(file: impl AsRef<Path>, source: std::io::Error) -> Self {
@@ -74,6 +74,35 @@ impl Error {
         }
     }
     pub fn config(msg: impl Into<String>) -> Self {
-        Error::Config(msg.into())
+        Error::Config(one_line(msg.into()))
+    }
+}
+
+/// Errors are one line (issue 11): wrapped library messages (the toml/serde
+/// ones end with a newline, some span several) are joined with "; ".
+fn one_line(msg: String) -> String {
+    if !msg.contains(['\n', '\r']) {
+        return msg;
+    }
+    msg.split(['\n', '\r'])
+        .map(|l| l.trim().trim_start_matches([';', ' ']))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_joined_onto_one_line() {
+        let e = Error::config("unknown field `x`, there are no fields\n; defaults are: ");
+        assert_eq!(
+            e.to_string(),
+            "unknown field `x`, there are no fields; defaults are:"
+        );
+        let e = Error::input("f", Location::Line(3), "a\r\nb\n");
+        assert_eq!(e.to_string(), "f:line 3: a; b");
     }
 }

@@ -44,6 +44,12 @@ impl Compression {
     }
 }
 
+/// Memory an xz or lzma decoder may use (its dictionary). `xz -9` needs 65
+/// MiB; a legacy `.lzma` header can ask for up to 4 GiB, which a corrupt or
+/// hostile file would make the decoder allocate (found by cargo-fuzz), so a
+/// larger request is reported as a corrupt stream instead.
+pub const MAX_DECODER_MEMORY: u64 = 1 << 28;
+
 /// A decompressed, buffered input with the name used in error messages.
 pub struct Input {
     pub name: String,
@@ -68,12 +74,19 @@ pub fn open_input(path: &Path) -> Result<Input> {
             1 << 16,
             zstd::stream::read::Decoder::with_buffer(raw).map_err(|e| Error::io(path, e))?,
         )),
-        Compression::Xz => Box::new(BufReader::with_capacity(
-            1 << 16,
-            liblzma::bufread::XzDecoder::new_multi_decoder(raw),
-        )),
+        Compression::Xz => {
+            let stream = liblzma::stream::Stream::new_stream_decoder(
+                MAX_DECODER_MEMORY,
+                liblzma::stream::CONCATENATED,
+            )
+            .map_err(|e| Error::input(&name, Location::Whole, format!("xz decoder: {e}")))?;
+            Box::new(BufReader::with_capacity(
+                1 << 16,
+                liblzma::bufread::XzDecoder::new_stream(raw, stream),
+            ))
+        }
         Compression::Lzma => {
-            let stream = liblzma::stream::Stream::new_lzma_decoder(u64::MAX)
+            let stream = liblzma::stream::Stream::new_lzma_decoder(MAX_DECODER_MEMORY)
                 .map_err(|e| Error::input(&name, Location::Whole, format!("lzma decoder: {e}")))?;
             Box::new(BufReader::with_capacity(
                 1 << 16,

@@ -286,6 +286,16 @@ where
     Ok(true)
 }
 
+/// The error for a text trace that ended without one request (an empty file,
+/// or nothing but blank and comment lines).
+pub fn no_requests(lines: &crate::trace::input::Lines, what: &str) -> crate::Error {
+    crate::Error::input(
+        lines.name(),
+        crate::error::Location::Whole,
+        format!("no requests found (empty trace?): expected {what}"),
+    )
+}
+
 /// Reads fixed-size binary records: the first read tells an empty input (an
 /// error) from a clean end.
 pub fn empty_binary(bytes: &crate::trace::input::Bytes, what: &str) -> crate::Error {

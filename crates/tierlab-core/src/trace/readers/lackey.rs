@@ -79,6 +79,12 @@ impl TraceReader for LackeyReader {
         let start = out.len();
         while out.len() - start < max {
             let Some(line) = self.lines.next_line()? else {
+                if self.conv.stats.references == 0 {
+                    return Err(super::common::no_requests(
+                        &self.lines,
+                        "valgrind lackey lines 'I|L|S|M ADDR,SIZE'",
+                    ));
+                }
                 return Ok(false);
             };
             self.buf.clear();

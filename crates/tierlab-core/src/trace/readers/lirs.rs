@@ -32,6 +32,12 @@ impl TraceReader for LirsReader {
     fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
         for _ in 0..max {
             let Some(line) = self.lines.next_line()? else {
+                if self.seq == 0 {
+                    return Err(super::common::no_requests(
+                        &self.lines,
+                        "block numbers, one per line",
+                    ));
+                }
                 return Ok(false);
             };
             let field = trim(line);
