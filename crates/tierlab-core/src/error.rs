@@ -91,6 +91,33 @@ fn one_line(msg: String) -> String {
         .join("; ")
 }
 
+/// Runs `f`, turning a panic into its message (`"panic"` when the payload is
+/// not a string). The Python bindings wrap every native call in this so that
+/// no panic unwinds into the interpreter.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> std::result::Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
+        p.downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_else(|| "panic".into())
+    })
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    #[test]
+    fn catch_panic_returns_the_message_or_the_value() {
+        assert_eq!(catch_panic(|| 5), Ok(5));
+        let r: std::result::Result<u32, String> =
+            catch_panic(|| panic!("index {} out of range", 7));
+        assert_eq!(r, Err("index 7 out of range".to_string()));
+        let r: std::result::Result<u32, String> = catch_panic(|| std::panic::panic_any(42u8));
+        assert_eq!(r, Err("panic".to_string()));
+    }
+}
+
 #[cfg(test)]
 mod one_line_tests {
     use super::*;

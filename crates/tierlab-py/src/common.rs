@@ -87,20 +87,15 @@ thread_local! {
 /// Runs `f`, turning a panic into an error and a Python exception raised in
 /// the callback back into that exception.
 pub fn guard<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Failure> {
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    // The panic-catching itself is tested in tierlab-core (error::catch_panic):
+    // this crate's test binary cannot link without libpython.
+    let r = tierlab_core::error::catch_panic(f);
     let pending = PENDING_PY_ERR.with(|p| p.borrow_mut().take());
     match r {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(Error::Interrupted)) if pending.is_some() => Err(Failure::Python(pending.unwrap())),
         Ok(Err(e)) => Err(Failure::Core(e)),
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".into());
-            Err(Failure::Panic(msg))
-        }
+        Err(msg) => Err(Failure::Panic(msg)),
     }
 }
 
@@ -131,39 +126,4 @@ pub fn progress_callback(
 /// Parses a JSON argument, naming it on error.
 pub fn json_arg<T: DeserializeOwned>(name: &str, text: &str) -> PyResult<T> {
     serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("{name}: {e}")))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // `guard` is what stands between the core and Python: these check it
-    // without an interpreter (the mapping of each `Failure` to its Python
-    // exception class is tested from Python in tests/test_errors.py).
-
-    #[test]
-    fn guard_turns_a_panic_into_a_failure_with_its_message() {
-        let r: Result<u32, Failure> = guard(|| panic!("index {} out of range", 7));
-        match r {
-            Err(Failure::Panic(msg)) => assert_eq!(msg, "index 7 out of range"),
-            _ => panic!("a panic must become Failure::Panic"),
-        }
-        let r: Result<u32, Failure> = guard(|| std::panic::panic_any(42u8));
-        assert!(matches!(r, Err(Failure::Panic(m)) if m == "panic"));
-    }
-
-    #[test]
-    fn guard_passes_values_and_core_errors_through() {
-        assert!(matches!(guard(|| Ok(5)), Ok(5)));
-        let e = Error::config("bad key 'x'; allowed: a, b");
-        match guard(|| -> Result<(), Error> { Err(e) }) {
-            Err(Failure::Core(Error::Config(m))) => assert_eq!(m, "bad key 'x'; allowed: a, b"),
-            _ => panic!("a core error must pass through unchanged"),
-        }
-        // Interrupted without a pending Python exception stays a core error.
-        assert!(matches!(
-            guard(|| -> Result<(), Error> { Err(Error::Interrupted) }),
-            Err(Failure::Core(Error::Interrupted))
-        ));
-    }
 }
