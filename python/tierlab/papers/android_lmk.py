@@ -51,13 +51,16 @@ SWEEP_DEVICES = [
 
 
 def scenario_path() -> Path:
-    """experiments/android_lmk.toml of the source tree (shipped with the project)."""
+    """experiments/android_lmk.toml of the source tree (shipped with the project): looked for above
+    this module (a source or editable install), then above the current directory (an installed
+    package run from the repository, as the README's main-job command does)."""
     here = Path(__file__).resolve()
-    for root in here.parents:
+    cwd = Path.cwd().resolve()
+    for root in [*here.parents, cwd, *cwd.parents]:
         p = root / "experiments" / "android_lmk.toml"
         if p.exists():
             return p
-    raise FileNotFoundError("experiments/android_lmk.toml not found above " + str(here))
+    raise FileNotFoundError(f"experiments/android_lmk.toml not found above {here} or {cwd}; run from the repository")
 
 
 def experiment_apps(path: Path) -> list[str]:
