@@ -43,6 +43,10 @@ class Trace:
     def name(self) -> str:
         return Path(self.path).name if not _is_generator(self.path) else self.path
 
+    def page_size(self) -> int:
+        """The trace's page size in bytes (opens the trace, reads nothing)."""
+        return int(self.batches(1).page_size())
+
     def batches(self, batch: int = 1 << 20):
         """Iterates over the trace's records as dicts of numpy arrays."""
         return _core.TraceBatches(self.to_json(), batch)
@@ -101,6 +105,20 @@ def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], i
     if unit not in _UNITS:
         raise _core.ConfigError(f"size: unknown unit {unit!r} in {size!r}; use one of {', '.join(_UNITS)} or pages")
     return int(num * _UNITS[unit] // page_size)
+
+
+def resolve_sizes(trace: Trace, sizes: Iterable[SizeLike], limit: int | None = None) -> list[int]:
+    """Resolves every size of ``sizes`` to pages for ``trace``. The footprint (one pass over the
+    trace) is computed only if a size is a share of it, and at most once."""
+    cache: dict[str, int] = {}
+
+    def footprint() -> int:
+        if "n" not in cache:
+            cache["n"] = int(info(trace, limit=limit)["distinct_pages"])
+        return cache["n"]
+
+    page_size = trace.page_size()
+    return [resolve_size(s, page_size, footprint) for s in sizes]
 
 
 def parse_policy(policy: PolicyLike) -> dict:
@@ -165,15 +183,7 @@ def run(
     size_list = list(sizes)
     if not pols or not size_list:
         raise _core.ConfigError("run: need at least one policy and one size")
-    meta_cache: dict[str, Any] = {}
-
-    def footprint() -> int:
-        if "info" not in meta_cache:
-            meta_cache["info"] = info(t, limit=limit)
-        return int(meta_cache["info"]["distinct_pages"])
-
-    page_size = _page_size(t)
-    pages = [resolve_size(s, page_size, footprint) for s in size_list]
+    pages = resolve_sizes(t, size_list, limit)
     instances = [{"policy": p["name"], "params": p["params"], "size": n} for p in pols for n in pages]
     requested = [str(s) for p in pols for s in size_list]
     callback = _progress_callback(progress, t.name)
@@ -199,11 +209,6 @@ def run(
     df.insert(3, "size", requested)
     df.attrs["meta"] = out["meta"]
     return df
-
-
-def _page_size(t: Trace) -> int:
-    it = t.batches(batch=1)
-    return int(it.page_size())
 
 
 class _RichProgress:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from tierlab import _core
-from tierlab.api import Trace, info, parse_policy, resolve_size
+from tierlab.api import Trace, parse_policy, resolve_sizes
 
 TOP_KEYS = {"name", "description", "trace", "system", "policy", "sizes", "limit", "devices", "paper"}
 TRACE_KEYS = {"path", "format", "options", "label"}
@@ -163,15 +163,7 @@ def from_dict(doc: dict[str, Any], origin: str = "<experiment>", base: Path | No
         trace = Trace(str(resolved), t.get("format"), dict(t.get("options", {})))
         label = str(t.get("label", Path(raw).name))
         checksum = file_checksum(Path(trace.path))
-        footprint: dict[str, int] = {}
-
-        def fp(trace=trace, footprint=footprint) -> int:
-            if "n" not in footprint:
-                footprint["n"] = int(info(trace, limit=limit)["distinct_pages"])
-            return footprint["n"]
-
-        page_size = int(trace.batches(1).page_size())
-        size_pages = [(str(s), resolve_size(s, page_size, fp)) for s in sizes]
+        size_pages = list(zip(map(str, sizes), resolve_sizes(trace, sizes, limit), strict=True))
         for j, s in enumerate(systems):
             _check_keys(s, SYSTEM_KEYS, f"system[{j}]", origin)
             sys_spec = {k: v for k, v in s.items() if k != "label"}

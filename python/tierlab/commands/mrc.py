@@ -52,14 +52,7 @@ def run(args) -> int:
     trace = trace_of(args)
     policies = args.policy or ["lru"]
     if args.size:
-        page_size = int(trace.batches(1).page_size())
-        info = {}
-
-        def fp():
-            info.setdefault("n", api.info(trace)["distinct_pages"])
-            return info["n"]
-
-        sizes = sorted({api.resolve_size(s, page_size, fp) for s in args.size})
+        sizes = sorted(set(api.resolve_sizes(trace, args.size)))
     else:
         sizes = default_sizes(int(api.info(trace)["distinct_pages"]), args.points)
     frames = []
