@@ -43,8 +43,7 @@ def after_cache_trace(
     """Runs ``trace`` through ``policy`` at ``size`` over ``file_store`` and writes the after-cache
     trace to ``out``; returns the run's result row, the request count and the write-size histogram."""
     t = api.Trace.of(trace, format, options)
-    page_size = api._page_size(t)
-    pages = api.resolve_size(size, page_size, lambda: int(api.info(t)["distinct_pages"]))
+    pages = api.resolve_sizes(t, [size])[0]
     system = {"tiers": ["dram"], "file_store": file_store, "swap": None}
     return json.loads(_core.after_cache_trace(t.to_json(), policy, pages, json.dumps(system), str(out)))
 
