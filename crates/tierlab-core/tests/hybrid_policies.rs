@@ -521,7 +521,7 @@ fn paper_cost_arithmetic() {
 
     // The accounting sink with the ratio presets charges the same memory
     // operations: tier accesses, fills and migrations.
-    let s = &acct.stats;
+    let s = &acct.priced();
     let mem_time: f64 =
         s.tier.iter().flatten().map(|c| c.time_ns).sum::<f64>() + s.fixed[4].time_ns;
     let mem_energy: f64 =

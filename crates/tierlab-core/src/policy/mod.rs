@@ -14,6 +14,12 @@ use crate::trace::Event;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+/// How many references ahead the replay loop hints [`Policy::prefetch`]'s `far` page: far
+/// enough for a load from memory to arrive, near enough that it is still in cache when used.
+pub const PREFETCH_FAR: usize = 16;
+/// The same for `near` (reading the `far` entry, now cached, to prefetch what it points to).
+pub const PREFETCH_NEAR: usize = 6;
+
 /// What a policy is built for.
 #[derive(Debug, Clone)]
 pub struct PolicyCtx {
@@ -35,6 +41,13 @@ pub struct PolicyCtx {
 pub trait Policy: Send + 'static {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S);
     fn event<S: Sink>(&mut self, _e: &Event, _sink: &mut S) {}
+    /// A hint from the replay loop, which knows the references to come: `far` will be accessed
+    /// in about [`PREFETCH_FAR`] references and `near` in about [`PREFETCH_NEAR`]. A policy may
+    /// start loading the metadata they will touch (`far`: the page-id-indexed entry; `near`: what
+    /// that entry points to, which is in cache by then). Purely a speed hint: it must not change
+    /// any state. Default: nothing.
+    #[inline(always)]
+    fn prefetch(&self, _near: &PageRef, _far: &PageRef) {}
     /// Page ids below `n` may now appear (ids are dense, in first-seen order).
     fn grow(&mut self, _n: usize) {}
     /// Pages resident now, over all tiers.

@@ -7,12 +7,15 @@
 //! only dynamic dispatch.
 
 use super::accounting::{Accounting, DeviceRequest, Stats};
+use super::page_ids::PageIds;
 use super::{PageRef, Sink, NEVER};
 use crate::device::System;
 use crate::error::{Error, Result};
-use crate::policy::{visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor};
+use crate::policy::{
+    visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor, PREFETCH_FAR,
+    PREFETCH_NEAR,
+};
 use crate::trace::{Event, Record, TraceReader};
-use rustc_hash::FxHashMap;
 use std::time::Instant;
 
 /// One cell of a run: a policy with parameters at one memory size.
@@ -93,7 +96,7 @@ impl EngineSink for Accounting {
         Accounting::grow(self, n)
     }
     fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
-        (self.stats, self.log)
+        (self.priced(), self.log)
     }
 }
 
@@ -125,8 +128,12 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
         let start = Instant::now();
         let (policy, sink) = (&mut self.policy, &mut self.sink);
         if events.is_empty() {
-            for r in refs {
-                policy.access(r, sink);
+            let n = refs.len();
+            for i in 0..n {
+                if i + PREFETCH_FAR < n {
+                    policy.prefetch(&refs[i + PREFETCH_NEAR], &refs[i + PREFETCH_FAR]);
+                }
+                policy.access(&refs[i], sink);
             }
         } else {
             let mut ev = events.iter().peekable();
@@ -210,11 +217,14 @@ pub fn needs_future(specs: &[InstanceSpec]) -> Result<bool> {
 /// Splits trace records into page references with dense ids.
 #[derive(Default)]
 pub struct Decoder {
-    ids: FxHashMap<u64, u32>,
+    ids: PageIds,
     seq: u64,
     pub requests: u64,
     pub events: u64,
 }
+
+/// Records ahead whose page-id entry the decoder prefetches.
+const DECODE_PREFETCH: usize = 16;
 
 impl Decoder {
     pub fn distinct(&self) -> usize {
@@ -229,19 +239,19 @@ impl Decoder {
         refs: &mut Vec<PageRef>,
         events: &mut Vec<(usize, Event)>,
     ) -> Result<()> {
-        for rec in records {
+        refs.reserve(records.len());
+        for (i, rec) in records.iter().enumerate() {
+            if let Some(Record::Access(ahead)) = records.get(i + DECODE_PREFETCH) {
+                self.ids.prefetch(ahead.page);
+            }
             match rec {
                 Record::Access(a) => {
                     self.requests += 1;
                     for k in 0..a.npages as u64 {
                         let page = a.page + k;
-                        let next_id = self.ids.len();
-                        let id = *self.ids.entry(page).or_insert(next_id as u32);
-                        if next_id == u32::MAX as usize {
-                            return Err(Error::config(
-                                "more than 2^32-1 distinct pages in one trace",
-                            ));
-                        }
+                        let id = self.ids.id(page).ok_or_else(|| {
+                            Error::config("more than 2^32-1 distinct pages in one trace")
+                        })?;
                         refs.push(PageRef {
                             seq: self.seq,
                             time: a.time,

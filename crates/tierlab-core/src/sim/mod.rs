@@ -6,6 +6,7 @@ pub mod bench;
 pub mod check;
 pub mod engine;
 pub mod mrc;
+pub mod page_ids;
 pub mod results;
 
 pub use accounting::{Accounting, Component, Stats};

@@ -468,7 +468,8 @@ impl NativeReader {
             return Err(missing_footer(&mut f));
         }
         let trailer_offset = le_u64(&foot, 0);
-        if trailer_offset < HEADER_LEN || trailer_offset + 12 > len - FOOTER_LEN {
+        // The offset is untrusted: compare without overflowing.
+        if trailer_offset < HEADER_LEN || trailer_offset > len - FOOTER_LEN - 12 {
             return Err(at(
                 len - FOOTER_LEN,
                 format!("footer points to a trailer at byte {trailer_offset}, outside the file"),

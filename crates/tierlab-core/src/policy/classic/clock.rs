@@ -5,7 +5,7 @@
 //! `Clock` with `n-bit-counter`; its default is 1 bit, as here.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -58,7 +58,17 @@ impl PolicyDef for Clock {
 }
 
 impl Policy for Clock {
-    #[inline]
+    #[inline(always)]
+    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+        self.table.prefetch(far.id);
+        let s = self.table.lookup(near.id);
+        if s != NIL {
+            prefetch(&self.frames, s as usize);
+            prefetch(&self.counts, s as usize);
+        }
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {

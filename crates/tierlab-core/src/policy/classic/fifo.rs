@@ -2,7 +2,7 @@
 //! Matches libCacheSim's `FIFO`.
 
 use crate::error::Result;
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -35,7 +35,16 @@ impl PolicyDef for Fifo {
 }
 
 impl Policy for Fifo {
-    #[inline]
+    #[inline(always)]
+    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+        self.table.prefetch(far.id);
+        let s = self.table.lookup(near.id);
+        if s != NIL {
+            prefetch(&self.frames, s as usize);
+        }
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {

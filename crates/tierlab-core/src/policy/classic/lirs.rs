@@ -24,7 +24,7 @@
 //! harness checks, which is why it is not the default.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -262,6 +262,18 @@ impl Lirs {
 }
 
 impl Policy for Lirs {
+    #[inline(always)]
+    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+        self.s_table.prefetch(far.id);
+        prefetch(&self.resident, far.id as usize);
+        prefetch(&self.frames, far.id as usize);
+        let s = self.s_table.lookup(near.id);
+        if s != NIL {
+            self.s_arena.prefetch(s);
+        }
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let id = r.id;
         let s = self.s_table.get(id);

@@ -72,7 +72,16 @@ impl Sieve {
 }
 
 impl Policy for Sieve {
-    #[inline]
+    #[inline(always)]
+    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+        self.table.prefetch(far.id);
+        let s = self.table.lookup(near.id);
+        if s != NIL {
+            self.arena.prefetch(s);
+        }
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
