@@ -263,6 +263,20 @@ fn wrong_version_and_bad_magic() {
     assert!(msg.contains("header checksum mismatch"), "{msg}");
 }
 
+/// A footer pointing at a trailer near u64::MAX is reported, not an arithmetic overflow
+/// (found by the fuzz smoke's overflow-checked build).
+#[test]
+fn footer_pointing_past_u64_is_reported() {
+    let (msg, _) = corrupt("hugetrailer", |b, _| {
+        let n = b.len();
+        b[n - 16..n - 8].copy_from_slice(&(u64::MAX - 3).to_le_bytes());
+    });
+    assert!(
+        msg.contains("footer points to a trailer at byte 18446744073709551612, outside the file"),
+        "{msg}"
+    );
+}
+
 #[test]
 fn block_sequence_must_match_the_trailer() {
     // Drop block 1 whole and fix nothing else: block 2 then claims to start
