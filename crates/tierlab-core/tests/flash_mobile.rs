@@ -6,18 +6,16 @@
 //! every trace and on both calibrated microSD presets.
 //!
 //! The traces are `proces,device,rw_flag,sector,size,timestamp` csv.gz (512-byte
-//! sectors). Until the `android` reader lands this test parses them with a
-//! small local helper: one row is one request of the pages it covers, kind
-//! File.
+//! sectors), read by the `android` reader: one row is one request of the pages
+//! it covers.
 
-use std::io::{BufRead, BufReader};
 use tierlab_core::device::replay::{model_time, read_device_log, save_device_log, CursorMode};
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
 use tierlab_core::sim::accounting::{DeviceRequest, Store};
 use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
 use tierlab_core::sim::Stats;
-use tierlab_core::trace::{Access, Kind, Op, Record, TraceReader};
+use tierlab_core::trace::{Record, TraceReader, TraceSpec};
 
 const TRACES: [&str; 3] = ["cod_exec", "telegram_exec", "you_cut_exec"];
 const BUFFER_PAGES: usize = 1024; // 4 MB of 4 KB pages (section 4.1)
@@ -29,41 +27,13 @@ fn trace_path(name: &str) -> String {
     )
 }
 
-/// Test-local reader of the Android block csv (512-byte sectors, 4 KB pages).
+/// The whole trace, read by the `android` reader (512-byte sectors, 4 KB pages, one request per
+/// row), so the pair of policies can be run on the same records.
 fn load_android(path: &str) -> Vec<Record> {
-    let f = std::fs::File::open(path).unwrap();
-    let r = BufReader::new(flate2::read::GzDecoder::new(f));
-    let mut out = Vec::new();
-    for (i, line) in r.lines().enumerate() {
-        let line = line.unwrap();
-        if i == 0 {
-            assert!(line.starts_with("proces,device,rw_flag,sector,size"));
-            continue;
-        }
-        // The process name may contain commas: take the fields from the right.
-        let f: Vec<&str> = line.rsplitn(5, ',').collect();
-        let (size, sector, rw) = (f[1], f[2], f[3]);
-        let sector: u64 = sector.parse().unwrap();
-        let size: u64 = size.parse().unwrap();
-        if size == 0 {
-            continue;
-        }
-        let first = sector / 8;
-        let last = (sector + size - 1) / 8;
-        out.push(Record::Access(Access {
-            time: i as u64,
-            page: first,
-            op: if rw.contains('W') {
-                Op::Write
-            } else {
-                Op::Read
-            },
-            kind: Kind::File,
-            app: 0,
-            npages: (last - first + 1) as u32,
-        }));
-    }
-    out
+    let mut reader = tierlab_core::trace::open(&TraceSpec::new(path)).unwrap();
+    assert_eq!(reader.format(), "android");
+    assert_eq!(reader.page_size(), 4096);
+    tierlab_core::trace::read_all(reader.as_mut()).unwrap()
 }
 
 struct VecReader {

@@ -85,8 +85,17 @@ pub fn write_device_log<W: Write>(
 pub fn save_device_log(path: &Path, requests: &[DeviceRequest], page_size: u32) -> Result<()> {
     let f = File::create(path).map_err(|e| Error::io(path, e))?;
     let res = if path.extension().is_some_and(|e| e == "gz") {
+        // Buffer in front of the compressor: one small compress call per line costs far more
+        // than the compression itself. Finish explicitly so a failed last write is an error,
+        // not lost in a drop.
         let gz = flate2::write::GzEncoder::new(BufWriter::new(f), flate2::Compression::default());
-        write_device_log(gz, requests, page_size)
+        let mut w = BufWriter::with_capacity(1 << 16, gz);
+        write_device_log(&mut w, requests, page_size).and_then(|()| {
+            w.into_inner()
+                .map_err(|e| e.into_error())?
+                .finish()?
+                .flush()
+        })
     } else {
         write_device_log(BufWriter::new(f), requests, page_size)
     };
