@@ -141,17 +141,26 @@ fn parse_policy(text: &str) -> PyResult<String> {
 }
 
 mod capture;
-/// The benchmark floor on a trace's dense id stream: seconds per repeat.
+/// The benchmark floor on a trace's dense id stream (or, `over_refs`, on the engine's reference
+/// stream): seconds per repeat.
 #[pyfunction]
-#[pyo3(signature = (trace, repeats=3))]
-fn bench_floor(py: Python<'_>, trace: &str, repeats: usize) -> PyResult<Vec<f64>> {
+#[pyo3(signature = (trace, repeats=3, over_refs=false))]
+fn bench_floor(py: Python<'_>, trace: &str, repeats: usize, over_refs: bool) -> PyResult<Vec<f64>> {
     let spec = trace::trace_spec(trace)?;
     py.detach(|| {
         guard(|| {
+            use tierlab_core::sim::bench;
             let mut reader = tierlab_core::trace::open(&spec)?;
-            let (ids, distinct) = tierlab_core::sim::bench::dense_ids(reader.as_mut())?;
+            let (refs, distinct) = bench::dense_refs(reader.as_mut())?;
+            if over_refs {
+                return Ok((0..repeats)
+                    .map(|_| bench::floor_refs(&refs, distinct, RunOptions::default().batch).0)
+                    .collect());
+            }
+            let ids: Vec<u32> = refs.iter().map(|r| r.id).collect();
+            drop(refs);
             Ok((0..repeats)
-                .map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0)
+                .map(|_| bench::floor(&ids, distinct).0)
                 .collect())
         })
     })
