@@ -16,6 +16,7 @@ use crate::policy::{
     PREFETCH_NEAR,
 };
 use crate::trace::{Event, Record, TraceReader};
+use std::sync::mpsc;
 use std::time::Instant;
 
 /// One cell of a run: a policy with parameters at one memory size.
@@ -285,6 +286,58 @@ pub fn fill_next_use(refs: &mut [PageRef], distinct: usize) {
     }
 }
 
+/// One decoded batch on its way from the decoding thread to the replay (and back, for reuse).
+#[derive(Default)]
+struct Batch {
+    records: Vec<Record>,
+    refs: Vec<PageRef>,
+    events: Vec<(usize, Event)>,
+    /// Distinct pages and requests seen up to the end of this batch.
+    distinct: usize,
+    requests: u64,
+}
+
+/// The decoding thread of [`run`]: reads and decodes batches into the buffers that come back on
+/// `empty` and sends them on `full`, until the trace ends, `limit` page references are out, an
+/// error (sent on, then stop), or the replay hangs up.
+fn decode_ahead(
+    reader: &mut dyn TraceReader,
+    decoder: &mut Decoder,
+    batch: usize,
+    limit: u64,
+    empty: mpsc::Receiver<Batch>,
+    full: mpsc::SyncSender<Result<Batch>>,
+) {
+    let mut done: u64 = 0;
+    while let Ok(mut b) = empty.recv() {
+        b.records.clear();
+        b.refs.clear();
+        b.events.clear();
+        let more = match reader.read_batch(&mut b.records, batch).and_then(|more| {
+            decoder
+                .decode(&b.records, &mut b.refs, &mut b.events)
+                .map(|()| more)
+        }) {
+            Ok(more) => more,
+            Err(e) => {
+                let _ = full.send(Err(e));
+                return;
+            }
+        };
+        if done + b.refs.len() as u64 > limit {
+            b.refs.truncate((limit - done) as usize);
+            let n = b.refs.len();
+            b.events.retain(|(pos, _)| *pos <= n);
+        }
+        done += b.refs.len() as u64;
+        b.distinct = decoder.distinct();
+        b.requests = decoder.requests;
+        if full.send(Ok(b)).is_err() || !more || done >= limit {
+            return;
+        }
+    }
+}
+
 /// Replays `reader` through every instance in one pass.
 pub fn run(
     reader: &mut dyn TraceReader,
@@ -371,26 +424,41 @@ pub fn run(
             );
         }
     } else {
-        let mut done: u64 = 0;
-        let mut more = true;
-        while more && done < limit {
-            records.clear();
-            refs.clear();
-            events.clear();
-            more = reader.read_batch(&mut records, opts.batch)?;
-            decoder.decode(&records, &mut refs, &mut events)?;
-            if done + refs.len() as u64 > limit {
-                refs.truncate((limit - done) as usize);
-                let n = refs.len();
-                events.retain(|(pos, _)| *pos <= n);
-            }
-            done += refs.len() as u64;
-            feed(&mut runners, &refs, &events, decoder.distinct());
-            progress(&Progress {
-                page_refs: done,
-                requests: decoder.requests,
-            })?;
+        // Decoding runs on its own thread, one batch ahead of the replay: the reader and the
+        // dense-id map cost about as much as a cheap policy, so a single run keeps both cores
+        // busy. Two buffers go round: one replayed while the other is decoded. Batches arrive in
+        // trace order, so results are the same as decoding inline.
+        let (full_tx, full_rx) = mpsc::sync_channel::<Result<Batch>>(1);
+        let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
+        for _ in 0..2 {
+            let _ = empty_tx.send(Batch::default());
         }
+        let (decoder, reader_thread) = (&mut decoder, &mut *reader);
+        let batch = opts.batch;
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                decode_ahead(reader_thread, decoder, batch, limit, empty_rx, full_tx)
+            });
+            let result = (|| -> Result<()> {
+                let mut done: u64 = 0;
+                for b in full_rx.iter() {
+                    let b = b?;
+                    done += b.refs.len() as u64;
+                    feed(&mut runners, &b.refs, &b.events, b.distinct);
+                    progress(&Progress {
+                        page_refs: done,
+                        requests: b.requests,
+                    })?;
+                    let _ = empty_tx.send(b);
+                }
+                Ok(())
+            })();
+            // Hang up both channels so the decoding thread stops (it may be waiting on either)
+            // before the scope joins it.
+            drop(full_rx);
+            drop(empty_tx);
+            result
+        })?;
     }
     let page_refs = decoder.seq.min(limit);
     let mut results: Vec<InstanceResult> = runners.into_iter().map(|r| r.finish()).collect();
