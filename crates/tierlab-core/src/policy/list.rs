@@ -3,6 +3,8 @@
 //! (no allocation per access, no hashing: page ids are dense) and link slots
 //! into as many lists as they need (LRU stacks, ARC's T1/T2/B1/B2, ...).
 
+use crate::sim::PageRef;
+
 /// "No slot".
 pub const NIL: u32 = u32::MAX;
 
@@ -278,6 +280,17 @@ impl SlotTable {
     #[inline(always)]
     pub fn prefetch(&self, id: u32) {
         prefetch(&self.slots, id as usize);
+    }
+    /// The usual [`crate::policy::Policy::prefetch`] of a policy keyed by this table: loads
+    /// `far`'s entry, and hands `near`'s slot (its entry is cached by now) to `then`, which
+    /// prefetches what the slot indexes.
+    #[inline(always)]
+    pub fn prefetch_ahead(&self, near: &PageRef, far: &PageRef, then: impl FnOnce(u32)) {
+        self.prefetch(far.id);
+        let s = self.lookup(near.id);
+        if s != NIL {
+            then(s);
+        }
     }
     #[inline]
     pub fn set(&mut self, id: u32, slot: u32) {

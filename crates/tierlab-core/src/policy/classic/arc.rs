@@ -117,11 +117,8 @@ impl Arc {
 impl Policy for Arc {
     #[inline(always)]
     fn prefetch(&self, near: &PageRef, far: &PageRef) {
-        self.table.prefetch(far.id);
-        let s = self.table.lookup(near.id);
-        if s != NIL {
-            self.arena.prefetch(s);
-        }
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }
 
     #[inline(always)]

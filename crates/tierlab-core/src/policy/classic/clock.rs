@@ -60,12 +60,10 @@ impl PolicyDef for Clock {
 impl Policy for Clock {
     #[inline(always)]
     fn prefetch(&self, near: &PageRef, far: &PageRef) {
-        self.table.prefetch(far.id);
-        let s = self.table.lookup(near.id);
-        if s != NIL {
+        self.table.prefetch_ahead(near, far, |s| {
             prefetch(&self.frames, s as usize);
             prefetch(&self.counts, s as usize);
-        }
+        });
     }
 
     #[inline(always)]

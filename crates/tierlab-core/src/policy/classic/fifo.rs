@@ -37,11 +37,8 @@ impl PolicyDef for Fifo {
 impl Policy for Fifo {
     #[inline(always)]
     fn prefetch(&self, near: &PageRef, far: &PageRef) {
-        self.table.prefetch(far.id);
-        let s = self.table.lookup(near.id);
-        if s != NIL {
-            prefetch(&self.frames, s as usize);
-        }
+        self.table
+            .prefetch_ahead(near, far, |s| prefetch(&self.frames, s as usize));
     }
 
     #[inline(always)]

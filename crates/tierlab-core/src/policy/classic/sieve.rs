@@ -74,11 +74,8 @@ impl Sieve {
 impl Policy for Sieve {
     #[inline(always)]
     fn prefetch(&self, near: &PageRef, far: &PageRef) {
-        self.table.prefetch(far.id);
-        let s = self.table.lookup(near.id);
-        if s != NIL {
-            self.arena.prefetch(s);
-        }
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }
 
     #[inline(always)]
