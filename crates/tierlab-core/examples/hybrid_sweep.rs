@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (cells, footprint) = sweep(&spec, &policies, &pcts, 0.05)?;
     println!("footprint {footprint} pages");
     println!(
-        "{:<25} {:>4} {:>8} {:>7} {:>7} {:>12} {:>14} {:>10} {:>8} {:>8} {:>8} {:>9}",
+        "{:<25} {:>4} {:>8} {:>7} {:>7} {:>12} {:>14} {:>10} {:>8} {:>8} {:>8} {:>9} {:>8}",
         "policy",
         "size",
         "pages",
@@ -41,11 +41,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "mig_up",
         "mig_dn",
         "wear_max",
-        "life_rep"
+        "life_rep",
+        "fg_evict"
     );
     for c in &cells {
         println!(
-            "{:<25} {:>3}% {:>8} {:>7.4} {:>7.4} {:>12.0} {:>14.4e} {:>10} {:>8} {:>8} {:>8} {:>9.3e}",
+            "{:<25} {:>3}% {:>8} {:>7.4} {:>7.4} {:>12.0} {:>14.4e} {:>10} {:>8} {:>8} {:>8} {:>9.3e} {:>8}",
             c.policy,
             c.size_pct,
             c.capacity,
@@ -57,7 +58,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             c.migrations_up,
             c.migrations_down,
             c.wear_max,
-            c.lifetime_replays
+            c.lifetime_replays,
+            c.fg_storage_evictions
         );
     }
     for base in ["hybrid-lru", LRU_NO_PROMOTE] {
