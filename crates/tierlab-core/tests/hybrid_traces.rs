@@ -229,7 +229,11 @@ fn session_generator_is_seeded_and_has_the_papers_mix() {
     // So far fewer than 40% of references are first touches (the paper's hit ratios rise with
     // memory up to 70% of the footprint, Figure 4(a)).
     let distinct: std::collections::HashSet<u64> = accesses.iter().map(|x| x.page).collect();
-    assert!(distinct.len() * 5 < accesses.len() * 2, "{} pages", distinct.len());
+    assert!(
+        distinct.len() * 5 < accesses.len() * 2,
+        "{} pages",
+        distinct.len()
+    );
 }
 
 #[test]
