@@ -226,7 +226,7 @@ fn session_generator_is_seeded_and_has_the_papers_mix() {
     let fg: Vec<&&Access> = accesses.iter().filter(|x| x.app == 0).collect();
     let stream = fg.iter().filter(|x| x.page >= 1 << 25).count() as f64 / fg.len() as f64;
     assert!((0.15..0.25).contains(&stream), "stream share {stream}");
-    // So far fewer than 40% of references are first touches (the paper's hit ratios rise with
+    // So fewer than 40% of references are first touches (the paper's hit ratios rise with
     // memory up to 70% of the footprint, Figure 4(a)).
     let distinct: std::collections::HashSet<u64> = accesses.iter().map(|x| x.page).collect();
     assert!(
