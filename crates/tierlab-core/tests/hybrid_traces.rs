@@ -220,6 +220,20 @@ fn session_generator_is_seeded_and_has_the_papers_mix() {
     assert!(bg_writes / (bg * 60_000.0) > 0.5);
     // Apps own disjoint page spaces.
     assert!(accesses.iter().all(|x| (x.page >> 28) as u32 == x.app));
+    // The mix is per reference: the browser's stream references (pages at
+    // 2^25 and up in its space) are its fg_mix[2] = 20% share, not the ~90% that
+    // drawing a whole run with that probability gave.
+    let fg: Vec<&&Access> = accesses.iter().filter(|x| x.app == 0).collect();
+    let stream = fg.iter().filter(|x| x.page >= 1 << 25).count() as f64 / fg.len() as f64;
+    assert!((0.15..0.25).contains(&stream), "stream share {stream}");
+    // So fewer than 40% of references are first touches (the paper's hit ratios rise with
+    // memory up to 70% of the footprint, Figure 4(a)).
+    let distinct: std::collections::HashSet<u64> = accesses.iter().map(|x| x.page).collect();
+    assert!(
+        distinct.len() * 5 < accesses.len() * 2,
+        "{} pages",
+        distinct.len()
+    );
 }
 
 #[test]

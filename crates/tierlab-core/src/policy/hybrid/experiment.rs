@@ -54,7 +54,9 @@ pub struct Cell {
     pub lifetime_replays_levelled: f64,
 }
 
-/// Runs the sweep; `pcts` are memory sizes in percent of the footprint.
+/// Runs the sweep; `pcts` are memory sizes in percent of the footprint;
+/// `policies` are policy specs (`name` or `name(key=value,...)`), each cell
+/// labelled with its spec as given.
 pub fn sweep(
     spec: &TraceSpec,
     policies: &[&str],
@@ -67,9 +69,11 @@ pub fn sweep(
         .endurance_writes
         .unwrap_or(f64::INFINITY);
     let mut inst = Vec::new();
+    let mut labels = Vec::new();
     for p in policies {
         for &pct in pcts {
-            let mut ps = PolicySpec::new(p);
+            let mut ps = PolicySpec::parse(p)?;
+            labels.push(*p);
             ps.params
                 .insert("dram_ratio".into(), toml::Value::Float(dram_ratio));
             inst.push(InstanceSpec {
@@ -88,7 +92,8 @@ pub fn sweep(
         .results
         .iter()
         .zip(inst.iter())
-        .map(|(r, i)| {
+        .zip(labels)
+        .map(|((r, i), label)| {
             let s = &r.stats;
             let m = Meter::from_counters(r.counters.iter().map(|(k, v)| (k.as_str(), *v)));
             let pct = (r.capacity as f64 * 100.0 / footprint as f64).round() as u32;
@@ -98,7 +103,7 @@ pub fn sweep(
             let wear_total = s.wear_writes[PCM as usize];
             let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
             Cell {
-                policy: r.policy.clone(),
+                policy: label.to_string(),
                 size_pct: pct,
                 capacity: r.capacity,
                 hit_ratio: ratio(s.hits_total(), s.accesses),

@@ -6,8 +6,12 @@
 //! a new page is written at DRAM's MRU end, DRAM's LRU page demotes to PCM when
 //! DRAM is full, and the stack's LRU page (in PCM, or in DRAM when there is no
 //! PCM) goes to storage. The paper only says LRU evicts "without telling apps
-//! apart"; we choose to keep DRAM the top of one stack, so that a PCM hit
-//! migrates the page to DRAM's MRU end (`promote = true`). The hit ratio is then
+//! apart" and runs on "the same hybrid memory" (Section 4); we choose to keep
+//! DRAM the top of one stack, so that a PCM hit migrates the page to DRAM's MRU
+//! end (`promote = true`), because Section 3 adds reference counts to LRU "to
+//! reduce the overhead of migrations between DRAM and PCM" ("DRAM과 PCM간의
+//! 페이지 이동(Migration)에 따른 오버헤드를 줄이기 위하여 LRU 기법에 참조
+//! 카운트를 추가로 이용한다"), i.e. its LRU migrates. The hit ratio is then
 //! exactly that of plain LRU with the same number of frames (tested). With
 //! `promote = false` a PCM hit only refreshes the page's recency and it stays in
 //! PCM.

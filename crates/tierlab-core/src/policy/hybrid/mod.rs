@@ -142,8 +142,8 @@ pub const METER_NAMES: [&str; 13] = [
 /// Section 4 prices them, overall and for the foreground app.
 ///
 /// Counting (one unit = one page): a hit reads or writes the page in its tier;
-/// a miss writes the page into its tier (the fill) and then reads or writes it
-/// (the access), as the engine's accounting charges a miss; a migration reads
+/// a miss writes the page into its tier (the fill) and, for a read, reads it;
+/// a write miss is the fill alone (see [`Meter::miss`]); a migration reads
 /// the page in its source tier and writes it in its destination; a page leaving
 /// memory is one storage eviction, clean or dirty (the paper prices every
 /// eviction at 1000).
@@ -228,12 +228,20 @@ impl Meter {
         sink.hit(r, tier);
         self.op(tier, r.is_write());
     }
-    /// Reports a miss filled into `tier` and counts the fill and the access.
+    /// Reports a miss filled into `tier` and counts it: one page write (the
+    /// fill, Figure 3 lines 17 and 21: "write a new page on DRAM/PCM"), and for
+    /// a read one read of the page. A write miss is that one write: the paper's
+    /// system does not fetch a page it overwrites (`write_miss_fetch = false`),
+    /// so its new data is what the fill writes. (The engine's generic
+    /// accounting charges a write miss as fill + write; this meter follows the
+    /// paper's model instead.)
     #[inline]
     pub fn miss<S: Sink>(&mut self, sink: &mut S, r: &PageRef, tier: u8) {
         sink.miss(r, tier);
         self.op(tier, true);
-        self.op(tier, r.is_write());
+        if !r.is_write() {
+            self.op(tier, false);
+        }
     }
     /// Reports and counts a migration of page (`id`, `page`) between tiers.
     #[inline]
