@@ -68,8 +68,10 @@ impl Policy for Clock {
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        // The table is not cleared on eviction (that would be a random write per miss); an
+        // entry counts only while its frame still holds the page.
         let slot = self.table.get(r.id);
-        if slot != NIL {
+        if slot != NIL && self.frames.get(slot as usize).is_some_and(|f| f.id == r.id) {
             let s = slot as usize;
             self.frames[s].dirty |= r.is_write();
             if self.counts[s] < self.max_count {
@@ -95,7 +97,6 @@ impl Policy for Clock {
                 }
             }
             let victim = self.frames[self.hand];
-            self.table.clear(victim.id);
             sink.evict(victim.out(0));
             self.frames[self.hand] = Frame::of(r);
             self.counts[self.hand] = 0;
