@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tierlab import _core, mobile
@@ -122,3 +124,20 @@ def test_paper_module_quick(tmp_path):
     sweep = res.tables["swap_device_sweep"].set_index("swap_device")
     assert not sweep.loc["microsd-class6-paper"].swap_beats_kill
     assert sweep.loc["zram-gs2"].swap_beats_kill
+
+
+def test_the_paper_scenarios_ship_inside_the_package(tmp_path, monkeypatch):
+    """`tierlab reproduce` on an installed wheel, run from any directory, finds the android-lmk
+    scenario and the launch script it reads: both live in the package, not only in the repository."""
+    import tierlab
+    from tierlab import data
+    from tierlab.papers import android_lmk
+
+    monkeypatch.chdir(tmp_path)
+    package = Path(tierlab.__file__).resolve().parent
+    path = android_lmk.scenario_path()
+    assert package in path.resolve().parents
+    assert (path.parent / "android_lmk_script.csv").exists()
+    assert data.scenario("android_session").exists()
+    with pytest.raises(FileNotFoundError, match="known: android_lmk, android_session"):
+        data.scenario("nope")

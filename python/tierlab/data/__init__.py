@@ -1,5 +1,6 @@
-"""Traces tierlab ships inside the package (captured with ``tierlab capture``; the commands that
-made them are in the repository's traces/README.md)."""
+"""Data tierlab ships inside the package: traces captured with ``tierlab capture`` (the commands
+that made them are in the repository's traces/README.md) and the scenarios its paper
+reproductions run (``experiments/android_lmk.toml`` in the repository links to the one here)."""
 
 from __future__ import annotations
 
@@ -11,3 +12,12 @@ DATA = Path(__file__).resolve().parent
 def captured() -> Path:
     """Directory of the captured memory traces (``*.tlp.zst``)."""
     return DATA / "captured"
+
+
+def scenario(name: str) -> Path:
+    """Path of a shipped scenario TOML, e.g. ``scenario("android_lmk")``."""
+    p = DATA / "scenarios" / f"{name}.toml"
+    if not p.exists():
+        known = sorted(q.stem for q in (DATA / "scenarios").glob("*.toml"))
+        raise FileNotFoundError(f"no shipped scenario {name!r}; known: {', '.join(known)}")
+    return p

@@ -24,7 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from tierlab import _core, mobile  # noqa: E402
+from tierlab import _core, data, mobile  # noqa: E402
 from tierlab.papers import Claim, PaperResult  # noqa: E402
 
 KEY = "android-lmk"
@@ -51,16 +51,9 @@ SWEEP_DEVICES = [
 
 
 def scenario_path() -> Path:
-    """experiments/android_lmk.toml of the source tree (shipped with the project): looked for above
-    this module (a source or editable install), then above the current directory (an installed
-    package run from the repository, as the README's main-job command does)."""
-    here = Path(__file__).resolve()
-    cwd = Path.cwd().resolve()
-    for root in [*here.parents, cwd, *cwd.parents]:
-        p = root / "experiments" / "android_lmk.toml"
-        if p.exists():
-            return p
-    raise FileNotFoundError(f"experiments/android_lmk.toml not found above {here} or {cwd}; run from the repository")
+    """The paper's scenario, shipped inside the package (the repository's
+    experiments/android_lmk.toml links to it), so the reproduction runs from any directory."""
+    return data.scenario("android_lmk")
 
 
 def experiment_apps(path: Path) -> list[str]:
