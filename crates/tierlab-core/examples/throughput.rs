@@ -14,7 +14,8 @@ use std::time::Instant;
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::{PolicyCtx, PolicySpec};
 use tierlab_core::sim::accounting::DeviceRequest;
-use tierlab_core::sim::engine::{build_instance, Decoder, EngineSink};
+use tierlab_core::sim::bench;
+use tierlab_core::sim::engine::{build_instance, EngineSink, InstanceResult, RunOptions};
 use tierlab_core::sim::{Accounting, PageOut, PageRef, Sink, Stats};
 use tierlab_core::trace::TraceSpec;
 
@@ -48,6 +49,22 @@ impl EngineSink for HitMissCounter {
     }
 }
 
+/// One instance of `spec` over `sink`, fed `refs` in the engine's batches.
+fn replay<S: EngineSink>(
+    spec: &PolicySpec,
+    ctx: &PolicyCtx,
+    sink: S,
+    refs: &[PageRef],
+    distinct: usize,
+) -> tierlab_core::Result<InstanceResult> {
+    let mut inst = build_instance(spec, ctx, sink)?;
+    inst.grow(distinct);
+    for chunk in refs.chunks(RunOptions::default().batch) {
+        inst.run(chunk, &[]);
+    }
+    Ok(inst.finish())
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -78,19 +95,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
     let page_size = reader.page_size();
-    let mut decoder = Decoder::default();
-    let (mut records, mut refs, mut events) = (Vec::new(), Vec::new(), Vec::new());
     let t0 = Instant::now();
-    loop {
-        records.clear();
-        let more = reader.read_batch(&mut records, 1 << 16)?;
-        decoder.decode(&records, &mut refs, &mut events)?;
-        if !more {
-            break;
-        }
-    }
+    let (refs, distinct) = bench::dense_refs(reader.as_mut())?;
     let decode_s = t0.elapsed().as_secs_f64();
-    let distinct = decoder.distinct();
     let pages = trace
         .split([',', ':'])
         .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
@@ -100,7 +107,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ids: Vec<u32> = refs.iter().map(|r| r.id).collect();
     let floor = median(
         (0..repeats)
-            .map(|_| tierlab_core::sim::bench::floor(&ids, distinct).0)
+            .map(|_| bench::floor(&ids, distinct).0)
             .collect(),
     );
     println!(
@@ -124,22 +131,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (mut secs, mut counting_secs) = (Vec::new(), Vec::new());
         let mut misses = 0;
         for _ in 0..repeats {
-            let mut inst = build_instance(&spec, &ctx, Accounting::new(system.clone()))?;
-            inst.grow(distinct);
-            for chunk in refs.chunks(1 << 16) {
-                inst.run(chunk, &[]);
-            }
-            let r = inst.finish();
+            let r = replay(
+                &spec,
+                &ctx,
+                Accounting::new(system.clone()),
+                &refs,
+                distinct,
+            )?;
             secs.push(r.policy_seconds);
             misses = r.stats.misses_total();
             // The same policy reporting to a sink that only counts hits and misses: how much
             // of the loop is the policy and how much the accounting.
-            let mut inst = build_instance(&spec, &ctx, HitMissCounter::default())?;
-            inst.grow(distinct);
-            for chunk in refs.chunks(1 << 16) {
-                inst.run(chunk, &[]);
-            }
-            let r = inst.finish();
+            let r = replay(&spec, &ctx, HitMissCounter::default(), &refs, distinct)?;
             assert_eq!(r.stats.misses_total(), misses, "{p}: sinks disagree");
             counting_secs.push(r.policy_seconds);
         }
