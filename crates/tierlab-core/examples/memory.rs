@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use tierlab_core::policy::{PolicyCtx, PolicySpec};
 use tierlab_core::sim::accounting::DeviceRequest;
 use tierlab_core::sim::engine::{build_instance, EngineSink};
-use tierlab_core::sim::{PageOut, PageRef, Sink, Stats};
+use tierlab_core::sim::{PageOut, PageRef, RefBatch, Sink, Stats};
 use tierlab_core::trace::TraceSpec;
 
 struct Counting;
@@ -88,23 +88,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
     let page_size = reader.page_size();
-    let (ids, distinct) = tierlab_core::sim::bench::dense_ids(reader.as_mut())?;
-    let refs: Vec<PageRef> = ids
-        .iter()
-        .enumerate()
-        .map(|(i, &id)| PageRef {
-            seq: i as u64,
-            time: i as u64,
-            page: id as u64,
-            next_use: tierlab_core::sim::NEVER,
-            id,
-            app: 0,
-            op: tierlab_core::trace::Op::Read,
-            kind: tierlab_core::trace::Kind::File,
-            req_start: true,
-        })
-        .collect();
-    drop(ids);
+    let (refs, distinct) = tierlab_core::sim::bench::dense_refs(reader.as_mut())?;
+    let batches = refs.batches(1 << 16);
+    drop(refs);
     let pages = trace
         .split([',', ':'])
         .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
@@ -112,7 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let capacity = (frac * pages as f64) as usize;
     println!(
         "trace {trace}: {} accesses, {distinct} distinct pages; cache {capacity} pages",
-        refs.len()
+        batches.iter().map(RefBatch::len).sum::<usize>()
     );
     println!(
         "{:<8} {:>10} {:>13} {:>13} {:>12}",
@@ -130,8 +116,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let built = live();
         inst.grow(distinct);
         let per_distinct_bytes = live() - built;
-        for chunk in refs.chunks(1 << 16) {
-            inst.run(chunk, &[]);
+        for batch in &batches {
+            inst.run(batch, &[]);
         }
         let total = live() - before;
         let result = inst.finish();

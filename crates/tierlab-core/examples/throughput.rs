@@ -16,6 +16,7 @@ use tierlab_core::policy::{PolicyCtx, PolicySpec};
 use tierlab_core::sim::accounting::DeviceRequest;
 use tierlab_core::sim::bench;
 use tierlab_core::sim::engine::{build_instance, EngineSink, InstanceResult, RunOptions};
+use tierlab_core::sim::RefBatch;
 use tierlab_core::sim::{Accounting, PageOut, PageRef, Sink, Stats};
 use tierlab_core::trace::TraceSpec;
 
@@ -54,13 +55,13 @@ fn replay<S: EngineSink>(
     spec: &PolicySpec,
     ctx: &PolicyCtx,
     sink: S,
-    refs: &[PageRef],
+    batches: &[RefBatch],
     distinct: usize,
 ) -> tierlab_core::Result<InstanceResult> {
     let mut inst = build_instance(spec, ctx, sink)?;
     inst.grow(distinct);
-    for chunk in refs.chunks(RunOptions::default().batch) {
-        inst.run(chunk, &[]);
+    for batch in batches {
+        inst.run(batch, &[]);
     }
     Ok(inst.finish())
 }
@@ -104,7 +105,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(distinct);
     let capacity = (frac * pages as f64) as usize;
     let n = refs.len() as f64;
-    let ids: Vec<u32> = refs.iter().map(|r| r.id).collect();
+    let ids = refs.ids.clone();
+    let batches = refs.batches(RunOptions::default().batch);
     let floor = median(
         (0..repeats)
             .map(|_| bench::floor(&ids, distinct).0)
@@ -135,14 +137,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 &spec,
                 &ctx,
                 Accounting::new(system.clone()),
-                &refs,
+                &batches,
                 distinct,
             )?;
             secs.push(r.policy_seconds);
             misses = r.stats.misses_total();
             // The same policy reporting to a sink that only counts hits and misses: how much
             // of the loop is the policy and how much the accounting.
-            let r = replay(&spec, &ctx, HitMissCounter::default(), &refs, distinct)?;
+            let r = replay(&spec, &ctx, HitMissCounter::default(), &batches, distinct)?;
             assert_eq!(r.stats.misses_total(), misses, "{p}: sinks disagree");
             counting_secs.push(r.policy_seconds);
         }

@@ -11,7 +11,7 @@ use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::{all_policies, PolicySpec};
 use tierlab_core::sim::check::{check_policy, make_refs};
 use tierlab_core::sim::engine::{fill_next_use, run, Decoder, InstanceSpec, RunOptions};
-use tierlab_core::sim::{PageRef, MAX_TIERS};
+use tierlab_core::sim::{RefBatch, MAX_TIERS};
 use tierlab_core::trace::{open, read_all, TraceSpec};
 
 const SPRITE: &str = concat!(
@@ -74,11 +74,11 @@ fn every_policy_keeps_the_contract_on_random_traces() {
     }
 }
 
-fn sprite_refs(limit: usize) -> Vec<PageRef> {
+fn sprite_refs(limit: usize) -> RefBatch {
     let mut r = open(&TraceSpec::new(SPRITE)).unwrap();
     let recs = read_all(r.as_mut()).unwrap();
     let mut dec = Decoder::default();
-    let mut refs = Vec::new();
+    let mut refs = RefBatch::default();
     let mut ev = Vec::new();
     dec.decode(&recs, &mut refs, &mut ev).unwrap();
     refs.truncate(limit);

@@ -11,7 +11,7 @@ use tierlab_core::policy::flash::fab::{Fab, FabConfig};
 use tierlab_core::policy::flash::lru_wsr::LruWsr;
 use tierlab_core::policy::flash::spatial_clock::SpatialClock;
 use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef};
-use tierlab_core::sim::{Accounting, PageId, PageOut, PageRef, Sink, NEVER};
+use tierlab_core::sim::{Accounting, PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
 use tierlab_core::trace::{Kind, Op};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,13 +32,13 @@ struct Rec {
 
 impl Sink for Rec {
     fn hit(&mut self, r: &PageRef, _tier: u8) {
-        self.ev.push(Hit(r.page));
+        self.ev.push(Hit(r.page()));
     }
     fn miss(&mut self, r: &PageRef, _tier: u8) {
-        self.ev.push(Miss(r.page));
+        self.ev.push(Miss(r.page()));
     }
     fn miss_bypass(&mut self, r: &PageRef) {
-        self.ev.push(Miss(r.page));
+        self.ev.push(Miss(r.page()));
     }
     fn evict(&mut self, p: PageOut) {
         self.ev.push(Evict(p.page, p.dirty));
@@ -72,17 +72,19 @@ impl Feeder {
             let n = self.ids.len() as u32;
             let id = *self.ids.entry(page).or_insert(n);
             p.grow(self.ids.len());
-            let r = PageRef {
-                seq: self.seq,
-                time: self.seq,
-                page,
-                next_use: NEVER,
-                id,
-                app: 0,
-                op: if op == 'W' { Op::Write } else { Op::Read },
-                kind: Kind::File,
-                req_start: true,
-            };
+            let one = RefBatch::single(
+                self.seq,
+                RefFields {
+                    time: self.seq,
+                    page,
+                    id,
+                    app: 0,
+                    op: if op == 'W' { Op::Write } else { Op::Read },
+                    kind: Kind::File,
+                    req_start: true,
+                },
+            );
+            let r = one.get(0);
             self.seq += 1;
             p.access(&r, s);
         }

@@ -9,7 +9,7 @@ use tierlab_core::policy::hybrid::lru::{HybridLru, HybridLruConfig};
 use tierlab_core::policy::hybrid::two_q::{HybridTwoQ, HybridTwoQConfig};
 use tierlab_core::policy::hybrid::{Meter, PaperCost, DRAM, M, PCM};
 use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef};
-use tierlab_core::sim::{Accounting, PageId, PageOut, PageRef, Sink, NEVER};
+use tierlab_core::sim::{Accounting, PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
 use tierlab_core::trace::{Event, EventKind, Kind, Op};
 
 /// A sink that records every call as text.
@@ -18,13 +18,13 @@ struct Log(Vec<String>);
 
 impl Sink for Log {
     fn hit(&mut self, r: &PageRef, tier: u8) {
-        self.0.push(format!("hit {} t{tier}", r.page));
+        self.0.push(format!("hit {} t{tier}", r.page()));
     }
     fn miss(&mut self, r: &PageRef, tier: u8) {
-        self.0.push(format!("miss {} t{tier}", r.page));
+        self.0.push(format!("miss {} t{tier}", r.page()));
     }
     fn miss_bypass(&mut self, r: &PageRef) {
-        self.0.push(format!("bypass {}", r.page));
+        self.0.push(format!("bypass {}", r.page()));
     }
     fn evict(&mut self, p: PageOut) {
         let d = if p.dirty { "dirty" } else { "clean" };
@@ -63,17 +63,19 @@ fn drive<P: Policy, S: Sink>(p: &mut P, sink: &mut S, steps: &[Step], seq: &mut 
                 continue;
             }
         };
-        let r = PageRef {
-            seq: *seq,
-            time: *seq,
-            page,
-            next_use: NEVER,
-            id: page as u32,
-            app,
-            op,
-            kind: Kind::File,
-            req_start: true,
-        };
+        let one = RefBatch::single(
+            *seq,
+            RefFields {
+                time: *seq,
+                page,
+                id: page as u32,
+                app,
+                op,
+                kind: Kind::File,
+                req_start: true,
+            },
+        );
+        let r = one.get(0);
         *seq += 1;
         p.access(&r, sink);
     }

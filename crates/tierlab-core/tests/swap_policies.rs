@@ -5,7 +5,7 @@
 use tierlab_core::policy::swap::four_area::{FourArea, FourAreaConfig};
 use tierlab_core::policy::swap::linux_two_list::{LinuxTwoList, LinuxTwoListConfig};
 use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef};
-use tierlab_core::sim::{PageId, PageOut, PageRef, Sink, NEVER};
+use tierlab_core::sim::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
 use tierlab_core::trace::{Event, Kind, Op};
 
 /// Records what the policy reports.
@@ -57,17 +57,19 @@ impl<P: Policy> Driver<P> {
         }
     }
     fn go(&mut self, page: u64, op: Op, kind: Kind) {
-        let r = PageRef {
-            seq: self.seq,
-            time: self.seq,
-            page,
-            next_use: NEVER,
-            id: page as u32,
-            app: 0,
-            op,
-            kind,
-            req_start: true,
-        };
+        let one = RefBatch::single(
+            self.seq,
+            RefFields {
+                time: self.seq,
+                page,
+                id: page as u32,
+                app: 0,
+                op,
+                kind,
+                req_start: true,
+            },
+        );
+        let r = one.get(0);
         self.seq += 1;
         self.p.access(&r, &mut self.sink);
     }

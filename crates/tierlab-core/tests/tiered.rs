@@ -10,7 +10,7 @@ use tierlab_core::policy::tiered::ssp::{Ssp, SspConfig};
 use tierlab_core::policy::tiered::tpp::{Tpp, TppConfig};
 use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef, PolicySpec};
 use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
-use tierlab_core::sim::{Accounting, PageRef, NEVER};
+use tierlab_core::sim::{Accounting, RefBatch, RefFields};
 use tierlab_core::trace::synth_nomad::{Layout, Mode, NomadBench};
 use tierlab_core::trace::{Kind, Op};
 
@@ -49,17 +49,19 @@ impl Feed {
     }
     fn go<P: Policy>(&mut self, p: &mut P, id: u32, op: Op) {
         p.grow(self.ids);
-        let r = PageRef {
-            seq: self.seq,
-            time: self.seq,
-            page: id as u64,
-            next_use: NEVER,
-            id,
-            app: 0,
-            op,
-            kind: Kind::Anon,
-            req_start: true,
-        };
+        let one = RefBatch::single(
+            self.seq,
+            RefFields {
+                time: self.seq,
+                page: id as u64,
+                id,
+                app: 0,
+                op,
+                kind: Kind::Anon,
+                req_start: true,
+            },
+        );
+        let r = one.get(0);
         self.seq += 1;
         p.access(&r, &mut self.sink);
     }

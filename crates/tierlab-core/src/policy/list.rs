@@ -3,7 +3,7 @@
 //! (no allocation per access, no hashing: page ids are dense) and link slots
 //! into as many lists as they need (LRU stacks, ARC's T1/T2/B1/B2, ...).
 
-use crate::sim::PageRef;
+use crate::sim::PageId;
 
 /// "No slot".
 pub const NIL: u32 = u32::MAX;
@@ -255,6 +255,150 @@ impl List {
     }
 }
 
+/// One bit per slot (a reference or dirty bit), 64 to a word: 100K slots take 12.5 KB, so the
+/// bits of a whole cache stay in L1 and CLOCK's hand can pass 64 slots with one
+/// `trailing_zeros` instead of a branch per slot.
+#[derive(Debug, Clone, Default)]
+pub struct SlotBits {
+    words: Vec<u64>,
+}
+
+/// Bits `0..n` of a word set (`n` < 64).
+#[inline(always)]
+fn low_bits(n: u32) -> u64 {
+    (1u64 << n) - 1
+}
+
+impl SlotBits {
+    /// Room for `slots` bits, all clear.
+    pub fn with_slots(slots: usize) -> Self {
+        SlotBits {
+            words: vec![0; slots.div_ceil(64)],
+        }
+    }
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> bool {
+        self.words[i / 64] >> (i % 64) & 1 != 0
+    }
+    #[inline(always)]
+    pub fn set(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+    /// Sets bit `i` if `on` (no branch: for a flag of every reference, such as "is a write").
+    #[inline(always)]
+    pub fn set_if(&mut self, i: usize, on: bool) {
+        self.words[i / 64] |= (on as u64) << (i % 64);
+    }
+    /// Sets bit `i` to `on`.
+    #[inline(always)]
+    pub fn assign(&mut self, i: usize, on: bool) {
+        let w = &mut self.words[i / 64];
+        *w = (*w & !(1 << (i % 64))) | ((on as u64) << (i % 64));
+    }
+    /// CLOCK's hand over slots `0..len` (`len` > 0, at most the slots made room for): the
+    /// first slot at or after `hand`, going round, whose bit is clear; every set bit it passes
+    /// is cleared on the way (the second chance is used up). Terminates: after one full turn
+    /// every bit is clear.
+    #[inline]
+    pub fn sweep(&mut self, hand: usize, len: usize) -> usize {
+        let last = (len - 1) / 64;
+        // Bits past `len` in the last word count as set, so the hand never stops there.
+        let past_end = if len.is_multiple_of(64) {
+            0
+        } else {
+            !low_bits((len % 64) as u32)
+        };
+        let (mut w, mut from) = (hand / 64, (hand % 64) as u32);
+        loop {
+            let beyond = if w == last { past_end } else { 0 };
+            let passed_or_set = self.words[w] | low_bits(from) | beyond;
+            if passed_or_set != u64::MAX {
+                let b = (!passed_or_set).trailing_zeros();
+                self.words[w] &= !(low_bits(b) & !low_bits(from));
+                return w * 64 + b as usize;
+            }
+            self.words[w] &= low_bits(from);
+            w = if w == last { 0 } else { w + 1 };
+            from = 0;
+        }
+    }
+    /// Bytes of heap.
+    pub fn heap_bytes(&self) -> usize {
+        self.words.capacity() * 8
+    }
+}
+
+/// A doubly linked list of slots `1..` with a sentinel at slot 0, as `[prev, next]` pairs
+/// (8 bytes a slot): with the sentinel no link is ever NIL, so moving a slot to the front is
+/// six loads and stores with no branch (LRU's hit). Front = most recent.
+#[derive(Debug, Clone)]
+pub struct Ring {
+    links: Vec<[u32; 2]>,
+}
+
+impl Ring {
+    /// An empty ring with room for `slots` slots (numbered from 1).
+    pub fn with_slots(slots: usize) -> Self {
+        let mut links = Vec::with_capacity(slots + 1);
+        links.push([0, 0]);
+        Ring { links }
+    }
+    /// Slots made so far (linked or not).
+    #[inline]
+    pub fn slots(&self) -> usize {
+        self.links.len() - 1
+    }
+    /// A new slot, linked at the front.
+    #[inline]
+    pub fn push_new_front(&mut self) -> u32 {
+        let i = self.links.len() as u32;
+        self.links.push([0, 0]);
+        self.link_front(i);
+        i
+    }
+    #[inline(always)]
+    fn link_front(&mut self, i: u32) {
+        let first = self.links[0][1];
+        self.links[i as usize] = [0, first];
+        self.links[first as usize][0] = i;
+        self.links[0][1] = i;
+    }
+    #[inline(always)]
+    fn unlink(&mut self, i: u32) {
+        let [p, n] = self.links[i as usize];
+        self.links[p as usize][1] = n;
+        self.links[n as usize][0] = p;
+    }
+    /// Moves linked slot `i` to the front.
+    #[inline(always)]
+    pub fn move_to_front(&mut self, i: u32) {
+        self.unlink(i);
+        self.link_front(i);
+    }
+    /// The back (least recent) slot, or None when empty.
+    #[inline]
+    pub fn back(&self) -> Option<u32> {
+        let b = self.links[0][0];
+        (b != 0).then_some(b)
+    }
+    /// Starts loading slot `i`'s links (see [`prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, i: u32) {
+        prefetch(&self.links, i as usize);
+    }
+    /// Slots from front to back.
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        let mut cur = self.links[0][1];
+        std::iter::from_fn(move || {
+            (cur != 0).then(|| {
+                let i = cur;
+                cur = self.links[i as usize][1];
+                i
+            })
+        })
+    }
+}
+
 /// Page id -> slot (or [`NIL`]), one `u32` per distinct page.
 #[derive(Debug, Clone, Default)]
 pub struct SlotTable {
@@ -285,9 +429,9 @@ impl SlotTable {
     /// `far`'s entry, and hands `near`'s slot (its entry is cached by now) to `then`, which
     /// prefetches what the slot indexes.
     #[inline(always)]
-    pub fn prefetch_ahead(&self, near: &PageRef, far: &PageRef, then: impl FnOnce(u32)) {
-        self.prefetch(far.id);
-        let s = self.lookup(near.id);
+    pub fn prefetch_ahead(&self, near: PageId, far: PageId, then: impl FnOnce(u32)) {
+        self.prefetch(far);
+        let s = self.lookup(near);
         if s != NIL {
             then(s);
         }
@@ -329,5 +473,48 @@ mod tests {
         l.push_back(&mut a, x[2]);
         assert_eq!(l.back(), Some(x[2]));
         assert_eq!(l.iter(&a).count(), 4);
+    }
+
+    #[test]
+    fn ring_moves_to_front_and_reports_the_back() {
+        let mut r = Ring::with_slots(4);
+        assert_eq!(r.back(), None);
+        let x: Vec<u32> = (0..4).map(|_| r.push_new_front()).collect();
+        assert_eq!(x, vec![1, 2, 3, 4]);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![4, 3, 2, 1]);
+        r.move_to_front(1);
+        r.move_to_front(1);
+        r.move_to_front(3);
+        assert_eq!(r.iter().collect::<Vec<_>>(), vec![3, 1, 4, 2]);
+        assert_eq!(r.back(), Some(2));
+        assert_eq!(r.slots(), 4);
+    }
+
+    /// CLOCK's hand one slot at a time: what [`SlotBits::sweep`] must equal.
+    fn sweep_one_by_one(bits: &mut [bool], mut hand: usize) -> usize {
+        while bits[hand] {
+            bits[hand] = false;
+            hand = (hand + 1) % bits.len();
+        }
+        hand
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn sweep_equals_the_hand_one_slot_at_a_time(
+            bits in proptest::collection::vec(proptest::bool::weighted(0.9), 1..300),
+            hand_seed in 0usize..10_000,
+        ) {
+            let hand = hand_seed % bits.len();
+            let mut expected_bits = bits.clone();
+            let expected = sweep_one_by_one(&mut expected_bits, hand);
+            let mut sb = SlotBits::with_slots(bits.len());
+            for (i, &b) in bits.iter().enumerate() {
+                sb.assign(i, b);
+            }
+            proptest::prop_assert_eq!(sb.sweep(hand, bits.len()), expected);
+            let after: Vec<bool> = (0..bits.len()).map(|i| sb.get(i)).collect();
+            proptest::prop_assert_eq!(after, expected_bits);
+        }
     }
 }

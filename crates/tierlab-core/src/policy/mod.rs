@@ -47,7 +47,7 @@ pub trait Policy: Send + 'static {
     /// that entry points to, which is in cache by then). Purely a speed hint: it must not change
     /// any state. Default: nothing.
     #[inline(always)]
-    fn prefetch(&self, _near: &PageRef, _far: &PageRef) {}
+    fn prefetch(&self, _near: PageId, _far: PageId) {}
     /// Page ids below `n` may now appear (ids are dense, in first-seen order).
     fn grow(&mut self, _n: usize) {}
     /// Pages resident now, over all tiers.
@@ -273,9 +273,9 @@ impl Frame {
     #[inline]
     pub fn of(r: &PageRef) -> Frame {
         Frame {
-            page: r.page,
+            page: r.page(),
             id: r.id,
-            kind: r.kind,
+            kind: r.kind(),
             dirty: r.is_write(),
         }
     }

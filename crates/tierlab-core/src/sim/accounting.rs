@@ -329,12 +329,12 @@ impl Accounting {
     /// Brings the page of `r` in from its backing store.
     #[inline]
     fn fetch(&mut self, r: &PageRef) {
-        match r.kind {
+        match r.kind() {
             Kind::File => {
-                if r.op == Op::Read || self.system.write_miss_fetch {
-                    let seq = self.file_read_cursor.advance(r.page, 1);
+                if r.op() == Op::Read || self.system.write_miss_fetch {
+                    let seq = self.file_read_cursor.advance(r.page(), 1);
                     let cost = self.system.file_store.read;
-                    self.charge(Comp::FileRead, cost, Op::Read, r.page, 1, seq);
+                    self.charge(Comp::FileRead, cost, Op::Read, r.page(), 1, seq);
                     self.stats.file_pages_read += 1;
                 }
             }
@@ -393,35 +393,35 @@ impl Accounting {
 impl Sink for Accounting {
     #[inline]
     fn hit(&mut self, r: &PageRef, tier: u8) {
-        self.stats.hits[r.kind as usize][r.op as usize] += 1;
-        if self.is_foreground(r.app) {
+        self.stats.hits[r.kind() as usize][r.op() as usize] += 1;
+        if self.is_foreground(r.app()) {
             self.stats.fg_hits += 1;
         }
         self.stats.hits_by_tier[tier as usize] += 1;
-        self.tier_access(tier, r.op);
-        if r.op == Op::Write {
+        self.tier_access(tier, r.op());
+        if r.op() == Op::Write {
             self.wear_write(tier, r.id);
         }
     }
 
     #[inline]
     fn miss(&mut self, r: &PageRef, tier: u8) {
-        self.stats.misses[r.kind as usize][r.op as usize] += 1;
-        if self.is_foreground(r.app) {
+        self.stats.misses[r.kind() as usize][r.op() as usize] += 1;
+        if self.is_foreground(r.app()) {
             self.stats.fg_misses += 1;
         }
         self.fetch(r);
         self.tier_fill(tier);
-        self.tier_access(tier, r.op);
+        self.tier_access(tier, r.op());
         self.wear_write(tier, r.id);
-        if r.op == Op::Write {
+        if r.op() == Op::Write {
             self.wear_write(tier, r.id);
         }
     }
 
     fn miss_bypass(&mut self, r: &PageRef) {
-        self.stats.misses[r.kind as usize][r.op as usize] += 1;
-        if self.is_foreground(r.app) {
+        self.stats.misses[r.kind() as usize][r.op() as usize] += 1;
+        if self.is_foreground(r.app()) {
             self.stats.fg_misses += 1;
         }
         self.stats.bypasses += 1;

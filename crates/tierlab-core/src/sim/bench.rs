@@ -4,16 +4,16 @@
 //! can touch per-page state faster than that on the same id stream.
 
 use super::engine::Decoder;
-use super::PageRef;
+use super::RefBatch;
 use crate::error::Result;
 use crate::trace::TraceReader;
 use std::time::Instant;
 
 /// Decodes a whole trace into its page references (as the engine hands them to policies) and
 /// the number of distinct pages.
-pub fn dense_refs(reader: &mut dyn TraceReader) -> Result<(Vec<PageRef>, usize)> {
+pub fn dense_refs(reader: &mut dyn TraceReader) -> Result<(RefBatch, usize)> {
     let mut decoder = Decoder::default();
-    let (mut records, mut refs, mut events) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut records, mut refs, mut events) = (Vec::new(), RefBatch::default(), Vec::new());
     let mut more = true;
     while more {
         records.clear();
@@ -26,7 +26,7 @@ pub fn dense_refs(reader: &mut dyn TraceReader) -> Result<(Vec<PageRef>, usize)>
 /// Decodes a whole trace into its dense page ids (one per page reference).
 pub fn dense_ids(reader: &mut dyn TraceReader) -> Result<(Vec<u32>, usize)> {
     let (refs, distinct) = dense_refs(reader)?;
-    Ok((refs.iter().map(|r| r.id).collect(), distinct))
+    Ok((refs.ids, distinct))
 }
 
 /// One read-modify-write of a 4-byte counter per access, indexed by page id
@@ -44,22 +44,29 @@ pub fn floor(ids: &[u32], distinct: usize) -> (f64, u64) {
     (secs, std::hint::black_box(sum))
 }
 
-/// [`floor`] reading the ids out of the engine's reference stream instead of a packed `u32`
-/// array: batches of `batch` `PageRef`s (48 bytes each), each copied into one reused buffer
-/// before it is timed, as the engine decodes a batch into a buffer that every instance then
-/// reads. The floor of this engine's input representation, to tell how much of a gap to
-/// [`floor`] is the stream itself.
-pub fn floor_refs(refs: &[PageRef], distinct: usize, batch: usize) -> (f64, u64) {
+/// [`floor`] reading the engine's reference stream instead of a bare `u32` array: batches of
+/// `batch` references, their two hot columns (ids and op/kind flags, see [`RefBatch`]) copied
+/// into reused buffers before each batch is timed, as the engine decodes a batch into buffers
+/// that every instance then reads; the loop reads both columns. The floor of the engine's input
+/// representation, to tell how much of a gap to [`floor`] is the stream itself.
+pub fn floor_refs(refs: &RefBatch, distinct: usize, batch: usize) -> (f64, u64) {
     let mut table = vec![0u32; distinct.max(1)];
-    let mut buf: Vec<PageRef> = Vec::with_capacity(batch);
+    let (mut ids, mut flags): (Vec<u32>, Vec<u8>) = (Vec::new(), Vec::new());
     let mut secs = 0.0;
-    for chunk in refs.chunks(batch.max(1)) {
-        buf.clear();
-        buf.extend_from_slice(chunk);
+    let all_flags: Vec<u8> = refs.iter().map(|r| r.is_write() as u8).collect();
+    for (chunk, chunk_flags) in refs
+        .ids
+        .chunks(batch.max(1))
+        .zip(all_flags.chunks(batch.max(1)))
+    {
+        ids.clear();
+        ids.extend_from_slice(chunk);
+        flags.clear();
+        flags.extend_from_slice(chunk_flags);
         let start = Instant::now();
-        for r in &buf {
-            let slot = &mut table[r.id as usize];
-            *slot = slot.wrapping_add(1);
+        for (&id, &f) in ids.iter().zip(&flags) {
+            let slot = &mut table[id as usize];
+            *slot = slot.wrapping_add(1 + f as u32);
         }
         secs += start.elapsed().as_secs_f64();
     }

@@ -18,7 +18,7 @@
 //! random and real traces; unit tests use [`replay_ids`].
 
 use super::engine::fill_next_use;
-use super::{PageId, PageOut, PageRef, Sink, MAX_TIERS};
+use super::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink, MAX_TIERS};
 use crate::policy::{visit_policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor};
 use crate::trace::{Event, Kind, Op};
 
@@ -48,6 +48,15 @@ pub struct CheckedCounts {
     pub eviction_digest: u64,
 }
 
+/// The reference being handled.
+#[derive(Debug, Clone, Copy)]
+struct Current {
+    seq: u64,
+    id: PageId,
+    page: u64,
+    op: Op,
+}
+
 /// A sink that checks the policy contract and forwards to `inner`.
 pub struct CheckSink<S: Sink> {
     pub inner: S,
@@ -59,7 +68,7 @@ pub struct CheckSink<S: Sink> {
     /// Written since loaded or last cleaned.
     dirty: Vec<bool>,
     resident: usize,
-    current: Option<PageRef>,
+    current: Option<Current>,
     outcome: Option<Outcome>,
     pub counts: CheckedCounts,
 }
@@ -83,7 +92,7 @@ impl<S: Sink> CheckSink<S> {
     fn fail(&self, msg: String) -> ! {
         let at = self
             .current
-            .map(|r| format!("reference {} (page {}, {:?})", r.seq, r.page, r.op))
+            .map(|c| format!("reference {} (page {}, {:?})", c.seq, c.page, c.op))
             .unwrap_or_else(|| "outside a reference".to_string());
         panic!("policy '{}' at {at}: {msg}", self.name)
     }
@@ -98,7 +107,12 @@ impl<S: Sink> CheckSink<S> {
 
     /// Call before handing `r` to the policy.
     pub fn begin(&mut self, r: &PageRef) {
-        self.current = Some(*r);
+        self.current = Some(Current {
+            seq: r.seq(),
+            id: r.id,
+            page: r.page(),
+            op: r.op(),
+        });
         self.outcome = None;
     }
 
@@ -125,8 +139,8 @@ impl<S: Sink> CheckSink<S> {
 
     fn outcome(&mut self, r: &PageRef, o: Outcome) {
         match self.current {
-            Some(c) if c.seq == r.seq && c.id == r.id => {}
-            _ => self.fail(format!("{o:?} reported for page {} out of turn", r.page)),
+            Some(c) if c.seq == r.seq() && c.id == r.id => {}
+            _ => self.fail(format!("{o:?} reported for page {} out of turn", r.page())),
         }
         if let Some(prev) = self.outcome {
             self.fail(format!(
@@ -150,11 +164,11 @@ impl<S: Sink> Sink for CheckSink<S> {
         let t = self.tier[r.id as usize];
         if t != tier {
             if t == NOT_RESIDENT {
-                self.fail(format!("hit on page {} which is not resident", r.page));
+                self.fail(format!("hit on page {} which is not resident", r.page()));
             }
             self.fail(format!("hit in tier {tier} on a page in tier {t}"));
         }
-        self.dirty[r.id as usize] |= r.op == Op::Write;
+        self.dirty[r.id as usize] |= r.op() == Op::Write;
         self.counts.hits += 1;
         self.counts.hits_by_tier[tier as usize] += 1;
         self.inner.hit(r, tier);
@@ -164,10 +178,10 @@ impl<S: Sink> Sink for CheckSink<S> {
         self.outcome(r, Outcome::Miss);
         self.check_tier(tier);
         if self.tier[r.id as usize] != NOT_RESIDENT {
-            self.fail(format!("miss on page {} which is resident", r.page));
+            self.fail(format!("miss on page {} which is resident", r.page()));
         }
         self.tier[r.id as usize] = tier;
-        self.dirty[r.id as usize] = r.op == Op::Write;
+        self.dirty[r.id as usize] = r.op() == Op::Write;
         self.resident += 1;
         self.counts.misses += 1;
         self.inner.miss(r, tier);
@@ -176,7 +190,7 @@ impl<S: Sink> Sink for CheckSink<S> {
     fn miss_bypass(&mut self, r: &PageRef) {
         self.outcome(r, Outcome::Bypass);
         if self.tier[r.id as usize] != NOT_RESIDENT {
-            self.fail(format!("bypass of page {} which is resident", r.page));
+            self.fail(format!("bypass of page {} which is resident", r.page()));
         }
         self.counts.misses += 1;
         self.counts.bypasses += 1;
@@ -270,31 +284,26 @@ impl Sink for NullSink {
 
 /// Page references from `(page, write)` pairs: dense ids in first-seen
 /// order, `next_use` filled (so offline policies can run).
-pub fn make_refs(pages: &[(u64, bool)]) -> Vec<PageRef> {
+pub fn make_refs(pages: &[(u64, bool)]) -> RefBatch {
     let mut ids = rustc_hash::FxHashMap::default();
-    let mut refs: Vec<PageRef> = pages
-        .iter()
-        .enumerate()
-        .map(|(seq, &(page, write))| {
-            let n = ids.len() as u32;
-            let id = *ids.entry(page).or_insert(n);
-            PageRef {
-                seq: seq as u64,
-                time: seq as u64,
-                page,
-                next_use: super::NEVER,
-                id,
-                app: 0,
-                op: if write { Op::Write } else { Op::Read },
-                kind: if page % 3 == 0 {
-                    Kind::Anon
-                } else {
-                    Kind::File
-                },
-                req_start: true,
-            }
-        })
-        .collect();
+    let mut refs = RefBatch::default();
+    for (seq, &(page, write)) in pages.iter().enumerate() {
+        let n = ids.len() as u32;
+        let id = *ids.entry(page).or_insert(n);
+        refs.push(&RefFields {
+            time: seq as u64,
+            page,
+            id,
+            app: 0,
+            op: if write { Op::Write } else { Op::Read },
+            kind: if page % 3 == 0 {
+                Kind::Anon
+            } else {
+                Kind::File
+            },
+            req_start: true,
+        });
+    }
     fill_next_use(&mut refs, ids.len());
     refs
 }
@@ -305,13 +314,13 @@ pub fn check_policy(
     spec: &PolicySpec,
     capacity: usize,
     tiers: usize,
-    refs: &[PageRef],
+    refs: &RefBatch,
 ) -> crate::Result<CheckedCounts> {
     struct V<'a> {
         spec: &'a PolicySpec,
         capacity: usize,
         tiers: usize,
-        refs: &'a [PageRef],
+        refs: &'a RefBatch,
     }
     impl PolicyVisitor for V<'_> {
         type Out = crate::Result<CheckedCounts>;
@@ -325,21 +334,22 @@ pub fn check_policy(
             let mut policy = P::build(&cfg, &ctx)?;
             let distinct = self
                 .refs
+                .ids
                 .iter()
-                .map(|r| r.id as usize + 1)
+                .map(|&id| id as usize + 1)
                 .max()
                 .unwrap_or(0);
             let mut sink = CheckSink::new(NullSink, P::NAME, self.capacity, self.tiers, distinct);
             // Grow in steps, as the engine does batch by batch.
             let mut seen = 0usize;
-            for r in self.refs {
+            for r in self.refs.iter() {
                 if r.id as usize >= seen {
                     seen = (r.id as usize + 1).next_power_of_two();
                     policy.grow(seen);
                     sink.grow(seen);
                 }
-                sink.begin(r);
-                policy.access(r, &mut sink);
+                sink.begin(&r);
+                policy.access(&r, &mut sink);
                 sink.end(policy.resident());
             }
             Ok(sink.counts)
@@ -369,7 +379,7 @@ pub fn replay_ids(policy: &str, capacity: usize, ids: &[u64]) -> (u64, u64) {
 mod tests {
     use super::*;
 
-    fn sink(cap: usize) -> (CheckSink<NullSink>, Vec<PageRef>) {
+    fn sink(cap: usize) -> (CheckSink<NullSink>, RefBatch) {
         let refs = make_refs(&[(10, false), (11, true), (10, false)]);
         (CheckSink::new(NullSink, "test", cap, 1, 2), refs)
     }
@@ -378,19 +388,19 @@ mod tests {
     #[should_panic(expected = "not resident")]
     fn hit_on_a_page_not_resident_fails() {
         let (mut s, refs) = sink(4);
-        s.begin(&refs[0]);
-        s.hit(&refs[0], 0);
+        s.begin(&refs.get(0));
+        s.hit(&refs.get(0), 0);
     }
 
     #[test]
     #[should_panic(expected = "capacity 1")]
     fn exceeding_capacity_fails() {
         let (mut s, refs) = sink(1);
-        s.begin(&refs[0]);
-        s.miss(&refs[0], 0);
+        s.begin(&refs.get(0));
+        s.miss(&refs.get(0), 0);
         s.end(1);
-        s.begin(&refs[1]);
-        s.miss(&refs[1], 0);
+        s.begin(&refs.get(1));
+        s.miss(&refs.get(1), 0);
         s.end(2);
     }
 
@@ -398,13 +408,13 @@ mod tests {
     #[should_panic(expected = "evicted with dirty=false")]
     fn a_written_page_evicted_clean_fails() {
         let (mut s, refs) = sink(1);
-        s.begin(&refs[1]);
-        s.miss(&refs[1], 0);
+        s.begin(&refs.get(1));
+        s.miss(&refs.get(1), 0);
         s.end(1);
         s.evict(PageOut {
-            id: refs[1].id,
+            id: refs.ids[1],
             page: 11,
-            kind: refs[1].kind,
+            kind: refs.get(1).kind(),
             dirty: false,
             tier: 0,
         });
@@ -414,26 +424,26 @@ mod tests {
     #[should_panic(expected = "after Miss")]
     fn two_outcomes_for_one_reference_fail() {
         let (mut s, refs) = sink(2);
-        s.begin(&refs[0]);
-        s.miss(&refs[0], 0);
-        s.miss_bypass(&refs[0]);
+        s.begin(&refs.get(0));
+        s.miss(&refs.get(0), 0);
+        s.miss_bypass(&refs.get(0));
     }
 
     #[test]
     fn a_correct_sequence_passes() {
         let (mut s, refs) = sink(1);
-        s.begin(&refs[0]);
-        s.miss(&refs[0], 0);
+        s.begin(&refs.get(0));
+        s.miss(&refs.get(0), 0);
         s.end(1);
-        s.begin(&refs[1]);
+        s.begin(&refs.get(1));
         s.evict(PageOut {
-            id: refs[0].id,
+            id: refs.ids[0],
             page: 10,
-            kind: refs[0].kind,
+            kind: refs.get(0).kind(),
             dirty: false,
             tier: 0,
         });
-        s.miss(&refs[1], 0);
+        s.miss(&refs.get(1), 0);
         s.end(1);
         assert_eq!(s.counts.misses, 2);
         assert_eq!(s.counts.evictions, 1);

@@ -8,7 +8,7 @@
 
 use super::accounting::{Accounting, DeviceRequest, Stats};
 use super::page_ids::PageIds;
-use super::{PageRef, Sink, NEVER};
+use super::{RefBatch, RefFields, Sink, NEVER};
 use crate::device::System;
 use crate::error::{Error, Result};
 use crate::policy::{
@@ -104,7 +104,7 @@ impl EngineSink for Accounting {
 /// A policy instance behind one virtual call per batch.
 pub trait Runner: Send {
     fn grow(&mut self, n: usize);
-    fn run(&mut self, refs: &[PageRef], events: &[(usize, Event)]);
+    fn run(&mut self, refs: &RefBatch, events: &[(usize, Event)]);
     fn finish(self: Box<Self>) -> InstanceResult;
 }
 
@@ -125,16 +125,17 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
         self.sink.grow(n);
     }
 
-    fn run(&mut self, refs: &[PageRef], events: &[(usize, Event)]) {
+    fn run(&mut self, refs: &RefBatch, events: &[(usize, Event)]) {
         let start = Instant::now();
         let (policy, sink) = (&mut self.policy, &mut self.sink);
         if events.is_empty() {
-            let n = refs.len();
+            let ids = &refs.ids[..];
+            let n = ids.len();
             for i in 0..n {
                 if i + PREFETCH_FAR < n {
-                    policy.prefetch(&refs[i + PREFETCH_NEAR], &refs[i + PREFETCH_FAR]);
+                    policy.prefetch(ids[i + PREFETCH_NEAR], ids[i + PREFETCH_FAR]);
                 }
-                policy.access(&refs[i], sink);
+                policy.access(&refs.get(i), sink);
             }
         } else {
             let mut ev = events.iter().peekable();
@@ -143,7 +144,7 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
                     sink.event(e);
                     policy.event(e, sink);
                 }
-                policy.access(r, sink);
+                policy.access(&r, sink);
             }
             for (_, e) in ev {
                 sink.event(e);
@@ -232,12 +233,17 @@ impl Decoder {
         self.ids.len()
     }
 
+    /// Page references decoded so far (the `seq` of the next one).
+    pub fn decoded(&self) -> u64 {
+        self.seq
+    }
+
     /// Appends the page references of `records` to `refs` and events (with the
     /// index of the reference they precede) to `events`.
     pub fn decode(
         &mut self,
         records: &[Record],
-        refs: &mut Vec<PageRef>,
+        refs: &mut RefBatch,
         events: &mut Vec<(usize, Event)>,
     ) -> Result<()> {
         refs.reserve(records.len());
@@ -253,11 +259,9 @@ impl Decoder {
                         let id = self.ids.id(page).ok_or_else(|| {
                             Error::config("more than 2^32-1 distinct pages in one trace")
                         })?;
-                        refs.push(PageRef {
-                            seq: self.seq,
+                        refs.push(&RefFields {
                             time: a.time,
                             page,
-                            next_use: NEVER,
                             id,
                             app: a.app,
                             op: a.op,
@@ -277,20 +281,22 @@ impl Decoder {
     }
 }
 
-/// Fills `next_use` of every reference (one backward pass).
-pub fn fill_next_use(refs: &mut [PageRef], distinct: usize) {
+/// Fills `next_use` of every reference (one backward pass over a batch holding the whole trace).
+pub fn fill_next_use(refs: &mut RefBatch, distinct: usize) {
     let mut next = vec![NEVER; distinct];
-    for r in refs.iter_mut().rev() {
-        r.next_use = next[r.id as usize];
-        next[r.id as usize] = r.seq;
+    let mut next_use = vec![NEVER; refs.len()];
+    for (i, &id) in refs.ids.iter().enumerate().rev() {
+        next_use[i] = next[id as usize];
+        next[id as usize] = refs.first_seq + i as u64;
     }
+    refs.set_next_use(next_use);
 }
 
 /// One decoded batch on its way from the decoding thread to the replay (and back, for reuse).
 #[derive(Default)]
 struct Batch {
     records: Vec<Record>,
-    refs: Vec<PageRef>,
+    refs: RefBatch,
     events: Vec<(usize, Event)>,
     /// Distinct pages and requests seen up to the end of this batch.
     distinct: usize,
@@ -311,7 +317,7 @@ fn decode_ahead(
     let mut done: u64 = 0;
     while let Ok(mut b) = empty.recv() {
         b.records.clear();
-        b.refs.clear();
+        b.refs.clear(decoder.decoded());
         b.events.clear();
         let more = match reader.read_batch(&mut b.records, batch).and_then(|more| {
             decoder
@@ -367,7 +373,7 @@ pub fn run(
         .map_err(|e| Error::config(format!("thread pool: {e}")))?;
     let parallel = opts.threads > 1 && runners.len() > 1;
     let feed = |runners: &mut Vec<Box<dyn Runner>>,
-                refs: &[PageRef],
+                refs: &RefBatch,
                 events: &[(usize, Event)],
                 distinct: usize| {
         if parallel {
@@ -388,7 +394,7 @@ pub fn run(
 
     let mut decoder = Decoder::default();
     let mut records = Vec::with_capacity(opts.batch);
-    let mut refs = Vec::with_capacity(opts.batch);
+    let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let limit = opts.limit.unwrap_or(u64::MAX);
     if needs_future(instances)? {
@@ -418,7 +424,7 @@ pub fn run(
                 .collect();
             feed(
                 &mut runners,
-                &refs[chunk_start..chunk_end],
+                &refs.slice(chunk_start..chunk_end),
                 &ev,
                 decoder.distinct(),
             );

@@ -24,31 +24,231 @@ pub type PageId = u32;
 /// `next_use` of a reference whose page is never referenced again.
 pub const NEVER: u64 = u64::MAX;
 
-/// One page reference as a policy sees it.
+/// The page references of a batch, column by column. The replay loop reads two columns for
+/// every reference, `ids` and the op/kind flags (5 bytes); a policy or sink reads the others
+/// (page number, time, app, next use) through [`PageRef`]'s accessors only when it needs them.
+/// With one 48-byte struct per reference the stream alone held a cheap policy to half the
+/// machine's floor (benches/README.md).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefBatch {
+    /// Dense page id of each reference.
+    pub ids: Vec<PageId>,
+    flags: Vec<u8>,
+    pages: Vec<u64>,
+    times: Vec<u64>,
+    apps: Vec<u32>,
+    /// Position of the next reference to the same page; empty unless filled by
+    /// [`engine::fill_next_use`] (offline policies).
+    next_use: Vec<u64>,
+    /// Trace position (`seq`) of the first reference.
+    pub first_seq: u64,
+}
+
+const FLAG_WRITE: u8 = 1;
+const FLAG_ANON: u8 = 2;
+const FLAG_REQ_START: u8 = 4;
+
+/// The fields of one page reference, owned (to build a [`RefBatch`] by hand, e.g. in tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PageRef {
-    /// Position of this reference in the trace (0-based, page references).
-    pub seq: u64,
-    /// Time of the request it belongs to (see `trace::Access::time`).
+pub struct RefFields {
     pub time: u64,
-    /// Original page number (for policies that use address order).
     pub page: u64,
-    /// Position of the next reference to the same page, or [`NEVER`]. Only
-    /// filled when a policy needs the future (Belady); otherwise [`NEVER`].
-    pub next_use: u64,
-    /// Dense page id.
     pub id: PageId,
     pub app: u32,
     pub op: Op,
     pub kind: Kind,
-    /// True for the first page of its request.
     pub req_start: bool,
 }
 
-impl PageRef {
+impl RefBatch {
+    /// A batch of `refs`, numbered from `seq` 0.
+    pub fn from_fields(refs: &[RefFields]) -> RefBatch {
+        let mut b = RefBatch::default();
+        for r in refs {
+            b.push(r);
+        }
+        b
+    }
+    /// One reference at trace position `seq` (to drive a policy by hand).
+    pub fn single(seq: u64, r: RefFields) -> RefBatch {
+        let mut b = RefBatch::from_fields(&[r]);
+        b.first_seq = seq;
+        b
+    }
     #[inline]
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    pub fn reserve(&mut self, n: usize) {
+        self.ids.reserve(n);
+        self.flags.reserve(n);
+        self.pages.reserve(n);
+        self.times.reserve(n);
+        self.apps.reserve(n);
+    }
+    #[inline]
+    pub fn push(&mut self, r: &RefFields) {
+        self.ids.push(r.id);
+        let mut flags = 0;
+        if r.op == Op::Write {
+            flags |= FLAG_WRITE;
+        }
+        if r.kind == Kind::Anon {
+            flags |= FLAG_ANON;
+        }
+        if r.req_start {
+            flags |= FLAG_REQ_START;
+        }
+        self.flags.push(flags);
+        self.pages.push(r.page);
+        self.times.push(r.time);
+        self.apps.push(r.app);
+    }
+    /// Empties the batch; the next one starts at trace position `first_seq`.
+    pub fn clear(&mut self, first_seq: u64) {
+        self.ids.clear();
+        self.flags.clear();
+        self.pages.clear();
+        self.times.clear();
+        self.apps.clear();
+        self.next_use.clear();
+        self.first_seq = first_seq;
+    }
+    pub fn truncate(&mut self, n: usize) {
+        self.ids.truncate(n);
+        self.flags.truncate(n);
+        self.pages.truncate(n);
+        self.times.truncate(n);
+        self.apps.truncate(n);
+        self.next_use.truncate(n);
+    }
+    /// References `range` as a batch of their own (same `seq`s).
+    pub fn slice(&self, range: std::ops::Range<usize>) -> RefBatch {
+        RefBatch {
+            ids: self.ids[range.clone()].to_vec(),
+            flags: self.flags[range.clone()].to_vec(),
+            pages: self.pages[range.clone()].to_vec(),
+            times: self.times[range.clone()].to_vec(),
+            apps: self.apps[range.clone()].to_vec(),
+            next_use: self.next_use.get(range.clone()).unwrap_or(&[]).to_vec(),
+            first_seq: self.first_seq + range.start as u64,
+        }
+    }
+    /// The references split into batches of `n` (the last may be shorter), as the engine
+    /// decodes them.
+    pub fn batches(&self, n: usize) -> Vec<RefBatch> {
+        let n = n.max(1);
+        (0..self.len())
+            .step_by(n)
+            .map(|start| self.slice(start..(start + n).min(self.len())))
+            .collect()
+    }
+    /// Sets every reference's `next_use` (the batch must start at `seq` 0 and hold the whole
+    /// trace, or the future it gives is cut short).
+    pub fn set_next_use(&mut self, next_use: Vec<u64>) {
+        assert_eq!(next_use.len(), self.len(), "one next use per reference");
+        self.next_use = next_use;
+    }
+    /// Reference `i`.
+    #[inline(always)]
+    pub fn get(&self, i: usize) -> PageRef<'_> {
+        PageRef {
+            id: self.ids[i],
+            flags: self.flags[i],
+            i,
+            batch: self,
+        }
+    }
+    pub fn iter(&self) -> impl Iterator<Item = PageRef<'_>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// One page reference as a policy sees it: its page id and op/kind flags, and the rest of its
+/// fields read on demand from its batch.
+#[derive(Debug, Clone, Copy)]
+pub struct PageRef<'a> {
+    /// Dense page id.
+    pub id: PageId,
+    flags: u8,
+    i: usize,
+    batch: &'a RefBatch,
+}
+
+impl PageRef<'_> {
+    #[inline(always)]
     pub fn is_write(&self) -> bool {
-        self.op == Op::Write
+        self.flags & FLAG_WRITE != 0
+    }
+    #[inline(always)]
+    pub fn op(&self) -> Op {
+        if self.is_write() {
+            Op::Write
+        } else {
+            Op::Read
+        }
+    }
+    #[inline(always)]
+    pub fn kind(&self) -> Kind {
+        if self.flags & FLAG_ANON != 0 {
+            Kind::Anon
+        } else {
+            Kind::File
+        }
+    }
+    /// True for the first page of its request.
+    #[inline(always)]
+    pub fn req_start(&self) -> bool {
+        self.flags & FLAG_REQ_START != 0
+    }
+    /// Position of this reference in the trace (0-based, page references).
+    #[inline(always)]
+    pub fn seq(&self) -> u64 {
+        self.batch.first_seq + self.i as u64
+    }
+    /// Time of the request it belongs to (see `trace::Access::time`).
+    #[inline(always)]
+    pub fn time(&self) -> u64 {
+        self.batch.times[self.i]
+    }
+    /// Original page number (for policies that use address order).
+    #[inline(always)]
+    pub fn page(&self) -> u64 {
+        self.batch.pages[self.i]
+    }
+    #[inline(always)]
+    pub fn app(&self) -> u32 {
+        self.batch.apps[self.i]
+    }
+    /// Position of the next reference to the same page, or [`NEVER`]: only known when a
+    /// policy needs the future (Belady); otherwise [`NEVER`].
+    #[inline(always)]
+    pub fn next_use(&self) -> u64 {
+        self.batch.next_use.get(self.i).copied().unwrap_or(NEVER)
+    }
+    /// The owned fields.
+    pub fn fields(&self) -> RefFields {
+        RefFields {
+            time: self.time(),
+            page: self.page(),
+            id: self.id,
+            app: self.app(),
+            op: self.op(),
+            kind: self.kind(),
+            req_start: self.req_start(),
+        }
+    }
+}
+
+impl PartialEq for PageRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.seq() == other.seq()
+            && self.next_use() == other.next_use()
+            && self.fields() == other.fields()
     }
 }
 

@@ -22,7 +22,7 @@
 
 use crate::error::{Error, Result};
 use crate::sim::engine::Decoder;
-use crate::sim::PageRef;
+use crate::sim::{PageRef, RefBatch};
 use crate::trace::TraceReader;
 use std::collections::BinaryHeap;
 
@@ -170,17 +170,17 @@ fn check_sizes(sizes: &[usize]) -> Result<usize> {
 fn for_each_ref(reader: &mut dyn TraceReader, mut f: impl FnMut(&PageRef)) -> Result<(u64, u64)> {
     let mut dec = Decoder::default();
     let mut records = Vec::with_capacity(1 << 16);
-    let mut refs = Vec::with_capacity(1 << 16);
+    let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let mut n = 0u64;
     loop {
         records.clear();
-        refs.clear();
+        refs.clear(n);
         events.clear();
         let more = reader.read_batch(&mut records, 1 << 16)?;
         dec.decode(&records, &mut refs, &mut events)?;
-        for r in &refs {
-            f(r);
+        for r in refs.iter() {
+            f(&r);
         }
         n += refs.len() as u64;
         if !more {
@@ -268,7 +268,7 @@ pub fn shards_mrc(reader: &mut dyn TraceReader, sizes: &[usize], cfg: &Shards) -
     let mut member: Vec<bool> = Vec::new();
     let mut in_sample = 0usize;
     let (n, distinct) = for_each_ref(reader, |r| {
-        let h = hash(r.page, cfg.seed);
+        let h = hash(r.page(), cfg.seed);
         if h >= threshold {
             return;
         }

@@ -3,6 +3,7 @@
 
 use crate::error::Result;
 use crate::sim::engine::Decoder;
+use crate::sim::RefBatch;
 use crate::trace::{Kind, Op, TraceReader};
 
 /// What `tierlab info` prints.
@@ -44,7 +45,7 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
     };
     let mut decoder = Decoder::default();
     let mut records = Vec::with_capacity(1 << 16);
-    let mut refs = Vec::with_capacity(1 << 16);
+    let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let mut last_seen: Vec<u64> = Vec::new();
     let mut written: Vec<bool> = Vec::new();
@@ -55,20 +56,20 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
     let mut more = true;
     while more && info.page_refs < limit {
         records.clear();
-        refs.clear();
+        refs.clear(decoder.decoded());
         events.clear();
         more = reader.read_batch(&mut records, 1 << 16)?;
         decoder.decode(&records, &mut refs, &mut events)?;
         let n = decoder.distinct();
         last_seen.resize(n, u64::MAX);
         written.resize(n, false);
-        for r in &refs {
+        for r in refs.iter() {
             if info.page_refs >= limit {
                 break;
             }
-            first_time.get_or_insert(r.time);
-            info.last_time = r.time;
-            match r.op {
+            first_time.get_or_insert(r.time());
+            info.last_time = r.time();
+            match r.op() {
                 Op::Read => info.reads += 1,
                 Op::Write => {
                     info.writes += 1;
@@ -78,11 +79,11 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
                     }
                 }
             }
-            match r.kind {
+            match r.kind() {
                 Kind::File => info.file_refs += 1,
                 Kind::Anon => info.anon_refs += 1,
             }
-            let app = r.app as usize;
+            let app = r.app() as usize;
             if per_app.len() <= app {
                 per_app.resize(app + 1, 0);
             }
@@ -90,10 +91,10 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
             let prev = last_seen[r.id as usize];
             if prev != u64::MAX {
                 info.reuses += 1;
-                let gap = r.seq - prev;
+                let gap = r.seq() - prev;
                 hist[(64 - gap.leading_zeros()) as usize % 64] += 1;
             }
-            last_seen[r.id as usize] = r.seq;
+            last_seen[r.id as usize] = r.seq();
             info.page_refs += 1;
         }
         info.events += events.len() as u64;

@@ -15,7 +15,7 @@
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -116,7 +116,7 @@ impl Arc {
 
 impl Policy for Arc {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+    fn prefetch(&self, near: PageId, far: PageId) {
         self.table
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }

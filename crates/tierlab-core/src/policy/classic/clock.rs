@@ -5,9 +5,10 @@
 //! `Clock` with `n-bit-counter`; its default is 1 bit, as here.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{prefetch, SlotTable, NIL};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::{SlotBits, SlotTable, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -23,8 +24,18 @@ impl Default for ClockConfig {
     }
 }
 
+/// Per-slot state is split by how often it is touched: a hit reads the page's table entry and
+/// sets a bit in `referenced` (or bumps `counts`) and `dirty`, bit sets that stay in L1; the
+/// page number and kind are only read back when the hand evicts the slot.
 pub struct Clock {
-    frames: Vec<Frame>,
+    /// The page id in each slot (the hand clears its table entry on eviction).
+    ids: Vec<PageId>,
+    pages: Vec<u64>,
+    kinds: Vec<Kind>,
+    dirty: SlotBits,
+    /// The reference bit of each slot (`bits` = 1).
+    referenced: SlotBits,
+    /// The reference counter of each slot (`bits` > 1).
     counts: Vec<u8>,
     cap: usize,
     hand: usize,
@@ -46,9 +57,14 @@ impl PolicyDef for Clock {
                 cfg.bits
             )));
         }
+        let one_bit = cfg.bits == 1;
         Ok(Clock {
-            frames: Vec::with_capacity(ctx.capacity),
-            counts: Vec::with_capacity(ctx.capacity),
+            ids: Vec::with_capacity(ctx.capacity),
+            pages: Vec::with_capacity(ctx.capacity),
+            kinds: Vec::with_capacity(ctx.capacity),
+            dirty: SlotBits::with_slots(ctx.capacity),
+            referenced: SlotBits::with_slots(if one_bit { ctx.capacity } else { 0 }),
+            counts: vec![0; if one_bit { 0 } else { ctx.capacity }],
             cap: ctx.capacity,
             hand: 0,
             max_count: ((1u32 << cfg.bits) - 1) as u8,
@@ -57,24 +73,41 @@ impl PolicyDef for Clock {
     }
 }
 
+impl Clock {
+    /// The slot the hand evicts: the first at or after the hand whose count is 0, decrementing
+    /// the counts it passes.
+    #[inline(always)]
+    fn sweep(&mut self) -> usize {
+        if self.max_count == 1 {
+            return self.referenced.sweep(self.hand, self.cap);
+        }
+        let mut hand = self.hand;
+        while self.counts[hand] > 0 {
+            self.counts[hand] -= 1;
+            hand += 1;
+            if hand == self.cap {
+                hand = 0;
+            }
+        }
+        hand
+    }
+}
+
 impl Policy for Clock {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
-        self.table.prefetch_ahead(near, far, |s| {
-            prefetch(&self.frames, s as usize);
-            prefetch(&self.counts, s as usize);
-        });
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        self.table.prefetch(far);
     }
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        // The table is not cleared on eviction (that would be a random write per miss); an
-        // entry counts only while its frame still holds the page.
         let slot = self.table.get(r.id);
-        if slot != NIL && self.frames.get(slot as usize).is_some_and(|f| f.id == r.id) {
+        if slot != NIL {
             let s = slot as usize;
-            self.frames[s].dirty |= r.is_write();
-            if self.counts[s] < self.max_count {
+            self.dirty.set_if(s, r.is_write());
+            if self.max_count == 1 {
+                self.referenced.set(s);
+            } else if self.counts[s] < self.max_count {
                 self.counts[s] += 1;
             }
             sink.hit(r, 0);
@@ -84,28 +117,31 @@ impl Policy for Clock {
             sink.miss_bypass(r);
             return;
         }
-        if self.frames.len() < self.cap {
-            self.table.set(r.id, self.frames.len() as u32);
-            self.frames.push(Frame::of(r));
-            self.counts.push(0);
+        let s = if self.ids.len() < self.cap {
+            self.ids.push(r.id);
+            self.pages.push(r.page());
+            self.kinds.push(r.kind());
+            self.ids.len() - 1
         } else {
-            while self.counts[self.hand] > 0 {
-                self.counts[self.hand] -= 1;
-                self.hand += 1;
-                if self.hand == self.cap {
-                    self.hand = 0;
-                }
-            }
-            let victim = self.frames[self.hand];
-            sink.evict(victim.out(0));
-            self.frames[self.hand] = Frame::of(r);
-            self.counts[self.hand] = 0;
-            self.table.set(r.id, self.hand as u32);
-            self.hand += 1;
-            if self.hand == self.cap {
-                self.hand = 0;
-            }
-        }
+            let s = self.sweep();
+            let victim = self.ids[s];
+            self.table.clear(victim);
+            sink.evict(PageOut {
+                id: victim,
+                page: self.pages[s],
+                kind: self.kinds[s],
+                dirty: self.dirty.get(s),
+                tier: 0,
+            });
+            self.ids[s] = r.id;
+            self.pages[s] = r.page();
+            self.kinds[s] = r.kind();
+            self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
+            s
+        };
+        // A new page starts with its reference bit (count) clear: the sweep cleared the victim's.
+        self.dirty.assign(s, r.is_write());
+        self.table.set(r.id, s as u32);
         sink.miss(r, 0);
     }
 
@@ -114,6 +150,6 @@ impl Policy for Clock {
     }
 
     fn resident(&self) -> usize {
-        self.frames.len()
+        self.ids.len()
     }
 }

@@ -4,7 +4,7 @@
 use crate::error::Result;
 use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -36,7 +36,7 @@ impl PolicyDef for Fifo {
 
 impl Policy for Fifo {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+    fn prefetch(&self, near: PageId, far: PageId) {
         self.table
             .prefetch_ahead(near, far, |s| prefetch(&self.frames, s as usize));
     }

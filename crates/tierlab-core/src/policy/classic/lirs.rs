@@ -26,7 +26,7 @@
 use crate::error::Result;
 use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -263,11 +263,11 @@ impl Lirs {
 
 impl Policy for Lirs {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
-        self.s_table.prefetch(far.id);
-        prefetch(&self.resident, far.id as usize);
-        prefetch(&self.frames, far.id as usize);
-        let s = self.s_table.lookup(near.id);
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.s_table.prefetch(far);
+        prefetch(&self.resident, far as usize);
+        prefetch(&self.frames, far as usize);
+        let s = self.s_table.lookup(near);
         if s != NIL {
             self.s_arena.prefetch(s);
         }
@@ -439,7 +439,7 @@ mod tests {
         let mut p = Lirs::build(&cfg, &ctx).unwrap();
         p.grow(16);
         let pages: Vec<(u64, bool)> = ids.iter().map(|&i| (i, false)).collect();
-        for r in make_refs(&pages) {
+        for r in make_refs(&pages).iter() {
             p.access(&r, &mut NullSink);
         }
         p

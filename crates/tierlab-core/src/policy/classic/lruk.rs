@@ -110,7 +110,7 @@ impl LruK {
 
 impl Policy for LruK {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.now = r.seq;
+        self.now = r.seq();
         let slot = self.table.get(r.id);
         if slot != NIL {
             let key = self.key(r.id);

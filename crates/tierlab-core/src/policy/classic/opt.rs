@@ -63,8 +63,8 @@ impl Policy for Opt {
         if slot != NIL {
             let s = slot as usize;
             self.frames[s].dirty |= r.is_write();
-            self.next[s] = r.next_use;
-            self.heap.push((r.next_use, slot));
+            self.next[s] = r.next_use();
+            self.heap.push((r.next_use(), slot));
             if self.heap.len() > 4 * self.cap + 64 {
                 self.compact();
             }
@@ -77,7 +77,7 @@ impl Policy for Opt {
         }
         let s = if self.frames.len() < self.cap {
             self.frames.push(Frame::of(r));
-            self.next.push(r.next_use);
+            self.next.push(r.next_use());
             self.frames.len() - 1
         } else {
             let s = loop {
@@ -90,11 +90,11 @@ impl Policy for Opt {
             self.table.clear(victim.id);
             sink.evict(victim.out(0));
             self.frames[s] = Frame::of(r);
-            self.next[s] = r.next_use;
+            self.next[s] = r.next_use();
             s
         };
         self.table.set(r.id, s as u32);
-        self.heap.push((r.next_use, s as u32));
+        self.heap.push((r.next_use(), s as u32));
         sink.miss(r, 0);
     }
 

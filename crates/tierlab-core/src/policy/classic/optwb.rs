@@ -210,7 +210,7 @@ impl Policy for OptWb {
         if slot != NIL {
             let s = slot as usize;
             self.frames[s].dirty |= r.is_write();
-            self.next[s] = r.next_use;
+            self.next[s] = r.next_use();
             self.push(s);
             sink.hit(r, 0);
             return;
@@ -222,16 +222,16 @@ impl Policy for OptWb {
         }
         let s = if self.frames.len() < self.cap {
             self.frames.push(Frame::of(r));
-            self.next.push(r.next_use);
+            self.next.push(r.next_use());
             self.frames.len() - 1
         } else {
-            let s = self.victim(r.seq);
+            let s = self.victim(r.seq());
             let v = self.frames[s];
             self.table.clear(v.id);
             self.writebacks += v.dirty as u64;
             sink.evict(v.out(0));
             self.frames[s] = Frame::of(r);
-            self.next[s] = r.next_use;
+            self.next[s] = r.next_use();
             s
         };
         self.table.set(r.id, s as u32);
@@ -282,8 +282,8 @@ mod tests {
         };
         let mut p = OptWb::build(&cfg, &ctx).unwrap();
         p.grow(64);
-        for r in &refs {
-            p.access(r, &mut NullSink);
+        for r in refs.iter() {
+            p.access(&r, &mut NullSink);
         }
         p
     }

@@ -25,7 +25,7 @@
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,7 +167,7 @@ impl S3Fifo {
 
 impl Policy for S3Fifo {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+    fn prefetch(&self, near: PageId, far: PageId) {
         self.table
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }

@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -73,7 +73,7 @@ impl Sieve {
 
 impl Policy for Sieve {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+    fn prefetch(&self, near: PageId, far: PageId) {
         self.table
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }

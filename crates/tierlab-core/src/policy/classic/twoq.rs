@@ -18,7 +18,7 @@
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -127,7 +127,7 @@ impl TwoQ {
 
 impl Policy for TwoQ {
     #[inline(always)]
-    fn prefetch(&self, near: &PageRef, far: &PageRef) {
+    fn prefetch(&self, near: PageId, far: PageId) {
         self.table
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }

@@ -185,7 +185,7 @@ impl Policy for Fab {
         if self.resident == self.cap {
             self.evict_block(sink);
         }
-        let block = r.page / self.ppb;
+        let block = r.page() / self.ppb;
         let g = match self.index.get(&block) {
             Some(&g) => {
                 let c = self.groups.get(g).count as usize;

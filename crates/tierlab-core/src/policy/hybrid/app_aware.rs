@@ -239,7 +239,7 @@ impl Policy for AppAware {
                 }
                 self.arena.get_mut(slot).tier = DRAM;
                 self.dram.push_front(&mut self.arena, slot);
-                self.meter.migrate(sink, r.id, r.page, PCM, DRAM);
+                self.meter.migrate(sink, r.id, r.page(), PCM, DRAM);
                 self.meter.hit(sink, r, DRAM);
             } else {
                 // Figure 2(b).

@@ -292,7 +292,7 @@ impl Policy for ClockDwf {
                 Some(s)
             };
             self.dram_put(f, free_frame, sink);
-            self.meter.migrate(sink, r.id, r.page, PCM, DRAM);
+            self.meter.migrate(sink, r.id, r.page(), PCM, DRAM);
             self.meter.hit(sink, r, DRAM);
             return;
         }

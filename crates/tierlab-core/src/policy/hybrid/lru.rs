@@ -122,7 +122,7 @@ impl Policy for HybridLru {
                 self.dram.touch(r.id);
                 0
             } else if self.promote {
-                self.dram.place(r.id, r.page, true, &mut self.meter, sink)
+                self.dram.place(r.id, r.page(), true, &mut self.meter, sink)
             } else {
                 PCM
             };
@@ -150,7 +150,9 @@ impl Policy for HybridLru {
         };
         self.stack.push_front(&mut self.arena, slot);
         self.table.set(r.id, slot);
-        let tier = self.dram.place(r.id, r.page, false, &mut self.meter, sink);
+        let tier = self
+            .dram
+            .place(r.id, r.page(), false, &mut self.meter, sink);
         self.meter.miss(sink, r, tier);
     }
 

@@ -175,8 +175,8 @@ impl Meter {
     /// Starts a reference; returns whether its app is in the foreground.
     #[inline]
     pub fn begin(&mut self, r: &PageRef) -> bool {
-        self.owner[r.id as usize] = r.app;
-        self.cur_fg = self.fg.is_foreground(r.app);
+        self.owner[r.id as usize] = r.app();
+        self.cur_fg = self.fg.is_foreground(r.app());
         if self.cur_fg {
             self.c[M::FgRefs as usize] += 1;
         }

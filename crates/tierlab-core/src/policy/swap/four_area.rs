@@ -374,9 +374,9 @@ impl Policy for FourArea {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let id = r.id;
         let st = self.pages[id as usize];
-        let w = r.op as usize;
+        let w = r.op() as usize;
         if st.resident() {
-            let a = area(st.kind(), r.op);
+            let a = area(st.kind(), r.op());
             if st.node[w] != NIL {
                 self.pages[id as usize].flags |= flag_of(a);
             } else {
@@ -384,7 +384,7 @@ impl Policy for FourArea {
                 // (no memory is needed, so nothing is evicted).
                 self.enter(id, a);
             }
-            if r.op == Op::Write {
+            if r.op() == Op::Write {
                 self.pages[id as usize].flags |= DIRTY;
             }
             sink.hit(r, 0);
@@ -394,8 +394,8 @@ impl Policy for FourArea {
             sink.miss_bypass(r);
             return;
         }
-        let a = area(r.kind, r.op);
-        if st.ghost[w] != NIL && (st.flags & ANON != 0) == (r.kind == Kind::Anon) {
+        let a = area(r.kind(), r.op());
+        if st.ghost[w] != NIL && (st.flags & ANON != 0) == (r.kind() == Kind::Anon) {
             self.ghost_hits[a] += 1;
             self.grow_area(a);
         }
@@ -404,18 +404,18 @@ impl Policy for FourArea {
         }
         {
             let p = &mut self.pages[id as usize];
-            p.page = r.page;
+            p.page = r.page();
             p.flags = 0;
-            if r.kind == Kind::Anon {
+            if r.kind() == Kind::Anon {
                 p.flags |= ANON;
             }
-            if r.op == Op::Write {
+            if r.op() == Op::Write {
                 p.flags |= DIRTY;
             }
         }
         // A page that changed kind since it was last resident keeps no
         // ghost entries of its old kind.
-        let kind_changed = (st.flags & ANON != 0) != (r.kind == Kind::Anon);
+        let kind_changed = (st.flags & ANON != 0) != (r.kind() == Kind::Anon);
         if kind_changed {
             for x in 0..2 {
                 let old_area = area(st.kind(), if x == 0 { Op::Read } else { Op::Write });

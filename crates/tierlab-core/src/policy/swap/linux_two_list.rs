@@ -394,7 +394,7 @@ impl Policy for LinuxTwoList {
         if st.node != NIL {
             let p = &mut self.pages[r.id as usize];
             p.flags |= YOUNG;
-            if r.op == Op::Write {
+            if r.op() == Op::Write {
                 p.flags |= DIRTY;
             }
             sink.hit(r, 0);
@@ -407,7 +407,7 @@ impl Policy for LinuxTwoList {
         if self.resident >= self.cap {
             self.reclaim(sink);
         }
-        let anon = r.kind == Kind::Anon;
+        let anon = r.kind() == Kind::Anon;
         let mut active = false;
         let was_workingset = st.flags & WORKINGSET != 0;
         if st.shadow != NO_SHADOW {
@@ -426,7 +426,7 @@ impl Policy for LinuxTwoList {
         self.lists[lru(anon, active)].push_front(&mut self.arena, n);
         let p = &mut self.pages[r.id as usize];
         p.node = n;
-        p.page = r.page;
+        p.page = r.page();
         p.shadow = NO_SHADOW;
         p.flags = YOUNG;
         if anon {
@@ -438,7 +438,7 @@ impl Policy for LinuxTwoList {
                 p.flags |= WORKINGSET;
             }
         }
-        if r.op == Op::Write {
+        if r.op() == Op::Write {
             p.flags |= DIRTY;
         }
         self.resident += 1;

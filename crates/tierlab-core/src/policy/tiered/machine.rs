@@ -461,21 +461,21 @@ impl Machine {
             }
         }
         self.run_kswapd(sink);
-        if r.seq >= self.p.measure_from {
+        if r.seq() >= self.p.measure_from {
             if self.t0.is_none() {
                 self.t0 = Some(self.now);
             }
             self.measured += 1;
         }
-        if self.sample_stride > 0 && r.seq.is_multiple_of(self.sample_stride) {
+        if self.sample_stride > 0 && r.seq().is_multiple_of(self.sample_stride) {
             if self.samples.len() == MAX_SAMPLES {
                 let kept: Vec<[u64; 3]> = self.samples.iter().step_by(2).copied().collect();
                 self.samples = kept;
                 self.sample_stride *= 2;
             }
-            if r.seq.is_multiple_of(self.sample_stride) {
+            if r.seq().is_multiple_of(self.sample_stride) {
                 self.samples
-                    .push([r.seq, self.shadows as u64, self.c.shadow_copies]);
+                    .push([r.seq(), self.shadows as u64, self.c.shadow_copies]);
             }
         }
     }
@@ -515,8 +515,8 @@ impl Machine {
             return None;
         };
         let i = r.id as usize;
-        self.pageno[i] = r.page;
-        self.kind[i] = r.kind;
+        self.pageno[i] = r.page();
+        self.kind[i] = r.kind();
         self.flags[i] = flag::YOUNG | flag::LRU_REF | if r.is_write() { flag::DIRTY } else { 0 };
         self.place(r.id, t, true);
         if t == FAST {

@@ -165,7 +165,7 @@ impl Memtis {
 impl Policy for Memtis {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.m.begin(r, false, sink);
-        if r.seq > 0 && r.seq.is_multiple_of(self.cfg.migrate_period) {
+        if r.seq() > 0 && r.seq().is_multiple_of(self.cfg.migrate_period) {
             self.migrate(sink);
         }
         let i = r.id as usize;
@@ -179,7 +179,7 @@ impl Policy for Memtis {
         } else {
             self.m.hit(r, sink);
         }
-        if r.seq.is_multiple_of(self.cfg.sample_period) {
+        if r.seq().is_multiple_of(self.cfg.sample_period) {
             let old = bin(self.counts[i]);
             self.counts[i] = self.counts[i].saturating_add(1);
             self.hist[old] -= 1;
