@@ -91,7 +91,7 @@ def main() -> None:
         print(f"trace: {spec} ({n:,} accesses, {len(np.unique(pages)):,} distinct), cache {size:,} pages")
         print(
             f"floor: {n / floor / 1e6:.1f} M accesses/s over packed u32 ids; "
-            f"{n / floor_refs / 1e6:.1f} M/s over the engine's 48-byte page references\n"
+            f"{n / floor_refs / 1e6:.1f} M/s over the engine's reference batches (ids + flags columns)\n"
         )
         rows = []
         header = (

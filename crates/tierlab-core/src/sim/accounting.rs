@@ -216,6 +216,17 @@ impl Accounting {
         matches!(self.foreground, Some(f) if f == app || f == ALL_FOREGROUND)
     }
 
+    /// Whether `r`'s app is in the foreground now; reads the app only when it matters (before any
+    /// event every app counts, and most traces have no events).
+    #[inline(always)]
+    fn in_foreground(&self, r: &PageRef) -> bool {
+        match self.foreground {
+            None => false,
+            Some(ALL_FOREGROUND) => true,
+            Some(f) => r.app() == f,
+        }
+    }
+
     /// Makes room for page ids below `n`.
     pub fn grow(&mut self, n: usize) {
         let words = n.div_ceil(64);
@@ -394,7 +405,7 @@ impl Sink for Accounting {
     #[inline]
     fn hit(&mut self, r: &PageRef, tier: u8) {
         self.stats.hits[r.kind() as usize][r.op() as usize] += 1;
-        if self.is_foreground(r.app()) {
+        if self.in_foreground(r) {
             self.stats.fg_hits += 1;
         }
         self.stats.hits_by_tier[tier as usize] += 1;
@@ -407,7 +418,7 @@ impl Sink for Accounting {
     #[inline]
     fn miss(&mut self, r: &PageRef, tier: u8) {
         self.stats.misses[r.kind() as usize][r.op() as usize] += 1;
-        if self.is_foreground(r.app()) {
+        if self.in_foreground(r) {
             self.stats.fg_misses += 1;
         }
         self.fetch(r);
@@ -421,7 +432,7 @@ impl Sink for Accounting {
 
     fn miss_bypass(&mut self, r: &PageRef) {
         self.stats.misses[r.kind() as usize][r.op() as usize] += 1;
-        if self.is_foreground(r.app()) {
+        if self.in_foreground(r) {
             self.stats.fg_misses += 1;
         }
         self.stats.bypasses += 1;

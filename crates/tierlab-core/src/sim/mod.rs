@@ -170,7 +170,7 @@ impl RefBatch {
 
 /// One page reference as a policy sees it: its page id and op/kind flags, and the rest of its
 /// fields read on demand from its batch.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct PageRef<'a> {
     /// Dense page id.
     pub id: PageId,
@@ -244,11 +244,14 @@ impl PageRef<'_> {
     }
 }
 
-impl PartialEq for PageRef<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.seq() == other.seq()
-            && self.next_use() == other.next_use()
-            && self.fields() == other.fields()
+impl std::fmt::Debug for PageRef<'_> {
+    /// The reference's fields, not its whole batch.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PageRef")
+            .field("seq", &self.seq())
+            .field("fields", &self.fields())
+            .field("next_use", &self.next_use())
+            .finish()
     }
 }
 
@@ -289,5 +292,66 @@ pub trait Sink {
     /// Sinks that don't tell remaps from migrations treat it as one.
     fn remap(&mut self, id: PageId, page: u64, from: u8, to: u8) {
         self.migrate(id, page, from, to)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(k: u64) -> RefFields {
+        RefFields {
+            time: 1000 + k,
+            page: 7 * k,
+            id: k as PageId,
+            app: (k % 3) as u32,
+            op: if k.is_multiple_of(2) {
+                Op::Write
+            } else {
+                Op::Read
+            },
+            kind: if k % 4 < 2 { Kind::Anon } else { Kind::File },
+            req_start: k.is_multiple_of(5),
+        }
+    }
+
+    #[test]
+    fn every_field_reads_back_from_the_columns() {
+        let all: Vec<RefFields> = (0..20).map(fields).collect();
+        let b = RefBatch::from_fields(&all);
+        assert_eq!(b.len(), 20);
+        for (i, r) in b.iter().enumerate() {
+            assert_eq!(r.fields(), all[i]);
+            assert_eq!(r.seq(), i as u64);
+            assert_eq!(r.next_use(), NEVER);
+            assert_eq!(r.is_write(), all[i].op == Op::Write);
+        }
+    }
+
+    #[test]
+    fn batches_keep_positions_and_next_use() {
+        let mut b = RefBatch::from_fields(&(0..10).map(fields).collect::<Vec<_>>());
+        b.set_next_use((0..10).map(|k| 100 + k).collect());
+        let parts = b.batches(4);
+        assert_eq!(
+            parts.iter().map(RefBatch::len).collect::<Vec<_>>(),
+            [4, 4, 2]
+        );
+        let rejoined: Vec<(u64, u64, RefFields)> = parts
+            .iter()
+            .flat_map(|p| p.iter().map(|r| (r.seq(), r.next_use(), r.fields())))
+            .collect();
+        let whole: Vec<(u64, u64, RefFields)> = b
+            .iter()
+            .map(|r| (r.seq(), r.next_use(), r.fields()))
+            .collect();
+        assert_eq!(rejoined, whole);
+        let mut c = parts[1].clone();
+        c.truncate(1);
+        assert_eq!(c.get(0).seq(), 4);
+        c.clear(50);
+        assert!(c.is_empty());
+        c.push(&fields(3));
+        assert_eq!((c.get(0).seq(), c.get(0).next_use()), (50, NEVER));
     }
 }
