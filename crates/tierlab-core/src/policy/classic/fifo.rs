@@ -2,7 +2,7 @@
 //! Matches libCacheSim's `FIFO`.
 
 use crate::error::Result;
-use crate::policy::list::{prefetch, SlotTable, NIL};
+use crate::policy::list::{SlotBits, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -11,9 +11,11 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct FifoConfig {}
 
-/// A ring of `capacity` frames; the insertion point is also the victim.
+/// A ring of `capacity` frames; the insertion point is also the victim. Dirty bits live apart
+/// from the frames, so a hit touches only the page's table entry and a bit that stays in L1.
 pub struct Fifo {
     frames: Vec<Frame>,
+    dirty: SlotBits,
     cap: usize,
     hand: usize,
     table: SlotTable,
@@ -27,6 +29,7 @@ impl PolicyDef for Fifo {
     fn build(_cfg: &FifoConfig, ctx: &PolicyCtx) -> Result<Self> {
         Ok(Fifo {
             frames: Vec::with_capacity(ctx.capacity),
+            dirty: SlotBits::with_slots(ctx.capacity),
             cap: ctx.capacity,
             hand: 0,
             table: SlotTable::default(),
@@ -36,16 +39,15 @@ impl PolicyDef for Fifo {
 
 impl Policy for Fifo {
     #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| prefetch(&self.frames, s as usize));
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        self.table.prefetch(far);
     }
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            self.frames[slot as usize].dirty |= r.is_write();
+            self.dirty.set_if(slot as usize, r.is_write());
             sink.hit(r, 0);
             return;
         }
@@ -53,17 +55,23 @@ impl Policy for Fifo {
             sink.miss_bypass(r);
             return;
         }
-        if self.frames.len() < self.cap {
-            self.table.set(r.id, self.frames.len() as u32);
+        let slot = if self.frames.len() < self.cap {
             self.frames.push(Frame::of(r));
+            self.frames.len() - 1
         } else {
-            let victim = self.frames[self.hand];
+            let s = self.hand;
+            let victim = Frame {
+                dirty: self.dirty.get(s),
+                ..self.frames[s]
+            };
             self.table.clear(victim.id);
             sink.evict(victim.out(0));
-            self.frames[self.hand] = Frame::of(r);
-            self.table.set(r.id, self.hand as u32);
-            self.hand = (self.hand + 1) % self.cap;
-        }
+            self.frames[s] = Frame::of(r);
+            self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
+            s
+        };
+        self.dirty.assign(slot, r.is_write());
+        self.table.set(r.id, slot as u32);
         sink.miss(r, 0);
     }
 
