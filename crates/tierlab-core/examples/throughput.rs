@@ -1,7 +1,9 @@
 //! Single-thread replay speed of policies with the engine's accounting sink (and, to tell the
 //! policy's share from the accounting's, with a sink that only counts hits and misses),
 //! on references decoded once up front (the loop the Python harness's
-//! `policy_seconds` times), plus the floor:
+//! `policy_seconds` times), plus the floor and the leanest CLOCK and LRU kernels
+//! (`bench::clock_kernel`, `bench::lru_kernel`: same misses, no sink), what those two policies
+//! can do on this machine:
 //!
 //! `cargo run --release -p tierlab-core --example throughput -- [TRACE] [CACHE_FRACTION] [REPEATS] [POLICY...]`
 //!
@@ -157,6 +159,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             misses,
             n / c / 1e6,
             c / floor
+        );
+    }
+    // The leanest CLOCK and LRU we could write (same misses, no sink): what those two policies
+    // can do on this machine, to read the floor ratios against.
+    for (name, kernel) in [
+        (
+            "kernel:clock",
+            bench::clock_kernel as fn(&[u32], usize, usize) -> (f64, u64),
+        ),
+        ("kernel:lru", bench::lru_kernel),
+    ] {
+        let mut misses = 0;
+        let s = median(
+            (0..repeats)
+                .map(|_| {
+                    let (s, m) = kernel(&ids, distinct, capacity);
+                    misses = m;
+                    s
+                })
+                .collect(),
+        );
+        println!(
+            "{:<24} {:>8.2} {:>10.1} {:>12}",
+            name,
+            n / s / 1e6,
+            s / floor,
+            misses
         );
     }
     Ok(())
