@@ -170,6 +170,10 @@ pub struct Accounting {
     access_cost: [[(f64, f64); 2]; MAX_TIERS],
     /// Per tier: (time ns, energy nJ) of filling one page.
     fill_cost: [(f64, f64); MAX_TIERS],
+    /// Hits per tier and per op/kind ([`PageRef::op_kind`]): a hit adds to one counter here, and
+    /// [`Accounting::priced`] folds them into `stats.hits`, `hits_by_tier` and the tiers' CPU
+    /// accesses at the end, instead of three counters per hit.
+    hit_counts: [[u64; 4]; MAX_TIERS],
 }
 
 /// `foreground` value meaning "no events seen: every app counts as foreground".
@@ -203,6 +207,7 @@ impl Accounting {
             log: None,
             foreground: Some(ALL_FOREGROUND),
             wear: Vec::new(),
+            hit_counts: [[0; 4]; MAX_TIERS],
         }
     }
 
@@ -317,11 +322,20 @@ impl Accounting {
         c.pages += 1;
     }
 
-    /// The stats with the memory tiers' time and energy priced from their counts (CPU accesses
-    /// and fills cost the same every time). `stats.tier[..][..].time_ns`/`energy_nj` read 0 until
-    /// then; every other field is live.
+    /// The stats with the hits counted in and the memory tiers' time and energy priced from
+    /// their counts (CPU accesses and fills cost the same every time). Until then `stats.hits`,
+    /// `stats.hits_by_tier`, the hits' share of `stats.tier[..][..].ops` and every
+    /// `stats.tier[..][..].time_ns`/`energy_nj` are not filled in; every other field is live.
     pub fn priced(&self) -> Stats {
         let mut s = self.stats.clone();
+        for (t, counts) in self.hit_counts.iter().enumerate() {
+            for (op_kind, &n) in counts.iter().enumerate() {
+                let (op, kind) = (op_kind & 1, op_kind >> 1);
+                s.hits[kind][op] += n;
+                s.hits_by_tier[t] += n;
+                s.tier[t][op].ops += n;
+            }
+        }
         for t in 0..MAX_TIERS {
             for op in 0..2 {
                 let (ns, nj) = self.access_cost[t][op];
@@ -404,13 +418,11 @@ impl Accounting {
 impl Sink for Accounting {
     #[inline]
     fn hit(&mut self, r: &PageRef, tier: u8) {
-        self.stats.hits[r.kind() as usize][r.op() as usize] += 1;
+        self.hit_counts[tier as usize][r.op_kind()] += 1;
         if self.in_foreground(r) {
             self.stats.fg_hits += 1;
         }
-        self.stats.hits_by_tier[tier as usize] += 1;
-        self.tier_access(tier, r.op());
-        if r.op() == Op::Write {
+        if r.is_write() {
             self.wear_write(tier, r.id);
         }
     }

@@ -200,6 +200,11 @@ impl PageRef<'_> {
             Kind::File
         }
     }
+    /// `op as usize + 2 * kind as usize`: an index for counters per op and kind.
+    #[inline(always)]
+    pub fn op_kind(&self) -> usize {
+        (self.flags & (FLAG_WRITE | FLAG_ANON)) as usize
+    }
     /// True for the first page of its request.
     #[inline(always)]
     pub fn req_start(&self) -> bool {
@@ -325,6 +330,7 @@ mod tests {
             assert_eq!(r.seq(), i as u64);
             assert_eq!(r.next_use(), NEVER);
             assert_eq!(r.is_write(), all[i].op == Op::Write);
+            assert_eq!(r.op_kind(), all[i].op as usize + 2 * all[i].kind as usize);
         }
     }
 
