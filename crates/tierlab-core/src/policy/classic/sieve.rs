@@ -8,7 +8,7 @@
 //! Matches libCacheSim's `Sieve` miss for miss (no parameters).
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{Arena, List, SlotBits, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -17,15 +17,14 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct SieveConfig {}
 
-#[derive(Debug, Clone, Copy)]
-struct Node {
-    f: Frame,
-    visited: bool,
-}
-
+/// Visited and dirty bits live apart from the queue's nodes, one bit per slot, so a hit (the
+/// common case) touches only the page's table entry and two bits that stay in L1; the nodes are
+/// read only by the hand and on insertion.
 pub struct Sieve {
     cap: usize,
-    arena: Arena<Node>,
+    arena: Arena<Frame>,
+    visited: SlotBits,
+    dirty: SlotBits,
     /// Front = head (newest), back = tail (oldest).
     queue: List,
     /// The hand (a slot), or NIL: start from the tail.
@@ -43,6 +42,8 @@ impl PolicyDef for Sieve {
         Ok(Sieve {
             cap: ctx.capacity,
             arena: Arena::with_capacity(ctx.capacity),
+            visited: SlotBits::with_slots(ctx.capacity),
+            dirty: SlotBits::with_slots(ctx.capacity),
             queue: List::default(),
             hand: NIL,
             table: SlotTable::default(),
@@ -55,8 +56,8 @@ impl Sieve {
     fn evict<S: Sink>(&mut self, sink: &mut S) -> u32 {
         let tail = self.queue.back().expect("full cache");
         let mut obj = if self.hand == NIL { tail } else { self.hand };
-        while self.arena.get(obj).visited {
-            self.arena.get_mut(obj).visited = false;
+        while self.visited.get(obj as usize) {
+            self.visited.assign(obj as usize, false);
             obj = self
                 .queue
                 .prev_of(&self.arena, obj)
@@ -64,7 +65,10 @@ impl Sieve {
         }
         self.hand = self.queue.prev_of(&self.arena, obj).unwrap_or(NIL);
         self.queue.unlink(&mut self.arena, obj);
-        let victim = self.arena.get(obj).f;
+        let victim = Frame {
+            dirty: self.dirty.get(obj as usize),
+            ..*self.arena.get(obj)
+        };
         self.table.clear(victim.id);
         sink.evict(victim.out(0));
         obj
@@ -73,18 +77,16 @@ impl Sieve {
 
 impl Policy for Sieve {
     #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        self.table.prefetch(far);
     }
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let n = self.arena.get_mut(slot);
-            n.visited = true;
-            n.f.dirty |= r.is_write();
+            self.visited.set(slot as usize);
+            self.dirty.set_if(slot as usize, r.is_write());
             sink.hit(r, 0);
             return;
         }
@@ -92,17 +94,16 @@ impl Policy for Sieve {
             sink.miss_bypass(r);
             return;
         }
-        let node = Node {
-            f: Frame::of(r),
-            visited: false,
-        };
         let slot = if self.queue.len() == self.cap {
             let s = self.evict(sink);
-            *self.arena.get_mut(s) = node;
+            *self.arena.get_mut(s) = Frame::of(r);
             s
         } else {
-            self.arena.alloc(node)
+            self.arena.alloc(Frame::of(r))
         };
+        // The evicted slot's visited bit is clear (the hand stopped on it).
+        self.visited.assign(slot as usize, false);
+        self.dirty.assign(slot as usize, r.is_write());
         self.queue.push_front(&mut self.arena, slot);
         self.table.set(r.id, slot);
         sink.miss(r, 0);
