@@ -295,7 +295,6 @@ pub fn fill_next_use(refs: &mut RefBatch, distinct: usize) {
 /// One decoded batch on its way from the decoding thread to the replay (and back, for reuse).
 #[derive(Default)]
 struct Batch {
-    records: Vec<Record>,
     refs: RefBatch,
     events: Vec<(usize, Event)>,
     /// Distinct pages and requests seen up to the end of this batch.
@@ -303,33 +302,74 @@ struct Batch {
     requests: u64,
 }
 
-/// The decoding thread of [`run`]: reads and decodes batches into the buffers that come back on
-/// `empty` and sends them on `full`, until the trace ends, `limit` page references are out, an
-/// error (sent on, then stop), or the replay hangs up.
-fn decode_ahead(
+/// Trace records on their way from the reading thread to the decoding thread, and whether more
+/// follow.
+type Records = Result<(Vec<Record>, bool)>;
+
+/// The reading thread of [`run`]: reads batches of `batch` records into the buffers that come
+/// back on `empty` and sends them on `full`, until the trace ends, the batch holding the `limit`th
+/// page reference is out (so it reads no further than decoding inline would), an error (sent on,
+/// then stop), or the decoding thread hangs up.
+fn read_ahead(
     reader: &mut dyn TraceReader,
-    decoder: &mut Decoder,
     batch: usize,
     limit: u64,
+    empty: mpsc::Receiver<Vec<Record>>,
+    full: mpsc::SyncSender<Records>,
+) {
+    let mut page_refs: u64 = 0;
+    while let Ok(mut records) = empty.recv() {
+        records.clear();
+        match reader.read_batch(&mut records, batch) {
+            Ok(more) => {
+                page_refs += records
+                    .iter()
+                    .map(|r| match r {
+                        Record::Access(a) => a.npages as u64,
+                        Record::Event(_) => 0,
+                    })
+                    .sum::<u64>();
+                if full.send(Ok((records, more))).is_err() || !more || page_refs >= limit {
+                    return;
+                }
+            }
+            Err(e) => {
+                let _ = full.send(Err(e));
+                return;
+            }
+        }
+    }
+}
+
+/// The decoding thread of [`run`]: turns the records of [`read_ahead`] into page references with
+/// dense ids, in the buffers that come back on `empty`, and sends them on `full`, until the trace
+/// ends, `limit` page references are out, an error (sent on, then stop), or the replay hangs up.
+fn decode_ahead(
+    decoder: &mut Decoder,
+    limit: u64,
+    records_in: mpsc::Receiver<Records>,
+    records_back: mpsc::Sender<Vec<Record>>,
     empty: mpsc::Receiver<Batch>,
     full: mpsc::SyncSender<Result<Batch>>,
 ) {
     let mut done: u64 = 0;
     while let Ok(mut b) = empty.recv() {
-        b.records.clear();
-        b.refs.clear(decoder.decoded());
-        b.events.clear();
-        let more = match reader.read_batch(&mut b.records, batch).and_then(|more| {
-            decoder
-                .decode(&b.records, &mut b.refs, &mut b.events)
-                .map(|()| more)
-        }) {
-            Ok(more) => more,
+        // The reading thread only hangs up after sending its last batch or an error.
+        let Ok(next) = records_in.recv() else { return };
+        let (records, more) = match next {
+            Ok(r) => r,
             Err(e) => {
                 let _ = full.send(Err(e));
                 return;
             }
         };
+        b.refs.clear(decoder.decoded());
+        b.events.clear();
+        if let Err(e) = decoder.decode(&records, &mut b.refs, &mut b.events) {
+            let _ = full.send(Err(e));
+            return;
+        }
+        let _ = records_back.send(records);
         if done + b.refs.len() as u64 > limit {
             b.refs.truncate((limit - done) as usize);
             let n = b.refs.len();
@@ -430,20 +470,36 @@ pub fn run(
             );
         }
     } else {
-        // Decoding runs on its own thread, one batch ahead of the replay: the reader and the
-        // dense-id map cost about as much as a cheap policy, so a single run keeps both cores
-        // busy. Two buffers go round: one replayed while the other is decoded. Batches arrive in
-        // trace order, so results are the same as decoding inline.
+        // Reading and decoding run on threads of their own, a batch or two ahead of the replay:
+        // the reader, and the dense-id map with the split into columns, each cost about as much
+        // as a cheap policy, so a single run keeps both cores busy. Buffers go round (records
+        // between reader and decoder, reference batches between decoder and replay). Batches
+        // arrive in trace order, so results are the same as decoding inline.
+        let (records_tx, records_rx) = mpsc::sync_channel::<Records>(1);
+        let (records_back_tx, records_back_rx) = mpsc::channel::<Vec<Record>>();
         let (full_tx, full_rx) = mpsc::sync_channel::<Result<Batch>>(1);
         let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
         for _ in 0..2 {
             let _ = empty_tx.send(Batch::default());
         }
+        for _ in 0..3 {
+            let _ = records_back_tx.send(Vec::new());
+        }
         let (decoder, reader_thread) = (&mut decoder, &mut *reader);
         let batch = opts.batch;
         std::thread::scope(|scope| {
             scope.spawn(move || {
-                decode_ahead(reader_thread, decoder, batch, limit, empty_rx, full_tx)
+                read_ahead(reader_thread, batch, limit, records_back_rx, records_tx)
+            });
+            scope.spawn(move || {
+                decode_ahead(
+                    decoder,
+                    limit,
+                    records_rx,
+                    records_back_tx,
+                    empty_rx,
+                    full_tx,
+                )
             });
             let result = (|| -> Result<()> {
                 let mut done: u64 = 0;
@@ -459,8 +515,8 @@ pub fn run(
                 }
                 Ok(())
             })();
-            // Hang up both channels so the decoding thread stops (it may be waiting on either)
-            // before the scope joins it.
+            // Hang up both channels so the decoding thread stops (it may be waiting on either),
+            // and with it the reading thread, before the scope joins them.
             drop(full_rx);
             drop(empty_tx);
             result
