@@ -128,6 +128,12 @@ def main() -> None:
                 f"{p:8} {r['tierlab_maps']:12.2f} {r['tierlab_wall_maps']:8.2f} {lc} {ratio} "
                 f"{r['floor_maps'] / r['tierlab_maps']:13.2f} {str(m_ours == m_theirs):>12}"
             )
+        # The leanest CLOCK and LRU (same misses, no sink): what those policies can do here.
+        for p in ("clock", "lru"):
+            secs, misses = _core.bench_kernel(trace_json, p, size, args.repeats)
+            kernel = n / statistics.median(secs) / 1e6
+            print(f"kernel:{p:6} {kernel:8.2f} M/s, floor/kernel {n / floor / 1e6 / kernel:.2f}, misses {misses:,}")
+            rows.append({"policy": f"kernel:{p}", "tierlab_maps": kernel, "misses": misses})
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1))
 

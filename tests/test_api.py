@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import tierlab
 from tierlab.api import resolve_size
@@ -51,3 +52,22 @@ def test_dirty_pages_are_written_back_once(tmp_path):
     df = tierlab.run(f, policies=["lru", "fifo"], sizes=[10])
     assert (df["dirty_evictions"] == 0).all() and (df["file_pages_written"] == 0).all()
     assert (df["evictions"] == df["misses"] - df["resident_at_end"]).all()
+
+
+def test_benchmark_kernels_miss_as_the_policies_do():
+    """The throughput harness's CLOCK and LRU kernels (its bound against the floor) make the
+    policies' decisions: the same misses as `tierlab.run` at every size."""
+    from tierlab import _core
+
+    spec = "zipf:alpha=0.9,pages=2000,n=30000,seed=3"
+    trace_json = tierlab.Trace.of(spec).to_json()
+    sizes = [1, 50, 700]
+    df = tierlab.run(spec, policies=["clock", "lru"], sizes=sizes)
+    for policy in ("clock", "lru"):
+        for size in sizes:
+            secs, misses = _core.bench_kernel(trace_json, policy, size, 1)
+            row = df[(df["policy"] == policy) & (df["size_pages"] == size)]
+            assert misses == int(row["misses"].iloc[0]), (policy, size)
+            assert len(secs) == 1 and secs[0] >= 0
+    with pytest.raises(ValueError, match="'clock' or 'lru'"):
+        _core.bench_kernel(trace_json, "arc", 10)

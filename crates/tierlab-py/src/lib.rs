@@ -167,6 +167,47 @@ fn bench_floor(py: Python<'_>, trace: &str, repeats: usize, over_refs: bool) -> 
     .map_err(to_py_err)
 }
 
+/// The leanest CLOCK or LRU (`policy` = "clock" or "lru") over a trace's dense ids at
+/// `capacity` pages, no sink (`tierlab_core::sim::bench::clock_kernel`): (seconds per repeat,
+/// misses). What those policies can do on this machine, to read the floor ratios against.
+#[pyfunction]
+#[pyo3(signature = (trace, policy, capacity, repeats=3))]
+fn bench_kernel(
+    py: Python<'_>,
+    trace: &str,
+    policy: &str,
+    capacity: usize,
+    repeats: usize,
+) -> PyResult<(Vec<f64>, u64)> {
+    use tierlab_core::sim::bench;
+    let spec = trace::trace_spec(trace)?;
+    let kernel: fn(&[u32], usize, usize) -> (f64, u64) = match policy {
+        "clock" => bench::clock_kernel,
+        "lru" => bench::lru_kernel,
+        other => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "bench_kernel: policy must be 'clock' or 'lru', got '{other}'"
+            )))
+        }
+    };
+    py.detach(|| {
+        guard(|| {
+            let mut reader = tierlab_core::trace::open(&spec)?;
+            let (ids, distinct) = bench::dense_ids(reader.as_mut())?;
+            let mut misses = 0;
+            let secs = (0..repeats.max(1))
+                .map(|_| {
+                    let (s, m) = kernel(&ids, distinct, capacity);
+                    misses = m;
+                    s
+                })
+                .collect();
+            Ok((secs, misses))
+        })
+    })
+    .map_err(to_py_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -176,6 +217,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_kernel, m)?)?;
     trace::register(m)?;
     capture::register(m)?;
     mobile::register(m)?;
