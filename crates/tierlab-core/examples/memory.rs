@@ -20,9 +20,9 @@
 use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use tierlab_core::policy::{PolicyCtx, PolicySpec};
-use tierlab_core::sim::accounting::DeviceRequest;
-use tierlab_core::sim::engine::{build_instance, EngineSink};
-use tierlab_core::sim::{PageOut, PageRef, RefBatch, Sink, Stats};
+use tierlab_core::sim::check::NullSink;
+use tierlab_core::sim::engine::build_instance;
+use tierlab_core::sim::RefBatch;
 use tierlab_core::trace::TraceSpec;
 
 struct Counting;
@@ -52,23 +52,6 @@ static GLOBAL: Counting = Counting;
 
 fn live() -> isize {
     LIVE.load(Ordering::Relaxed)
-}
-
-/// A sink that keeps nothing (so only the policy's heap is measured).
-struct Null;
-impl Sink for Null {
-    fn hit(&mut self, _: &PageRef, _: u8) {}
-    fn miss(&mut self, _: &PageRef, _: u8) {}
-    fn miss_bypass(&mut self, _: &PageRef) {}
-    fn evict(&mut self, _: PageOut) {}
-    fn write_back(&mut self, _: &[PageOut]) {}
-    fn migrate(&mut self, _: u32, _: u64, _: u8, _: u8) {}
-}
-impl EngineSink for Null {
-    fn grow(&mut self, _: usize) {}
-    fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
-        (Stats::default(), None)
-    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -112,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             page_size,
         };
         let before = live();
-        let mut inst = build_instance(&spec, &ctx, Null)?;
+        let mut inst = build_instance(&spec, &ctx, NullSink)?;
         let built = live();
         inst.grow(distinct);
         let per_distinct_bytes = live() - built;

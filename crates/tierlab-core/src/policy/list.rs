@@ -3,7 +3,8 @@
 //! (no allocation per access, no hashing: page ids are dense) and link slots
 //! into as many lists as they need (LRU stacks, ARC's T1/T2/B1/B2, ...).
 
-use crate::sim::PageId;
+use crate::sim::{PageId, PageOut, PageRef};
+use crate::trace::Kind;
 
 /// "No slot".
 pub const NIL: u32 = u32::MAX;
@@ -276,6 +277,14 @@ impl SlotBits {
             words: vec![0; slots.div_ceil(64)],
         }
     }
+    /// Makes room for bits `0..slots` (new bits clear).
+    #[inline]
+    pub fn grow(&mut self, slots: usize) {
+        let words = slots.div_ceil(64);
+        if self.words.len() < words {
+            self.words.resize(words, 0);
+        }
+    }
     #[inline(always)]
     pub fn get(&self, i: usize) -> bool {
         self.words[i / 64] >> (i % 64) & 1 != 0
@@ -322,9 +331,83 @@ impl SlotBits {
             from = 0;
         }
     }
-    /// Bytes of heap.
-    pub fn heap_bytes(&self) -> usize {
-        self.words.capacity() * 8
+}
+
+/// The pages of a policy's slots: id, page number and kind per slot, read back only when the
+/// slot is evicted, and dirty bits apart in a [`SlotBits`], so a write hit sets a bit that stays
+/// in L1 instead of touching the slot's frame. CLOCK, LRU and FIFO keep their pages here.
+#[derive(Debug, Clone, Default)]
+pub struct SlotFrames {
+    ids: Vec<PageId>,
+    pages: Vec<u64>,
+    kinds: Vec<Kind>,
+    dirty: SlotBits,
+}
+
+impl SlotFrames {
+    /// No slots yet, room for `slots`.
+    pub fn with_slots(slots: usize) -> Self {
+        SlotFrames {
+            ids: Vec::with_capacity(slots),
+            pages: Vec::with_capacity(slots),
+            kinds: Vec::with_capacity(slots),
+            dirty: SlotBits::with_slots(slots),
+        }
+    }
+    /// Slots made so far.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+    /// A new slot holding `r`'s page (dirty if `r` writes); returns its index.
+    #[inline]
+    pub fn push(&mut self, r: &PageRef) -> usize {
+        self.ids.push(NIL);
+        self.pages.push(0);
+        self.kinds.push(Kind::File);
+        let s = self.ids.len() - 1;
+        self.dirty.grow(s + 1);
+        self.put(s, r);
+        s
+    }
+    /// A new slot that never holds a page (so slot numbers can match a list with a sentinel).
+    pub fn push_unused(&mut self) {
+        self.ids.push(NIL);
+        self.pages.push(0);
+        self.kinds.push(Kind::File);
+        self.dirty.grow(self.ids.len());
+    }
+    /// Slot `s` now holds `r`'s page (dirty if `r` writes).
+    #[inline]
+    pub fn put(&mut self, s: usize, r: &PageRef) {
+        self.ids[s] = r.id;
+        self.pages[s] = r.page();
+        self.kinds[s] = r.kind();
+        self.dirty.assign(s, r.is_write());
+    }
+    /// A hit by `r` on slot `s`: dirty from now on if `r` writes.
+    #[inline(always)]
+    pub fn touch(&mut self, s: usize, r: &PageRef) {
+        self.dirty.set_if(s, r.is_write());
+    }
+    #[inline]
+    pub fn id(&self, s: usize) -> PageId {
+        self.ids[s]
+    }
+    /// Slot `s`'s page as it leaves `tier`.
+    #[inline]
+    pub fn out(&self, s: usize, tier: u8) -> PageOut {
+        PageOut {
+            id: self.ids[s],
+            page: self.pages[s],
+            kind: self.kinds[s],
+            dirty: self.dirty.get(s),
+            tier,
+        }
     }
 }
 

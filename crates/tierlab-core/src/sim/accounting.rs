@@ -215,21 +215,11 @@ impl Accounting {
         &self.system
     }
 
-    /// Whether `app` is in the foreground now.
-    #[inline]
-    pub fn is_foreground(&self, app: u32) -> bool {
-        matches!(self.foreground, Some(f) if f == app || f == ALL_FOREGROUND)
-    }
-
     /// Whether `r`'s app is in the foreground now; reads the app only when it matters (before any
     /// event every app counts, and most traces have no events).
     #[inline(always)]
-    fn in_foreground(&self, r: &PageRef) -> bool {
-        match self.foreground {
-            None => false,
-            Some(ALL_FOREGROUND) => true,
-            Some(f) => r.app() == f,
-        }
+    pub fn is_foreground(&self, r: &PageRef) -> bool {
+        matches!(self.foreground, Some(f) if f == ALL_FOREGROUND || f == r.app())
     }
 
     /// Makes room for page ids below `n`.
@@ -419,7 +409,7 @@ impl Sink for Accounting {
     #[inline]
     fn hit(&mut self, r: &PageRef, tier: u8) {
         self.hit_counts[tier as usize][r.op_kind()] += 1;
-        if self.in_foreground(r) {
+        if self.is_foreground(r) {
             self.stats.fg_hits += 1;
         }
         if r.is_write() {
@@ -430,7 +420,7 @@ impl Sink for Accounting {
     #[inline]
     fn miss(&mut self, r: &PageRef, tier: u8) {
         self.stats.misses[r.kind() as usize][r.op() as usize] += 1;
-        if self.in_foreground(r) {
+        if self.is_foreground(r) {
             self.stats.fg_misses += 1;
         }
         self.fetch(r);
@@ -444,7 +434,7 @@ impl Sink for Accounting {
 
     fn miss_bypass(&mut self, r: &PageRef) {
         self.stats.misses[r.kind() as usize][r.op() as usize] += 1;
-        if self.in_foreground(r) {
+        if self.is_foreground(r) {
             self.stats.fg_misses += 1;
         }
         self.stats.bypasses += 1;

@@ -55,12 +55,8 @@ pub fn floor_refs(refs: &RefBatch, distinct: usize, batch: usize) -> (f64, u64) 
     let mut table = vec![0u32; distinct.max(1)];
     let (mut ids, mut flags): (Vec<u32>, Vec<u8>) = (Vec::new(), Vec::new());
     let mut secs = 0.0;
-    let all_flags: Vec<u8> = refs.iter().map(|r| r.is_write() as u8).collect();
-    for (chunk, chunk_flags) in refs
-        .ids
-        .chunks(batch.max(1))
-        .zip(all_flags.chunks(batch.max(1)))
-    {
+    let n = batch.max(1);
+    for (chunk, chunk_flags) in refs.ids.chunks(n).zip(refs.flags().chunks(n)) {
         ids.clear();
         ids.extend_from_slice(chunk);
         flags.clear();

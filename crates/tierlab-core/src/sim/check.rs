@@ -269,7 +269,8 @@ impl<S: Sink> Sink for CheckSink<S> {
     }
 }
 
-/// A sink that does nothing (for checked runs that need no accounting).
+/// A sink that does nothing (for checked runs that need no accounting, and to measure a
+/// policy alone).
 #[derive(Debug, Default)]
 pub struct NullSink;
 
@@ -280,6 +281,13 @@ impl Sink for NullSink {
     fn evict(&mut self, _p: PageOut) {}
     fn write_back(&mut self, _pages: &[PageOut]) {}
     fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {}
+}
+
+impl super::engine::EngineSink for NullSink {
+    fn grow(&mut self, _n: usize) {}
+    fn into_parts(self) -> (super::Stats, Option<Vec<super::accounting::DeviceRequest>>) {
+        (super::Stats::default(), None)
+    }
 }
 
 /// Page references from `(page, write)` pairs: dense ids in first-seen

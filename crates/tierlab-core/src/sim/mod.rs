@@ -83,6 +83,11 @@ impl RefBatch {
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
+    /// The op/kind flags of each reference (with `ids`, what the replay loop reads for every
+    /// reference; decoded by [`PageRef`]'s accessors).
+    pub fn flags(&self) -> &[u8] {
+        &self.flags
+    }
     pub fn reserve(&mut self, n: usize) {
         self.ids.reserve(n);
         self.flags.reserve(n);
@@ -110,12 +115,7 @@ impl RefBatch {
     }
     /// Empties the batch; the next one starts at trace position `first_seq`.
     pub fn clear(&mut self, first_seq: u64) {
-        self.ids.clear();
-        self.flags.clear();
-        self.pages.clear();
-        self.times.clear();
-        self.apps.clear();
-        self.next_use.clear();
+        self.truncate(0);
         self.first_seq = first_seq;
     }
     pub fn truncate(&mut self, n: usize) {

@@ -5,10 +5,9 @@
 //! `Clock` with `n-bit-counter`; its default is 1 bit, as here.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{SlotBits, SlotTable, NIL};
+use crate::policy::list::{SlotBits, SlotFrames, SlotTable, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageOut, PageRef, Sink};
-use crate::trace::Kind;
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -25,14 +24,10 @@ impl Default for ClockConfig {
 }
 
 /// Per-slot state is split by how often it is touched: a hit reads the page's table entry and
-/// sets a bit in `referenced` (or bumps `counts`) and `dirty`, bit sets that stay in L1; the
-/// page number and kind are only read back when the hand evicts the slot.
+/// sets a bit in `referenced` (or bumps `counts`) and a dirty bit, bit sets that stay in L1; the
+/// page itself is only read back when the hand evicts the slot.
 pub struct Clock {
-    /// The page id in each slot (the hand clears its table entry on eviction).
-    ids: Vec<PageId>,
-    pages: Vec<u64>,
-    kinds: Vec<Kind>,
-    dirty: SlotBits,
+    frames: SlotFrames,
     /// The reference bit of each slot (`bits` = 1).
     referenced: SlotBits,
     /// The reference counter of each slot (`bits` > 1).
@@ -59,10 +54,7 @@ impl PolicyDef for Clock {
         }
         let one_bit = cfg.bits == 1;
         Ok(Clock {
-            ids: Vec::with_capacity(ctx.capacity),
-            pages: Vec::with_capacity(ctx.capacity),
-            kinds: Vec::with_capacity(ctx.capacity),
-            dirty: SlotBits::with_slots(ctx.capacity),
+            frames: SlotFrames::with_slots(ctx.capacity),
             referenced: SlotBits::with_slots(if one_bit { ctx.capacity } else { 0 }),
             counts: vec![0; if one_bit { 0 } else { ctx.capacity }],
             cap: ctx.capacity,
@@ -104,7 +96,7 @@ impl Policy for Clock {
         let slot = self.table.get(r.id);
         if slot != NIL {
             let s = slot as usize;
-            self.dirty.set_if(s, r.is_write());
+            self.frames.touch(s, r);
             if self.max_count == 1 {
                 self.referenced.set(s);
             } else if self.counts[s] < self.max_count {
@@ -117,30 +109,17 @@ impl Policy for Clock {
             sink.miss_bypass(r);
             return;
         }
-        let s = if self.ids.len() < self.cap {
-            self.ids.push(r.id);
-            self.pages.push(r.page());
-            self.kinds.push(r.kind());
-            self.ids.len() - 1
+        let s = if self.frames.len() < self.cap {
+            self.frames.push(r)
         } else {
+            // The sweep leaves the victim's reference bit (count) clear: the new page starts so.
             let s = self.sweep();
-            let victim = self.ids[s];
-            self.table.clear(victim);
-            sink.evict(PageOut {
-                id: victim,
-                page: self.pages[s],
-                kind: self.kinds[s],
-                dirty: self.dirty.get(s),
-                tier: 0,
-            });
-            self.ids[s] = r.id;
-            self.pages[s] = r.page();
-            self.kinds[s] = r.kind();
+            self.table.clear(self.frames.id(s));
+            sink.evict(self.frames.out(s, 0));
+            self.frames.put(s, r);
             self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
             s
         };
-        // A new page starts with its reference bit (count) clear: the sweep cleared the victim's.
-        self.dirty.assign(s, r.is_write());
         self.table.set(r.id, s as u32);
         sink.miss(r, 0);
     }
@@ -150,6 +129,6 @@ impl Policy for Clock {
     }
 
     fn resident(&self) -> usize {
-        self.ids.len()
+        self.frames.len()
     }
 }

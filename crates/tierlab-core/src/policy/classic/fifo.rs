@@ -2,8 +2,8 @@
 //! Matches libCacheSim's `FIFO`.
 
 use crate::error::Result;
-use crate::policy::list::{SlotBits, SlotTable, NIL};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
+use crate::policy::list::{SlotFrames, SlotTable, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
@@ -12,10 +12,10 @@ use serde::{Deserialize, Serialize};
 pub struct FifoConfig {}
 
 /// A ring of `capacity` frames; the insertion point is also the victim. Dirty bits live apart
-/// from the frames, so a hit touches only the page's table entry and a bit that stays in L1.
+/// from the frames ([`SlotFrames`]), so a hit touches only the page's table entry and a bit that
+/// stays in L1.
 pub struct Fifo {
-    frames: Vec<Frame>,
-    dirty: SlotBits,
+    frames: SlotFrames,
     cap: usize,
     hand: usize,
     table: SlotTable,
@@ -28,8 +28,7 @@ impl PolicyDef for Fifo {
     type Config = FifoConfig;
     fn build(_cfg: &FifoConfig, ctx: &PolicyCtx) -> Result<Self> {
         Ok(Fifo {
-            frames: Vec::with_capacity(ctx.capacity),
-            dirty: SlotBits::with_slots(ctx.capacity),
+            frames: SlotFrames::with_slots(ctx.capacity),
             cap: ctx.capacity,
             hand: 0,
             table: SlotTable::default(),
@@ -47,7 +46,7 @@ impl Policy for Fifo {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            self.dirty.set_if(slot as usize, r.is_write());
+            self.frames.touch(slot as usize, r);
             sink.hit(r, 0);
             return;
         }
@@ -56,21 +55,15 @@ impl Policy for Fifo {
             return;
         }
         let slot = if self.frames.len() < self.cap {
-            self.frames.push(Frame::of(r));
-            self.frames.len() - 1
+            self.frames.push(r)
         } else {
             let s = self.hand;
-            let victim = Frame {
-                dirty: self.dirty.get(s),
-                ..self.frames[s]
-            };
-            self.table.clear(victim.id);
-            sink.evict(victim.out(0));
-            self.frames[s] = Frame::of(r);
+            self.table.clear(self.frames.id(s));
+            sink.evict(self.frames.out(s, 0));
+            self.frames.put(s, r);
             self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
             s
         };
-        self.dirty.assign(slot, r.is_write());
         self.table.set(r.id, slot as u32);
         sink.miss(r, 0);
     }

@@ -1,10 +1,9 @@
 //! LRU: evict the least recently used page. Matches libCacheSim's `LRU`.
 
 use crate::error::Result;
-use crate::policy::list::{Ring, SlotBits, SlotTable, NIL};
+use crate::policy::list::{Ring, SlotFrames, SlotTable, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageOut, PageRef, Sink};
-use crate::trace::Kind;
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -12,16 +11,13 @@ use serde::{Deserialize, Serialize};
 pub struct LruConfig {}
 
 /// The recency stack is a [`Ring`] of 8-byte links, so a hit (the common case) touches the
-/// page's table entry, its links and its neighbours' links, and a bit in `dirty`; the page
-/// number and kind are per-slot arrays read back only on eviction. Slots start at 1 (0 is the
-/// ring's sentinel).
+/// page's table entry, its links and its neighbours' links, and a dirty bit; the pages
+/// ([`SlotFrames`]) are read back only on eviction. Slots start at 1 (0 is the ring's sentinel,
+/// and an unused frame).
 pub struct Lru {
     cap: usize,
     stack: Ring,
-    ids: Vec<PageId>,
-    pages: Vec<u64>,
-    kinds: Vec<Kind>,
-    dirty: SlotBits,
+    frames: SlotFrames,
     table: SlotTable,
 }
 
@@ -31,20 +27,12 @@ impl PolicyDef for Lru {
     const SUMMARY: &'static str = "Least recently used.";
     type Config = LruConfig;
     fn build(_cfg: &LruConfig, ctx: &PolicyCtx) -> Result<Self> {
-        // Index 0 of the per-slot arrays is the ring's sentinel's, never used.
-        let slots = ctx.capacity + 1;
-        fn with_sentinel<T>(v: T, slots: usize) -> Vec<T> {
-            let mut a = Vec::with_capacity(slots);
-            a.push(v);
-            a
-        }
+        let mut frames = SlotFrames::with_slots(ctx.capacity + 1);
+        frames.push_unused();
         Ok(Lru {
             cap: ctx.capacity,
             stack: Ring::with_slots(ctx.capacity),
-            ids: with_sentinel(NIL, slots),
-            pages: with_sentinel(0, slots),
-            kinds: with_sentinel(Kind::File, slots),
-            dirty: SlotBits::with_slots(slots),
+            frames,
             table: SlotTable::default(),
         })
     }
@@ -61,7 +49,7 @@ impl Policy for Lru {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            self.dirty.set_if(slot as usize, r.is_write());
+            self.frames.touch(slot as usize, r);
             self.stack.move_to_front(slot);
             sink.hit(r, 0);
             return;
@@ -74,26 +62,17 @@ impl Policy for Lru {
             // Reuse the victim's slot: no allocation in the steady state.
             let v = self.stack.back().expect("full cache has a back");
             let s = v as usize;
-            self.table.clear(self.ids[s]);
-            sink.evict(PageOut {
-                id: self.ids[s],
-                page: self.pages[s],
-                kind: self.kinds[s],
-                dirty: self.dirty.get(s),
-                tier: 0,
-            });
+            self.table.clear(self.frames.id(s));
+            sink.evict(self.frames.out(s, 0));
             self.stack.move_to_front(v);
-            self.ids[s] = r.id;
-            self.pages[s] = r.page();
-            self.kinds[s] = r.kind();
+            self.frames.put(s, r);
             v
         } else {
-            self.ids.push(r.id);
-            self.pages.push(r.page());
-            self.kinds.push(r.kind());
-            self.stack.push_new_front()
+            let s = self.frames.push(r);
+            let v = self.stack.push_new_front();
+            debug_assert_eq!(s, v as usize, "frame and ring slots are numbered alike");
+            v
         };
-        self.dirty.assign(slot as usize, r.is_write());
         self.table.set(r.id, slot);
         sink.miss(r, 0);
     }
