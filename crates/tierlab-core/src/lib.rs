@@ -4,6 +4,7 @@
 
 pub mod device;
 pub mod error;
+pub mod kernel;
 pub mod mobile;
 pub mod policy;
 pub mod sim;

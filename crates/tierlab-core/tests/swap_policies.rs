@@ -230,7 +230,7 @@ fn four_area_rejects_bad_parameters() {
 fn linux(capacity: usize, swappiness: u32) -> Driver<LinuxTwoList> {
     let cfg = LinuxTwoListConfig {
         swappiness,
-        file_exec: true,
+        ..Default::default()
     };
     Driver::new(LinuxTwoList::build(&cfg, &ctx(capacity)).unwrap())
 }

@@ -5,6 +5,7 @@
 
 mod common;
 mod flash;
+mod kernel;
 mod mobile;
 mod mrc;
 mod native;
@@ -225,5 +226,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     readers::register(m)?;
     mrc::register(m)?;
     flash::register(m)?;
+    kernel::register(m)?;
     Ok(())
 }

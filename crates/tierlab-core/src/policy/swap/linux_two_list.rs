@@ -39,16 +39,53 @@
 //!   (dirty anon pages are written to swap, dirty file pages to the file
 //!   store). The eviction leaves a shadow with the current `nonresident_age`.
 //!
-//! Simplifications, documented: reclaim frees one page per fault when memory
-//! is full (the kernel reclaims SWAP_CLUSTER_MAX pages below a watermark); one
-//! page is examined per scan step, the type chosen by the proportions above
-//! (a type with an empty inactive list yields to the other); an active list
-//! whose inactive list is low is aged by one page per reclaim;
-//! cache-trim mode, `file_is_tiny`, refault-triggered file deactivation,
-//! multiple mappings and unmapped (read()) page-cache accesses are not
-//! modelled; shadow entries are never dropped. `file_exec` (default true)
-//! treats file pages as mapped executable text, which is what instruction
-//! fetches of memory traces are; set it false for page-cache traces.
+//!
+//! How file pages are referenced (`file_access`):
+//! * `exec` (default): mapped executable text, as instruction fetches of
+//!   memory traces are (the VM_EXEC rules above apply);
+//! * `mapped`: mapped data (young bit, no VM_EXEC rule);
+//! * `read`: read()/write() system calls on an unmapped page cache, as a
+//!   file server or database does, and as `tierlab kernel-check` drives the
+//!   kernel (docs/kernel-check.md). A read marks the page accessed
+//!   (`folio_mark_accessed`, called by `filemap_read` also right after a
+//!   miss adds the page): the first sets PG_referenced, the second activates
+//!   an inactive page (to the active head, PG_referenced cleared, and, as
+//!   `workingset_activation`, one tick of `nonresident_age`). A write does
+//!   not mark the page accessed: `generic_perform_write` gets the folio with
+//!   FGP_WRITEBEGIN, which has no FGP_ACCESSED. At reclaim an unmapped page
+//!   has no young bit, and PG_referenced alone does not save a clean file
+//!   page (FOLIOREF_RECLAIM_CLEAN): use-twice, not second chance.
+//!   Deactivation keeps PG_referenced, so the next read re-activates.
+//!
+//! Dirty file pages at the inactive tail (`writeback`):
+//! * `evict` (default): written back and reclaimed at once;
+//! * `flusher`: as the kernel's direct and memcg reclaim does, which never
+//!   writes file pages itself (`shrink_folio_list`: only kswapd may, and
+//!   only when asked): the page is passed over and the flusher is woken
+//!   (`wakeup_flusher_threads(WB_REASON_VMSCAN)`), which writes back every
+//!   dirty file page (one bulk write-back); once clean, the page is reclaimed
+//!   (`folio_rotate_reclaimable` puts it at the inactive tail when its write
+//!   completes). Pages dirtied again are written again: the kernel's count of
+//!   pages written is about the pages dirtied, not the dirty evictions.
+//!
+//! Reclaim rounds (`reclaim_batch`): with the default 1, reclaim frees one
+//! page per fault once memory is full, and an active list whose inactive
+//! list is low is aged by one page per reclaim. With `reclaim_batch = 32`
+//! (SWAP_CLUSTER_MAX, what a memory cgroup's charge reclaims in
+//! `try_to_free_mem_cgroup_pages`) reclaim frees that many pages at once, so
+//! memory swings between capacity - 32 and capacity as in a cgroup, and each
+//! round decides `may_deactivate` per type as `prepare_scan_control` does:
+//! when the type's inactive list is low *or* a refault activated a page of
+//! that type since the last round (the WORKINGSET_ACTIVATE snapshot of
+//! `snapshot_refaults`). While a type may deactivate, its active list is
+//! scanned in proportion to the inactive one (get_scan_count scans both by
+//! size >> priority): per inactive page scanned, active/inactive active pages.
+//!
+//! Simplifications, documented: one page is examined per scan step, the type
+//! chosen by the proportions above (a type with an empty inactive list yields
+//! to the other); reclaim priorities, cache-trim mode, `file_is_tiny`, the
+//! per-CPU LRU batches, readahead, multiple mappings and large folios are not
+//! modelled; shadow entries are never dropped.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, NIL};
@@ -57,20 +94,59 @@ use crate::sim::{PageOut, PageRef, Sink};
 use crate::trace::{Kind, Op};
 use serde::{Deserialize, Serialize};
 
+/// How file pages are referenced (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileAccess {
+    Exec,
+    Mapped,
+    Read,
+}
+
+/// What reclaim does with a dirty file page (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Writeback {
+    Evict,
+    Flusher,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LinuxTwoListConfig {
     /// vm.swappiness, 0..=200 (kernel default 60).
     pub swappiness: u32,
-    /// File pages are mapped executable text (the VM_EXEC rules apply).
-    pub file_exec: bool,
+    /// Older spelling: `file_exec = false` is `file_access = "mapped"`.
+    pub file_exec: Option<bool>,
+    /// How file pages are referenced: exec (default), mapped or read.
+    pub file_access: Option<FileAccess>,
+    /// Dirty file pages at reclaim: evict (default) or flusher.
+    pub writeback: Writeback,
+    /// Pages freed per reclaim round (1, or 32 as a memory cgroup does).
+    pub reclaim_batch: u32,
 }
 
 impl Default for LinuxTwoListConfig {
     fn default() -> Self {
         LinuxTwoListConfig {
             swappiness: 60,
-            file_exec: true,
+            file_exec: None,
+            file_access: None,
+            writeback: Writeback::Evict,
+            reclaim_batch: 1,
+        }
+    }
+}
+
+impl LinuxTwoListConfig {
+    fn access(&self) -> Result<FileAccess> {
+        match (self.file_access, self.file_exec) {
+            (Some(a), None) => Ok(a),
+            (None, Some(false)) => Ok(FileAccess::Mapped),
+            (None, _) => Ok(FileAccess::Exec),
+            (Some(_), Some(_)) => Err(Error::config(
+                "policy 'linux-two-list': give file_access or the older file_exec, not both",
+            )),
         }
     }
 }
@@ -123,6 +199,18 @@ pub struct LinuxTwoList {
     cap: usize,
     swappiness: u64,
     file_exec: bool,
+    /// File references are read()/write() calls (FileAccess::Read).
+    file_read: bool,
+    flusher: bool,
+    reclaim_batch: usize,
+    /// Dirty file pages since the last flush (may hold evicted or cleaned ids).
+    dirty_files: Vec<u32>,
+    /// Refault activations per type (anon, file), and their value at the
+    /// start of the last reclaim round.
+    refault_activations: [u64; 2],
+    refaults_snapshot: [u64; 2],
+    /// Active-list scan credit per type while it may deactivate.
+    active_credit: [f64; 2],
     pages: Vec<PageState>,
     arena: Arena<u32>,
     lists: [List; 4],
@@ -141,6 +229,8 @@ pub struct LinuxTwoList {
     c_kept: u64,
     c_refaults: u64,
     c_refault_activations: u64,
+    c_flushes: u64,
+    c_flushed: u64,
 }
 
 impl PolicyDef for LinuxTwoList {
@@ -158,10 +248,23 @@ impl PolicyDef for LinuxTwoList {
                 cfg.swappiness
             )));
         }
+        if cfg.reclaim_batch == 0 {
+            return Err(Error::config(
+                "policy 'linux-two-list': reclaim_batch must be at least 1",
+            ));
+        }
+        let access = cfg.access()?;
         Ok(LinuxTwoList {
             cap: ctx.capacity,
             swappiness: cfg.swappiness as u64,
-            file_exec: cfg.file_exec,
+            file_exec: access == FileAccess::Exec,
+            file_read: access == FileAccess::Read,
+            flusher: cfg.writeback == Writeback::Flusher,
+            reclaim_batch: cfg.reclaim_batch as usize,
+            dirty_files: Vec::new(),
+            refault_activations: [0; 2],
+            refaults_snapshot: [0; 2],
+            active_credit: [0.0; 2],
             pages: Vec::new(),
             arena: Arena::with_capacity(ctx.capacity),
             lists: [List::default(); 4],
@@ -177,6 +280,8 @@ impl PolicyDef for LinuxTwoList {
             c_kept: 0,
             c_refaults: 0,
             c_refault_activations: 0,
+            c_flushes: 0,
+            c_flushed: 0,
         })
     }
 }
@@ -274,9 +379,33 @@ impl LinuxTwoList {
         self.c_deactivated += 1;
     }
 
+    /// Writes back every dirty file page (the flusher woken by reclaim).
+    fn flush<S: Sink>(&mut self, sink: &mut S) {
+        let mut out = Vec::with_capacity(self.dirty_files.len());
+        for &id in &self.dirty_files {
+            let p = &mut self.pages[id as usize];
+            if p.node != NIL && p.flags & (DIRTY | ANON) == DIRTY {
+                p.flags &= !DIRTY;
+                out.push(PageOut {
+                    id,
+                    page: p.page,
+                    kind: Kind::File,
+                    dirty: true,
+                    tier: 0,
+                });
+            }
+        }
+        self.dirty_files.clear();
+        self.c_flushes += 1;
+        self.c_flushed += out.len() as u64;
+        if !out.is_empty() {
+            sink.write_back(&out);
+        }
+    }
+
     /// One step of shrink_folio_list on the tail of `anon`'s inactive list.
     /// Returns the reclaimed page id, if any.
-    fn shrink_inactive_one(&mut self, anon: bool) -> Option<u32> {
+    fn shrink_inactive_one<S: Sink>(&mut self, anon: bool, sink: &mut S) -> Option<u32> {
         let l = lru(anon, false);
         let n = self.lists[l].back()?;
         let id = *self.arena.get(n);
@@ -284,6 +413,7 @@ impl LinuxTwoList {
         let flags = self.pages[id as usize].flags;
         let young = flags & YOUNG != 0;
         let referenced = flags & REFERENCED != 0;
+        let dirty_file = !anon && flags & DIRTY != 0;
         self.pages[id as usize].flags &= !(YOUNG | REFERENCED);
         self.lists[l].unlink(&mut self.arena, n);
         enum Verdict {
@@ -298,7 +428,12 @@ impl LinuxTwoList {
             } else {
                 Verdict::Keep
             }
-        } else if referenced && !anon && flags & DIRTY != 0 {
+        } else if dirty_file && self.flusher {
+            // Reclaim does not write file pages: the flusher cleans them all
+            // (this one included), which is then reclaimed.
+            self.flush(sink);
+            Verdict::Reclaim
+        } else if referenced && dirty_file {
             // FOLIOREF_RECLAIM_CLEAN on a dirty file page: keep it.
             Verdict::Keep
         } else {
@@ -325,8 +460,7 @@ impl LinuxTwoList {
                 p.shadow = self.nonresident_age;
                 self.nonresident_age += 1;
                 self.c_reclaimed[!anon as usize] += 1;
-                let dirty = flags & DIRTY != 0;
-                if dirty {
+                if p.flags & DIRTY != 0 {
                     self.note_cost(anon, 1, 0);
                 }
                 Some(id)
@@ -334,25 +468,50 @@ impl LinuxTwoList {
         }
     }
 
-    /// Reclaims one page. As `prepare_scan_count` decides `may_deactivate`
-    /// once per reclaim round, an active list is aged by one page per call
-    /// when its inactive list is low; a type whose inactive list is empty
-    /// yields to the other type, and only when both are empty is an active
-    /// list aged to refill its inactive list.
+    /// Reclaims `reclaim_batch` pages (one round). As `prepare_scan_count`
+    /// decides `may_deactivate` once per round, with one page per round an
+    /// active list is aged by one page when its inactive list is low; with
+    /// larger rounds, a type that may deactivate (inactive low, or a refault
+    /// activation of its type since the last round) has its active list
+    /// scanned in proportion to its inactive list. A type whose inactive
+    /// list is empty yields to the other type, and only when both are empty
+    /// is an active list aged to refill its inactive list.
     fn reclaim<S: Sink>(&mut self, sink: &mut S) {
+        let batched = self.reclaim_batch > 1;
         let mut may_deactivate = [self.inactive_is_low(true), self.inactive_is_low(false)];
-        loop {
+        if batched {
+            for t in 0..2 {
+                may_deactivate[t] |= self.refault_activations[t] != self.refaults_snapshot[t];
+            }
+            self.refaults_snapshot = self.refault_activations;
+        }
+        let target = self.reclaim_batch.min(self.resident).max(1);
+        let mut freed = 0;
+        while freed < target {
             let mut anon = self.pick_type();
             if self.lists[lru(anon, false)].is_empty() && !self.lists[lru(!anon, false)].is_empty()
             {
                 anon = !anon;
             }
             let t = !anon as usize;
-            if may_deactivate[t] || self.lists[lru(anon, false)].is_empty() {
+            if batched {
+                if may_deactivate[t] {
+                    let active = self.lists[lru(anon, true)].len() as f64;
+                    let inactive = self.lists[lru(anon, false)].len().max(1) as f64;
+                    self.active_credit[t] += active / inactive;
+                    while self.active_credit[t] >= 1.0 && !self.lists[lru(anon, true)].is_empty() {
+                        self.active_credit[t] -= 1.0;
+                        self.shrink_active_one(anon);
+                    }
+                }
+                if self.lists[lru(anon, false)].is_empty() {
+                    self.shrink_active_one(anon);
+                }
+            } else if may_deactivate[t] || self.lists[lru(anon, false)].is_empty() {
                 may_deactivate[t] = false;
                 self.shrink_active_one(anon);
             }
-            if let Some(id) = self.shrink_inactive_one(anon) {
+            if let Some(id) = self.shrink_inactive_one(anon, sink) {
                 let p = &mut self.pages[id as usize];
                 let out = PageOut {
                     id,
@@ -369,9 +528,36 @@ impl LinuxTwoList {
                 p.flags &= ANON | WORKINGSET;
                 self.resident -= 1;
                 sink.evict(out);
-                return;
+                freed += 1;
             }
         }
+    }
+
+    /// folio_mark_accessed on a resident page referenced by a read() call.
+    fn mark_accessed(&mut self, id: u32) {
+        let p = &mut self.pages[id as usize];
+        if p.flags & REFERENCED == 0 {
+            p.flags |= REFERENCED;
+        } else if p.flags & ACTIVE == 0 {
+            let n = p.node;
+            p.flags = (p.flags | ACTIVE) & !REFERENCED;
+            let anon = p.flags & ANON != 0;
+            self.lists[lru(anon, false)].unlink(&mut self.arena, n);
+            self.lists[lru(anon, true)].push_front(&mut self.arena, n);
+            // workingset_activation ages the non-resident clock.
+            self.nonresident_age += 1;
+            self.c_activated += 1;
+        }
+    }
+
+    /// Marks a page dirty, remembering a newly dirty file page for the flusher.
+    #[inline]
+    fn set_dirty(&mut self, id: u32) {
+        let p = &mut self.pages[id as usize];
+        if self.flusher && p.flags & (DIRTY | ANON) == 0 {
+            self.dirty_files.push(id);
+        }
+        p.flags |= DIRTY;
     }
 
     /// workingset_test_recent's workingset size for a refault of type `anon`.
@@ -391,11 +577,17 @@ impl LinuxTwoList {
 impl Policy for LinuxTwoList {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let st = self.pages[r.id as usize];
+        let anon = r.kind() == Kind::Anon;
+        let write = r.op() == Op::Write;
+        let syscall = self.file_read && !anon;
         if st.node != NIL {
-            let p = &mut self.pages[r.id as usize];
-            p.flags |= YOUNG;
-            if r.op() == Op::Write {
-                p.flags |= DIRTY;
+            if !syscall {
+                self.pages[r.id as usize].flags |= YOUNG;
+            } else if !write {
+                self.mark_accessed(r.id);
+            }
+            if write {
+                self.set_dirty(r.id);
             }
             sink.hit(r, 0);
             return;
@@ -407,7 +599,6 @@ impl Policy for LinuxTwoList {
         if self.resident >= self.cap {
             self.reclaim(sink);
         }
-        let anon = r.kind() == Kind::Anon;
         let mut active = false;
         let was_workingset = st.flags & WORKINGSET != 0;
         if st.shadow != NO_SHADOW {
@@ -417,6 +608,7 @@ impl Policy for LinuxTwoList {
                 active = true;
                 self.nonresident_age += 1;
                 self.c_refault_activations += 1;
+                self.refault_activations[!anon as usize] += 1;
                 if was_workingset {
                     self.note_cost(anon, 1, 0);
                 }
@@ -428,7 +620,15 @@ impl Policy for LinuxTwoList {
         p.node = n;
         p.page = r.page();
         p.shadow = NO_SHADOW;
-        p.flags = YOUNG;
+        // A fault maps the page young; a read() marks it accessed once
+        // (PG_referenced); a write() does neither.
+        p.flags = if !syscall {
+            YOUNG
+        } else if !write {
+            REFERENCED
+        } else {
+            0
+        };
         if anon {
             p.flags |= ANON;
         }
@@ -438,8 +638,8 @@ impl Policy for LinuxTwoList {
                 p.flags |= WORKINGSET;
             }
         }
-        if r.op() == Op::Write {
-            p.flags |= DIRTY;
+        if write {
+            self.set_dirty(r.id);
         }
         self.resident += 1;
         sink.miss(r, 0);
@@ -466,6 +666,8 @@ impl Policy for LinuxTwoList {
             ("kept", self.c_kept),
             ("refaults", self.c_refaults),
             ("refault_activations", self.c_refault_activations),
+            ("flushes", self.c_flushes),
+            ("pages_flushed", self.c_flushed),
         ]
     }
 }

@@ -1,0 +1,95 @@
+"""``tierlab kernel-check``: tierlab's Linux models against the real kernel of this machine."""
+
+from __future__ import annotations
+
+import argparse
+
+from rich.console import Console
+from rich.table import Table
+
+from tierlab import kernel_check as kc
+from tierlab.cli import save_frame
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "kernel-check",
+        help="run workloads against the real kernel in a memory cgroup and compare tierlab's models",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Runs each workload against this machine's kernel in a fresh memory cgroup (v1) at\n"
+        "each limit, counting what the kernel did (page-cache insertions, pages written back, swap-ins\n"
+        "and swap-outs) from its tracepoints and counters; replays the same page references through\n"
+        "tierlab's policies at the capacity the cgroup's accounting gives; prints both side by side.\n"
+        "Needs root, memory cgroup v1 and tracefs; swap support and zram0 for the anonymous workload.\n"
+        "Everything it sets up (cgroup, trace instance, swap file, zram, vm.page-cluster) is removed\n"
+        "afterwards, also on error and Ctrl-C. Method and results: docs/kernel-check.md.\n\n"
+        f"workloads: {', '.join(kc.WORKLOADS)}",
+        epilog="examples:\n"
+        "  tierlab kernel-check\n"
+        "  tierlab kernel-check --quick\n"
+        "  tierlab kernel-check -w hot_scan -w zipf_read --limit 32 --limit 128 -o cells.csv\n"
+        "  tierlab kernel-check -w anon_zipf --swap zram -p linux-two-list -p lru --report kc.html",
+    )
+    p.add_argument("-w", "--workload", action="append", choices=kc.WORKLOADS, help="workload (default: all)")
+    p.add_argument(
+        "--limit", action="append", type=int, metavar="MIB", help="memory cgroup limit in MiB (default 32 and 64)"
+    )
+    p.add_argument(
+        "--swap",
+        action="append",
+        choices=["file", "zram"],
+        help="swap device for the anonymous workload (default both)",
+    )
+    p.add_argument("-p", "--policy", action="append", help="policy to replay (default: see docs/kernel-check.md)")
+    p.add_argument("--scale", type=float, default=1.0, help="multiply every workload's references by this")
+    p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+    p.add_argument("--quick", action="store_true", help="one 16 MiB limit and a quarter of the references")
+    p.add_argument("--workdir", default=str(kc.DEFAULT_WORKDIR), help="directory for the data and swap files")
+    p.add_argument("--keep-traces", metavar="DIR", help="keep each cell's reference trace (.tlt) in DIR")
+    p.add_argument("-o", "--output", help="write every row to .csv, .parquet or .json")
+    p.add_argument("--report", metavar="HTML", help="write an HTML report with the error figures")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    console = Console(width=200)
+    limits = args.limit or ([16] if args.quick else [32, 64])
+    scale = args.scale * (0.25 if args.quick else 1.0)
+    try:
+        df = kc.kernel_check(
+            workloads=args.workload,
+            limits_mib=limits,
+            swap=args.swap or ("file", "zram"),
+            policies=args.policy,
+            scale=scale,
+            seed=args.seed,
+            workdir=args.workdir,
+            keep_traces=args.keep_traces,
+            progress=lambda m: console.print(m, style="dim"),
+        )
+    except kc.KernelCheckUnavailable as e:
+        console.print(f"[red]{e}[/]")
+        return 2
+    s = kc.summary(df)
+    t = Table(title=f"kernel ({kc.os.uname().release}) vs tierlab", title_justify="left")
+    for c in s.columns:
+        t.add_column(str(c), justify="left" if c in ("cell", "metric") else "right")
+    for _, r in s.iterrows():
+        cells = []
+        for c in s.columns:
+            v = r[c]
+            if str(c).endswith(" error"):
+                style = "green" if abs(v) <= 0.05 else "red"
+                cells.append(f"[{style}]{v:+.1%}")
+            elif isinstance(v, str):
+                cells.append(v)
+            else:
+                cells.append(f"{int(v):,}")
+        t.add_row(*cells)
+    console.print(t)
+    if args.output:
+        save_frame(df, args.output)
+    if args.report:
+        out = kc.write_report(df, args.report)
+        console.print(f"report: {out.resolve()}")
+    return 0

@@ -1,0 +1,689 @@
+"""Ground truth: run a workload against the real Linux kernel in a memory cgroup, count what the
+kernel did, replay the same page references through tierlab's policies, and put both side by side.
+
+The method (docs/kernel-check.md): a native driver (``tierlab._core.kernel_drive``, a forked child
+that makes raw system calls only) joins a fresh memory cgroup (v1) at a given limit and issues the
+workload's references, pread/pwrite of 4 KiB pages of a data file and loads/stores of pages of an
+anonymous mapping; the same references are written as a native trace. The kernel's counts come from
+its own tracepoints (page-cache insertions and deletions, pages dirtied, filtered to the data file's
+inode, in a private trace instance) and counters (the cgroup's memory.stat, /proc/vmstat's
+pswpin/pswpout). The page capacity tierlab simulates is derived from the cgroup's own accounting:
+the limit, less the usage charged when the driver is ready, less the kernel memory the run charged
+(page tables, page-cache tree nodes): never guessed, never fitted.
+
+Everything a run sets up (cgroup, trace instance, swap file, zram device, vm.page-cluster) is torn
+down afterwards, also on error, Ctrl-C and SIGTERM; a run that was killed outright is cleaned up by
+the next one (``cleanup_stale``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from tierlab import _core
+
+PAGE = 4096
+CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
+TRACEFS = Path("/sys/kernel/tracing")
+ZRAM = Path("/sys/block/zram0")
+PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
+#: Names of everything a run creates start with this, so a later run can find leftovers.
+PREFIX = "tierlab-kcheck"
+#: Where a run notes the system settings it changed (zram, page-cluster) until it restores them.
+STATE_FILE = Path("/run") / f"{PREFIX}-state.json"
+DEFAULT_WORKDIR = Path("/var/tmp") / PREFIX
+
+
+
+class KernelCheckUnavailable(RuntimeError):
+    """The machine lacks what a kernel check needs; the message names each missing feature."""
+
+
+# ---------------------------------------------------------------------------------------------
+# workloads
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the check: a workload at a memory limit, with a swap device or none."""
+
+    workload: str
+    limit_mib: int
+    swap: str | None = None  # None, "file" or "zram"
+    scale: float = 1.0  # multiplies the number of references (a quick run uses less)
+    seed: int = 1
+
+    @property
+    def name(self) -> str:
+        return f"{self.workload}@{self.limit_mib}MiB" + (f"+{self.swap}" if self.swap else "")
+
+    def spec(self) -> dict:
+        """The workload's parameters, in pages, stated relative to the limit (docs/kernel-check.md)."""
+        lp = self.limit_mib * (1 << 20) // PAGE
+        n = lambda k: max(1, int(k * lp * self.scale))  # noqa: E731 - references scale together
+        w = self.workload
+        if w == "zipf_read":
+            return {"workload": w, "file_pages": 4 * lp, "refs": n(16), "alpha": 0.99, "seed": self.seed}
+        if w == "hot_scan":
+            periods = max(2, round(4 * self.scale))  # a scan between hot phases needs two
+            return {
+                "workload": w,
+                "hot_pages": lp // 4,
+                "scan_pages": 2 * lp,
+                "hot_refs": 4 * lp,
+                "periods": periods,
+                "seed": self.seed,
+            }
+        if w == "loop_read":
+            loop = lp + lp // 10
+            return {"workload": w, "loop_pages": loop, "refs": max(2 * loop, n(5.5))}
+        if w == "mixed_read_write":
+            return {
+                "workload": w,
+                "file_pages": 4 * lp,
+                "refs": n(16),
+                "alpha": 0.99,
+                "write_share": 0.3,
+                "seed": self.seed,
+            }
+        if w == "anon_zipf":
+            return {
+                "workload": w,
+                "anon_pages": lp + lp // 2,
+                "refs": n(8),
+                "alpha": 0.99,
+                "write_share": 0.3,
+                "seed": self.seed,
+            }
+        raise ValueError(f"unknown kernel-check workload '{w}'; known: {', '.join(WORKLOADS)}")
+
+
+WORKLOADS = ["zipf_read", "hot_scan", "loop_read", "mixed_read_write", "anon_zipf"]
+
+
+def standard_cells(limits_mib: Sequence[int] = (32, 64), scale: float = 1.0) -> list[Cell]:
+    """The table of docs/kernel-check.md: every file workload at each limit, and the anonymous
+    workload with a swap file and with zram at each limit."""
+    cells = [Cell(w, m, None, scale) for w in WORKLOADS if w != "anon_zipf" for m in limits_mib]
+    cells += [Cell("anon_zipf", m, s, scale) for s in ("file", "zram") for m in limits_mib]
+    return cells
+
+
+# ---------------------------------------------------------------------------------------------
+# what the machine must have
+
+
+def missing_features(swap: set[str] | None = None) -> list[str]:
+    """What this machine lacks for a kernel check (empty when everything is there)."""
+    missing = []
+    if os.geteuid() != 0:
+        missing.append("root (kernel-check creates memory cgroups and drops caches; run it as root)")
+    if not (CGROUP_ROOT / "memory.limit_in_bytes").exists():
+        missing.append(f"memory cgroup v1 mounted at {CGROUP_ROOT}")
+    if not (TRACEFS / "instances").is_dir() and not Path("/sys/kernel/tracing").is_dir():
+        missing.append("tracefs (/sys/kernel/tracing)")
+    elif not (TRACEFS / "instances").is_dir() and os.geteuid() == 0:
+        # mounted on demand below; absent support shows up there
+        pass
+    swap = swap or set()
+    if swap:
+        for tool in ("mkswap", "swapon", "swapoff"):
+            if not any((Path(d) / tool).exists() for d in ("/sbin", "/usr/sbin", "/bin", "/usr/bin")):
+                missing.append(f"the {tool} command (util-linux)")
+        if not Path("/proc/swaps").exists():
+            missing.append("swap support in the kernel (/proc/swaps)")
+    if "zram" in swap and not ZRAM.exists():
+        missing.append(f"a zram device ({ZRAM}; modprobe zram)")
+    return missing
+
+
+def _ensure_tracefs() -> None:
+    if (TRACEFS / "instances").is_dir():
+        return
+    subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=False, capture_output=True)
+    if not (TRACEFS / "instances").is_dir():
+        raise KernelCheckUnavailable(f"tracefs could not be mounted at {TRACEFS}")
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+# ---------------------------------------------------------------------------------------------
+# set-up and tear-down, each a context manager that undoes itself
+
+
+def _load_state() -> dict:
+    try:
+        return json.loads(STATE_FILE.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_state(state: dict) -> None:
+    if state:
+        STATE_FILE.write_text(json.dumps(state))
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            STATE_FILE.unlink()
+
+
+def _remove_cgroup(path: Path) -> None:
+    if not path.exists():
+        return
+    with contextlib.suppress(OSError):
+        _write(path / "memory.force_empty", "0")
+    for _ in range(50):
+        try:
+            path.rmdir()
+            return
+        except OSError:
+            time.sleep(0.05)  # tasks still exiting
+    path.rmdir()
+
+
+def _swapoff(dev: str) -> None:
+    if any(line.split()[0] == dev for line in Path("/proc/swaps").read_text().splitlines()[1:] if line.strip()):
+        subprocess.run(["swapoff", dev], check=True, capture_output=True)
+
+
+def cleanup_stale(workdir: Path = DEFAULT_WORKDIR) -> list[str]:
+    """Removes what an earlier run that was killed outright left behind; returns what it removed."""
+    removed = []
+    if CGROUP_ROOT.exists():
+        for cg in CGROUP_ROOT.glob(f"{PREFIX}-*"):
+            _remove_cgroup(cg)
+            removed.append(str(cg))
+    inst = TRACEFS / "instances"
+    if inst.is_dir():
+        for t in inst.glob(f"{PREFIX}-*"):
+            t.rmdir()
+            removed.append(str(t))
+    if Path("/proc/swaps").exists():
+        for line in Path("/proc/swaps").read_text().splitlines()[1:]:
+            dev = line.split()[0] if line.strip() else ""
+            if dev.startswith(str(workdir)) or Path(dev).name.startswith(PREFIX):
+                _swapoff(dev)
+                with contextlib.suppress(FileNotFoundError):
+                    Path(dev).unlink()
+                removed.append(dev)
+    state = _load_state()
+    if state.get("zram"):
+        _swapoff("/dev/zram0")
+        _write(ZRAM / "reset", "1")
+        removed.append("/dev/zram0 (reset)")
+    if "page_cluster" in state:
+        _write(PAGE_CLUSTER, str(state["page_cluster"]))
+        removed.append(f"vm.page-cluster restored to {state['page_cluster']}")
+    _save_state({})
+    for f in workdir.glob(f"{PREFIX}-swap-*") if workdir.exists() else []:
+        f.unlink()
+        removed.append(str(f))
+    return removed
+
+
+@contextlib.contextmanager
+def memory_cgroup(limit_bytes: int) -> Iterator[Path]:
+    path = CGROUP_ROOT / f"{PREFIX}-{os.getpid()}-{time.monotonic_ns()}"
+    path.mkdir()
+    try:
+        _write(path / "memory.limit_in_bytes", str(limit_bytes))
+        yield path
+    finally:
+        _remove_cgroup(path)
+
+
+#: The tracepoints read, with the filter field naming the data file's inode.
+TRACE_EVENTS = {
+    "filemap/mm_filemap_add_to_page_cache": "i_ino",
+    "filemap/mm_filemap_delete_from_page_cache": "i_ino",
+    "writeback/writeback_dirty_folio": "ino",
+}
+
+
+@contextlib.contextmanager
+def trace_instance(inode: int, buffer_kb: int) -> Iterator[Path]:
+    """A private tracefs instance recording the events above for one inode (its own buffer, so the
+    global trace is untouched; removing the instance disables its events)."""
+    _ensure_tracefs()
+    path = TRACEFS / "instances" / f"{PREFIX}-{os.getpid()}"
+    path.mkdir()
+    try:
+        _write(path / "buffer_size_kb", str(buffer_kb))
+        for ev, fld in TRACE_EVENTS.items():
+            d = path / "events" / ev
+            if not d.exists():
+                raise KernelCheckUnavailable(f"tracepoint {ev} (kernel built without it?)")
+            _write(d / "filter", f"{fld} == {inode}")
+            _write(d / "enable", "1")
+        _write(path / "tracing_on", "1")
+        yield path
+    finally:
+        with contextlib.suppress(OSError):
+            _write(path / "tracing_on", "0")
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def page_cluster(value: int) -> Iterator[None]:
+    """Sets vm.page-cluster (swap readahead) for the run and restores it."""
+    old = int(PAGE_CLUSTER.read_text())
+    state = _load_state()
+    state.setdefault("page_cluster", old)
+    _save_state(state)
+    _write(PAGE_CLUSTER, str(value))
+    try:
+        yield
+    finally:
+        _write(PAGE_CLUSTER, str(old))
+        state = _load_state()
+        state.pop("page_cluster", None)
+        _save_state(state)
+
+
+@contextlib.contextmanager
+def swap_device(kind: str, size_bytes: int, workdir: Path) -> Iterator[str]:
+    """A swap file on the work directory's file system, or zram0, enabled for the run."""
+    if kind == "file":
+        path = workdir / f"{PREFIX}-swap-{os.getpid()}"
+        try:
+            with open(path, "wb") as f:
+                chunk = b"\0" * (1 << 20)
+                for _ in range(-(-size_bytes // len(chunk))):
+                    f.write(chunk)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(path, 0o600)
+            subprocess.run(["mkswap", str(path)], check=True, capture_output=True)
+            subprocess.run(["swapon", str(path)], check=True, capture_output=True)
+            yield str(path)
+        finally:
+            with contextlib.suppress(subprocess.CalledProcessError, FileNotFoundError):
+                _swapoff(str(path))
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    elif kind == "zram":
+        if int((ZRAM / "disksize").read_text()) != 0:
+            raise KernelCheckUnavailable("zram0 is already set up by someone else (its disksize is not 0)")
+        state = _load_state()
+        state["zram"] = True
+        _save_state(state)
+        try:
+            _write(ZRAM / "disksize", str(size_bytes))
+            subprocess.run(["mkswap", "/dev/zram0"], check=True, capture_output=True)
+            subprocess.run(["swapon", "/dev/zram0"], check=True, capture_output=True)
+            yield "/dev/zram0"
+        finally:
+            with contextlib.suppress(subprocess.CalledProcessError):
+                _swapoff("/dev/zram0")
+            _write(ZRAM / "reset", "1")
+            state = _load_state()
+            state.pop("zram", None)
+            _save_state(state)
+    else:
+        raise ValueError(f"swap must be 'file' or 'zram', got '{kind}'")
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM tears down like Ctrl-C does."""
+
+    def handler(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt("SIGTERM")
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading what the kernel did
+
+
+def _stat(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _read_trace(inst: Path) -> dict[str, int]:
+    """Counts the instance's events (pages, by folio order) and checks none was lost."""
+    lost = 0
+    for stats in (inst / "per_cpu").glob("cpu*/stats"):
+        s = dict(line.split(":", 1) for line in stats.read_text().splitlines() if ":" in line)
+        lost += int(s.get("overrun", "0").strip()) + int(s.get("dropped events", "0").strip() or 0)
+    if lost:
+        raise RuntimeError(f"the trace buffer lost {lost} events; raise buffer_kb")
+    counts = {"insertions": 0, "deletions": 0, "dirtied": 0, "large_folios": 0}
+    with open(inst / "trace") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            if "mm_filemap_add_to_page_cache:" in line:
+                order = int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0
+                counts["insertions"] += 1 << order
+                counts["large_folios"] += order > 0
+            elif "mm_filemap_delete_from_page_cache:" in line:
+                order = int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0
+                counts["deletions"] += 1 << order
+            elif "writeback_dirty_folio:" in line:
+                counts["dirtied"] += 1
+    return counts
+
+
+def _fs_type(path: Path) -> str:
+    best, fstype = "", "?"
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        mnt = left.split()[4]
+        if str(path).startswith(mnt) and len(mnt) > len(best):
+            best, fstype = mnt, right.split()[0]
+    return fstype
+
+
+def _drop_caches() -> None:
+    os.sync()
+    _write(Path("/proc/sys/vm/drop_caches"), "3")
+
+
+# ---------------------------------------------------------------------------------------------
+# one cell
+
+
+@dataclass
+class CellResult:
+    cell: Cell
+    spec: dict
+    capacity_pages: int
+    kernel: dict[str, int]
+    ready: dict[str, int]
+    seconds: float
+    trace: Path | None = None
+    model: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+
+def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | None = None) -> CellResult:
+    """Runs one cell against the kernel (no tierlab replay yet)."""
+    spec = cell.spec()
+    workdir.mkdir(parents=True, exist_ok=True)
+    fstype = _fs_type(workdir.resolve())
+    if fstype in ("tmpfs", "ramfs"):
+        raise KernelCheckUnavailable(f"{workdir} is on {fstype}; the data file needs a disk file system")
+    limit = cell.limit_mib << 20
+    data = workdir / f"{PREFIX}-data"
+    file_pages = int(spec.get("file_pages") or spec.get("loop_pages") or 0) or (
+        int(spec.get("hot_pages", 0)) + int(spec.get("scan_pages", 0))
+    )
+    _core.kernel_prepare_file(str(data), max(file_pages, 1))
+    inode = os.stat(data).st_ino
+    refs_estimate = int(spec.get("refs", 0)) + int(spec.get("anon_pages", 0))
+    refs_estimate += (int(spec.get("hot_refs", 0)) + int(spec.get("scan_pages", 0))) * int(spec.get("periods", 1))
+    # ~80 bytes a trace line in the ring buffer; three events at most per reference
+    buffer_kb = max(4096, refs_estimate * 3 * 80 // 1024 + 1024)
+    trace_path = keep_trace or Path(tempfile.mkstemp(prefix=f"{PREFIX}-", suffix=".tlt", dir=workdir)[1])
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_sigterm_as_interrupt())
+        if cell.swap:
+            anon_bytes = int(spec.get("anon_pages", 0)) * PAGE
+            # Swap readahead off: every swap-in reads exactly the faulting page, as tierlab does.
+            stack.enter_context(page_cluster(0))
+            stack.enter_context(swap_device(cell.swap, anon_bytes + anon_bytes // 4 + (16 << 20), workdir))
+        cg = stack.enter_context(memory_cgroup(limit))
+        if cell.swap:
+            _write(cg / "memory.swappiness", "60")
+        inst = stack.enter_context(trace_instance(inode, buffer_kb))
+        _drop_caches()
+        out = json.loads(_core.kernel_drive(json.dumps(spec), str(trace_path), str(data), str(cg), False, 0))
+        counts = _read_trace(inst)
+    ready, done = out["ready"], out["done"]
+    ms0, ms1 = _stat(ready["memory_stat"]), _stat(done["memory_stat"])
+    vm0, vm1 = _stat(ready["vmstat"]), _stat(done["vmstat"])
+    kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
+    capacity = (limit - ready["usage_bytes"] - kmem_growth) // PAGE
+    dirty_end = (ms1.get("dirty", 0) + ms1.get("writeback", 0)) // PAGE
+    kernel = {
+        "misses": counts["insertions"],
+        "evictions": counts["deletions"],
+        "refaults_file": ms1.get("workingset_refault_file", 0) - ms0.get("workingset_refault_file", 0),
+        "refaults_anon": ms1.get("workingset_refault_anon", 0) - ms0.get("workingset_refault_anon", 0),
+        "pages_dirtied": counts["dirtied"],
+        "pages_written": max(0, counts["dirtied"] - dirty_end),
+        "swap_ins": vm1.get("pswpin", 0) - vm0.get("pswpin", 0),
+        "swap_outs": vm1.get("pswpout", 0) - vm0.get("pswpout", 0),
+        "major_faults": ms1.get("pgmajfault", 0) - ms0.get("pgmajfault", 0),
+        "large_folios": counts["large_folios"],
+    }
+    if spec.get("anon_pages"):
+        # anonymous misses: the first touch of each page plus every swap-in
+        kernel["misses"] = int(spec["anon_pages"]) + kernel["swap_ins"]
+    readyd = {
+        "usage_pages": ready["usage_bytes"] // PAGE,
+        "kmem_growth_pages": kmem_growth // PAGE,
+        "data_file_pages": file_pages,
+    }
+    with contextlib.suppress(FileNotFoundError):
+        data.unlink()
+    return CellResult(cell, spec, int(capacity), kernel, readyd, float(out["seconds"]), trace_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole check: kernel and tierlab side by side
+
+#: label -> policy spec replayed beside the kernel. The first is linux-two-list set up as the
+#: kernel-check drives the kernel: read()/write() on an unmapped page cache, dirty pages written by
+#: the flusher, memory-cgroup reclaim rounds of SWAP_CLUSTER_MAX pages (docs/kernel-check.md);
+#: the second is linux-two-list with its defaults, to show what those settings change.
+DEFAULT_POLICIES: dict[str, str] = {
+    "linux-two-list": "linux-two-list(file_access='read',writeback='flusher',reclaim_batch=32)",
+    "linux-two-list (defaults)": "linux-two-list",
+    "lru": "lru",
+    "clock": "clock",
+}
+
+#: kernel count -> tierlab result column
+METRICS = {
+    "misses": "misses",
+    "pages_written": "file_pages_written",
+    "swap_ins": "swap_pages_read",
+    "swap_outs": "swap_pages_written",
+}
+
+
+def cells_for(
+    workloads: Sequence[str] | None = None,
+    limits_mib: Sequence[int] = (32, 64),
+    swap: Sequence[str] = ("file", "zram"),
+    scale: float = 1.0,
+    seed: int = 1,
+) -> list[Cell]:
+    """The cells of a check: each file workload at each limit; the anonymous workload at each limit
+    with each swap device."""
+    cells = []
+    for w in workloads or WORKLOADS:
+        if w not in WORKLOADS:
+            raise ValueError(f"unknown kernel-check workload '{w}'; known: {', '.join(WORKLOADS)}")
+        for m in limits_mib:
+            if w == "anon_zipf":
+                cells += [Cell(w, int(m), s, scale, seed) for s in swap]
+            else:
+                cells.append(Cell(w, int(m), None, scale, seed))
+    return cells
+
+
+def _metrics_of(result: CellResult) -> list[str]:
+    if result.spec.get("anon_pages"):
+        return ["misses", "swap_ins", "swap_outs"]
+    if result.kernel["pages_dirtied"]:
+        return ["misses", "pages_written"]
+    return ["misses"]
+
+
+def kernel_check(
+    workloads: Sequence[str] | None = None,
+    limits_mib: Sequence[int] = (32, 64),
+    swap: Sequence[str] = ("file", "zram"),
+    policies: dict[str, str] | Sequence[str] | None = None,
+    scale: float = 1.0,
+    seed: int = 1,
+    workdir: str | os.PathLike = DEFAULT_WORKDIR,
+    keep_traces: str | os.PathLike | None = None,
+    progress=None,
+) -> pd.DataFrame:
+    """Runs each workload against the real kernel in a fresh memory cgroup at each limit, replays the
+    same references through tierlab's policies at the capacity the cgroup's accounting gives, and
+    returns one row per cell, policy and metric: the kernel's count, the policy's prediction and the
+    relative error. Needs root, memory cgroup v1 and tracefs (and swap support and zram0 for the
+    anonymous workload); raises KernelCheckUnavailable naming what is missing.
+
+    ``df.attrs["cells"]`` holds each cell's workload parameters, derived capacity and every kernel
+    count (refaults, evictions, pages dirtied, large folios, ...)."""
+    from tierlab import api
+
+    pols = DEFAULT_POLICIES if policies is None else policies
+    if not isinstance(pols, dict):
+        pols = {str(p): str(p) for p in pols}
+    cells = cells_for(workloads, limits_mib, swap, scale, seed)
+    needs = {c.swap for c in cells if c.swap}
+    missing = missing_features(needs)
+    if missing:
+        raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
+    workdir = Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    cleanup_stale(workdir)
+    rows, details = [], []
+    for i, cell in enumerate(cells):
+        if progress:
+            progress(f"[{i + 1}/{len(cells)}] {cell.name}")
+        keep = Path(keep_traces) / f"{cell.name.replace('@', '-').replace('+', '-')}.tlt" if keep_traces else None
+        if keep:
+            keep.parent.mkdir(parents=True, exist_ok=True)
+        res = run_cell(cell, workdir, keep)
+        try:
+            df = api.run(str(res.trace), policies=list(pols.values()), sizes=[res.capacity_pages])
+        finally:
+            if keep is None and res.trace is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    res.trace.unlink()
+        details.append(
+            {
+                "cell": cell.name,
+                "params": res.spec,
+                "capacity_pages": res.capacity_pages,
+                "seconds": res.seconds,
+                **{f"kernel_{k}": v for k, v in res.kernel.items()},
+                **res.ready,
+            }
+        )
+        for label, (_, row) in zip(pols, df.iterrows()):
+            for metric in _metrics_of(res):
+                k = res.kernel[metric]
+                m = int(row[METRICS[metric]])
+                rows.append(
+                    {
+                        "cell": cell.name,
+                        "workload": cell.workload,
+                        "limit_mib": cell.limit_mib,
+                        "swap": cell.swap or "",
+                        "capacity_pages": res.capacity_pages,
+                        "references": int(row["accesses"]),
+                        "metric": metric,
+                        "kernel": k,
+                        "policy": label,
+                        "model": m,
+                        "error": (m - k) / k if k else float("nan"),
+                        "params": json.dumps(res.spec),
+                    }
+                )
+    out = pd.DataFrame(rows)
+    out.attrs["cells"] = details
+    out.attrs["policies"] = dict(pols)
+    return out
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell and metric: the kernel's count, then each policy's prediction and error."""
+    wide = df.pivot_table(index=["cell", "metric"], columns="policy", values=["model", "error"], sort=False)
+    kernel = df.groupby(["cell", "metric"], sort=False)["kernel"].first()
+    out = pd.DataFrame({"kernel": kernel})
+    for p in df["policy"].unique():
+        out[p] = wide[("model", p)].astype(int)
+        out[f"{p} error"] = wide[("error", p)]
+    return out.reset_index()
+
+
+def error_figure(df: pd.DataFrame, metric: str = "misses"):
+    """Grouped bars: each policy's relative error against the kernel, per cell, with the 5% band."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = df[df["metric"] == metric]
+    cells = list(dict.fromkeys(d["cell"]))
+    pols = list(dict.fromkeys(d["policy"]))
+    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(cells) + 2), 4))
+    width = 0.8 / max(1, len(pols))
+    for j, p in enumerate(pols):
+        e = d[d["policy"] == p].set_index("cell")["error"].reindex(cells) * 100
+        ax.bar([i + j * width for i in range(len(cells))], e, width, label=p)
+    ax.axhspan(-5, 5, color="0.9", zorder=0, label="within 5%")
+    ax.axhline(0, color="k", lw=0.8)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cells))], cells, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(f"{metric}: (model - kernel) / kernel, %")
+    ax.set_title(f"tierlab vs the Linux kernel ({os.uname().release}): {metric}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def write_report(df: pd.DataFrame, out: str | os.PathLike) -> Path:
+    """An HTML page: the error figures, the side-by-side table, and each cell's parameters."""
+    import html
+
+    import matplotlib.pyplot as plt
+
+    from tierlab import report
+
+    body = [
+        "<p class='note'>Each cell ran against the real kernel in a fresh memory cgroup; the model ran the "
+        "same page references at the capacity derived from the cgroup's accounting "
+        "(docs/kernel-check.md).</p>"
+    ]
+    for metric in dict.fromkeys(df["metric"]):
+        fig = error_figure(df, metric)
+        body.append(f"<h2>{html.escape(metric)}</h2>{report.fig_to_img(fig)}")
+        plt.close(fig)
+    body.append("<h2>side by side</h2>" + report.table_html(summary(df), max_rows=1000))
+    cells = pd.DataFrame(df.attrs.get("cells", []))
+    if not cells.empty:
+        cells["params"] = cells["params"].map(json.dumps)
+        body.append("<h2>cells</h2>" + report.table_html(cells, max_rows=1000))
+    path = Path(out)
+    path.write_text(report.page("tierlab kernel-check", "\n".join(body)))
+    return path
