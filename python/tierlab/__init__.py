@@ -12,6 +12,7 @@ from tierlab import convert as convert
 from tierlab._core import ConfigError, TierlabError, TraceFormatError
 from tierlab._core import __version__ as __version__
 from tierlab.api import Trace, devices, info, policies, run
+from tierlab.kernel import kernel_check
 
 __all__ = [
     "ConfigError",
@@ -20,6 +21,7 @@ __all__ = [
     "TraceFormatError",
     "devices",
     "info",
+    "kernel_check",
     "policies",
     "run",
 ]

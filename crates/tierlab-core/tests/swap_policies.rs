@@ -15,6 +15,9 @@ struct Rec {
     misses: u64,
     /// (original page, dirty) of each eviction, in order.
     evicted: Vec<(u64, bool)>,
+    /// Pages of each bulk write-back, when the test expects them (else a
+    /// write-back panics).
+    written: Option<Vec<Vec<u64>>>,
 }
 
 impl Sink for Rec {
@@ -30,8 +33,11 @@ impl Sink for Rec {
     fn evict(&mut self, p: PageOut) {
         self.evicted.push((p.page, p.dirty));
     }
-    fn write_back(&mut self, _pages: &[PageOut]) {
-        panic!("no write-back expected")
+    fn write_back(&mut self, pages: &[PageOut]) {
+        match &mut self.written {
+            Some(w) => w.push(pages.iter().map(|p| p.page).collect()),
+            None => panic!("no write-back expected"),
+        }
     }
     fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
         panic!("no migration expected")
@@ -441,4 +447,143 @@ fn four_area_beats_clock_at_most_sizes_on_captured_traces() {
         "four-area below CLOCK in only {wins} of {cells} cells"
     );
     assert!(total_four < total_clock, "{total_four} >= {total_clock}");
+}
+
+use tierlab_core::policy::swap::linux_two_list::{FileAccess, Writeback};
+
+fn linux_read(capacity: usize, writeback: Writeback, reclaim_batch: u32) -> Driver<LinuxTwoList> {
+    let cfg = LinuxTwoListConfig {
+        file_access: Some(FileAccess::Read),
+        writeback,
+        reclaim_batch,
+        ..Default::default()
+    };
+    let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(capacity)).unwrap());
+    d.sink.written = Some(Vec::new());
+    d
+}
+
+fn counter(d: &Driver<LinuxTwoList>, name: &str) -> u64 {
+    d.p.counters().iter().find(|c| c.0 == name).unwrap().1
+}
+
+#[test]
+fn linux_read_access_is_use_twice_not_second_chance() {
+    // read(): a miss adds the page inactive with PG_referenced; at reclaim
+    // PG_referenced alone does not keep a clean file page.
+    let mut d = linux_read(2, Writeback::Evict, 1);
+    d.go(1, R, F);
+    d.go(2, R, F);
+    assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    d.go(3, R, F);
+    assert_eq!(d.sink.evicted, vec![(1, false)]);
+    // The second read of page 2 activates it (and clears PG_referenced).
+    d.go(2, R, F);
+    assert_eq!(d.p.page_flags(2), Some((true, false, false)));
+    d.go(4, R, F);
+    assert_eq!(d.sink.evicted, vec![(1, false), (3, false)]);
+    assert_eq!(d.p.list_sizes(), [0, 0, 1, 1]);
+    assert_eq!(counter(&d, "kept"), 0);
+    // Mapped pages, the same first references: pages 1 and 2 are young, so
+    // each gets a second chance (kept) before page 1 goes.
+    let cfg = LinuxTwoListConfig {
+        file_access: Some(FileAccess::Mapped),
+        ..Default::default()
+    };
+    let mut m = Driver::new(LinuxTwoList::build(&cfg, &ctx(2)).unwrap());
+    for p in [1, 2, 3] {
+        m.go(p, R, F);
+    }
+    assert_eq!(m.sink.evicted, vec![(1, false)]);
+    assert_eq!(counter(&m, "kept"), 2);
+}
+
+#[test]
+fn linux_write_calls_do_not_mark_accessed() {
+    let mut d = linux_read(4, Writeback::Evict, 1);
+    d.go(1, W, F);
+    d.go(1, W, F);
+    assert_eq!(d.p.page_flags(1), Some((false, false, false)));
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((true, false, false)));
+}
+
+#[test]
+fn linux_flusher_writes_every_dirty_file_page_once() {
+    let mut d = linux_read(2, Writeback::Flusher, 1);
+    d.go(1, W, F);
+    d.go(2, W, F);
+    d.go(3, R, F);
+    // Page 1 at the tail is dirty: the flusher writes 1 and 2, and 1 is
+    // reclaimed clean.
+    assert_eq!(d.sink.written, Some(vec![vec![1, 2]]));
+    assert_eq!(d.sink.evicted, vec![(1, false)]);
+    d.go(4, R, F);
+    assert_eq!(d.sink.evicted, vec![(1, false), (2, false)]);
+    assert_eq!(d.sink.written.as_ref().unwrap().len(), 1);
+    assert_eq!(counter(&d, "pages_flushed"), 2);
+    // Written back at eviction instead: each dirty page as it goes.
+    let mut e = linux_read(2, Writeback::Evict, 1);
+    for (p, op) in [(1, W), (2, W), (3, R), (4, R)] {
+        e.go(p, op, F);
+    }
+    assert_eq!(e.sink.evicted, vec![(1, true), (2, true)]);
+}
+
+#[test]
+fn linux_reclaim_rounds_free_a_batch_and_deactivate_after_refaults() {
+    let mut d = linux_read(40, Writeback::Evict, 32);
+    for p in 0..41 {
+        d.go(p, R, F);
+    }
+    assert_eq!(d.sink.evicted.len(), 32);
+    assert_eq!(d.p.resident(), 9);
+    for p in 41..64 {
+        d.go(p, R, F);
+    }
+    assert_eq!(
+        d.sink.evicted.len(),
+        32,
+        "31 more pages fit before the next round"
+    );
+
+    // Refault-triggered deactivation: pages 1..4 active, 5..10 inactive.
+    let mut d = linux_read(10, Writeback::Evict, 2);
+    for p in [1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] {
+        d.go(p, R, F);
+    }
+    assert_eq!(d.p.list_sizes(), [0, 0, 6, 4]);
+    // Inactive is not low (6 x 1 >= 4) and nothing refaulted: the round
+    // reclaims 5 and 6 and leaves the active list alone.
+    d.go(11, R, F);
+    assert_eq!(d.sink.evicted, vec![(5, false), (6, false)]);
+    assert_eq!(counter(&d, "deactivated"), 0);
+    // Page 5 refaults within the workingset (distance 2 <= 4 active): it is
+    // activated. Inactive is still not low (5 x 1 >= 5 active), but the
+    // refault lets the next round deactivate, in proportion to the inactive
+    // pages scanned: 5/5 for the first, 4/5 for the second: one page, the
+    // active tail, page 1.
+    d.go(5, R, F);
+    assert_eq!(counter(&d, "refault_activations"), 1);
+    assert_eq!(d.p.list_sizes(), [0, 0, 5, 5]);
+    d.go(12, R, F);
+    assert_eq!(counter(&d, "deactivated"), 1);
+    assert_eq!(d.p.page_flags(1).map(|f| f.0), Some(false));
+    assert_eq!(d.sink.evicted[2..], [(7, false), (8, false)]);
+}
+
+#[test]
+fn linux_rejects_conflicting_file_access_settings() {
+    let cfg = LinuxTwoListConfig {
+        file_exec: Some(false),
+        file_access: Some(FileAccess::Read),
+        ..Default::default()
+    };
+    let e = LinuxTwoList::build(&cfg, &ctx(4))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("file_access"), "{e}");
 }

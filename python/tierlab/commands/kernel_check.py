@@ -7,7 +7,7 @@ import argparse
 from rich.console import Console
 from rich.table import Table
 
-from tierlab import kernel_check as kc
+from tierlab import kernel as kc
 from tierlab.cli import save_frame
 
 

@@ -3,7 +3,7 @@
 //! driver that issues them inside a memory cgroup while the kernel's own
 //! counters are read around it ([`driver`]). The orchestration (cgroup,
 //! tracefs, swap and zram set-up and tear-down) is in
-//! `python/tierlab/kernel_check.py`; replaying the same references through
+//! `python/tierlab/kernel.py`; replaying the same references through
 //! tierlab's policies is an ordinary run of the written trace.
 
 #[cfg(target_os = "linux")]

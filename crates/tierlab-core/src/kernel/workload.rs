@@ -118,28 +118,27 @@ impl Workload {
             )))
         };
         let share_ok = |s: f64| (0.0..=1.0).contains(&s);
+        let alpha_bad = |a: f64| a.is_nan() || a <= 0.0;
         match *self {
             Workload::ZipfRead {
                 file_pages, alpha, ..
-            } if file_pages == 0 || !(alpha > 0.0) => bad("file_pages must be > 0 and alpha > 0"),
+            } if file_pages == 0 || alpha_bad(alpha) => bad("file_pages must be > 0 and alpha > 0"),
             Workload::MixedReadWrite {
                 file_pages,
                 alpha,
                 write_share,
                 ..
-            } if file_pages == 0 || !(alpha > 0.0) || !share_ok(write_share) => {
+            } if file_pages == 0 || alpha_bad(alpha) || !share_ok(write_share) => {
                 bad("file_pages must be > 0, alpha > 0 and write_share in [0, 1]")
             }
-            Workload::HotScan { hot_pages, .. } if hot_pages == 0 => bad("hot_pages must be > 0"),
-            Workload::LoopRead { loop_pages, .. } if loop_pages == 0 => {
-                bad("loop_pages must be > 0")
-            }
+            Workload::HotScan { hot_pages: 0, .. } => bad("hot_pages must be > 0"),
+            Workload::LoopRead { loop_pages: 0, .. } => bad("loop_pages must be > 0"),
             Workload::AnonZipf {
                 anon_pages,
                 alpha,
                 write_share,
                 ..
-            } if anon_pages == 0 || !(alpha > 0.0) || !share_ok(write_share) => {
+            } if anon_pages == 0 || alpha_bad(alpha) || !share_ok(write_share) => {
                 bad("anon_pages must be > 0, alpha > 0 and write_share in [0, 1]")
             }
             _ if self.file_pages() > PAGE_MASK || self.anon_pages() > PAGE_MASK => {

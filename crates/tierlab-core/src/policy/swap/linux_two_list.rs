@@ -480,8 +480,11 @@ impl LinuxTwoList {
         let batched = self.reclaim_batch > 1;
         let mut may_deactivate = [self.inactive_is_low(true), self.inactive_is_low(false)];
         if batched {
-            for t in 0..2 {
-                may_deactivate[t] |= self.refault_activations[t] != self.refaults_snapshot[t];
+            for (may, (now, then)) in may_deactivate
+                .iter_mut()
+                .zip(self.refault_activations.iter().zip(&self.refaults_snapshot))
+            {
+                *may |= now != then;
             }
             self.refaults_snapshot = self.refault_activations;
         }

@@ -45,7 +45,6 @@ STATE_FILE = Path("/run") / f"{PREFIX}-state.json"
 DEFAULT_WORKDIR = Path("/var/tmp") / PREFIX
 
 
-
 class KernelCheckUnavailable(RuntimeError):
     """The machine lacks what a kernel check needs; the message names each missing feature."""
 
@@ -600,7 +599,7 @@ def kernel_check(
                 **res.ready,
             }
         )
-        for label, (_, row) in zip(pols, df.iterrows()):
+        for label, (_, row) in zip(pols, df.iterrows(), strict=True):
             for metric in _metrics_of(res):
                 k = res.kernel[metric]
                 m = int(row[METRICS[metric]])

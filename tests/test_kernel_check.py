@@ -1,0 +1,122 @@
+"""tierlab kernel-check: linux-two-list against the real kernel of this machine (docs/kernel-check.md).
+
+The kernel cells need root, memory cgroup v1, tracefs, swap and zram0; where one is missing they are
+skipped with the missing feature named (CI prints skip reasons). On the project's machines they run.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tierlab import kernel as kc
+
+MISSING = kc.missing_features({"file", "zram"})
+needs_kernel = pytest.mark.skipif(bool(MISSING), reason="kernel-check needs: " + "; ".join(MISSING))
+TWO_LIST = "linux-two-list"
+
+
+def _nothing_left(workdir: Path) -> list[str]:
+    """What a run may have left behind: cgroups, trace instances, swap, zram, page-cluster, files."""
+    left = [str(p) for p in kc.CGROUP_ROOT.glob(f"{kc.PREFIX}-*")]
+    left += [str(p) for p in (kc.TRACEFS / "instances").glob(f"{kc.PREFIX}-*")]
+    swaps = Path("/proc/swaps").read_text().splitlines()[1:]
+    left += [s.split()[0] for s in swaps if kc.PREFIX in s or "zram" in s]
+    if kc.ZRAM.exists() and int((kc.ZRAM / "disksize").read_text()) != 0:
+        left.append("zram0 still sized")
+    if kc.STATE_FILE.exists():
+        left.append(str(kc.STATE_FILE))
+    left += [str(p) for p in workdir.glob(f"{kc.PREFIX}-swap-*")]
+    return left
+
+
+def test_missing_features_are_named(monkeypatch, tmp_path):
+    monkeypatch.setattr(kc, "CGROUP_ROOT", tmp_path / "no-memory-cgroup")
+    monkeypatch.setattr(kc, "ZRAM", tmp_path / "no-zram")
+    missing = kc.missing_features({"zram"})
+    assert any("memory cgroup v1" in m for m in missing)
+    assert any("zram" in m for m in missing)
+    with pytest.raises(kc.KernelCheckUnavailable, match="memory cgroup v1"):
+        kc.kernel_check(workloads=["zipf_read"], limits_mib=[16], workdir=tmp_path)
+
+
+def test_cells_and_workload_parameters_are_stated():
+    cells = kc.cells_for(limits_mib=[32, 64])
+    assert len(cells) == 12
+    assert {c.swap for c in cells if c.workload == "anon_zipf"} == {"file", "zram"}
+    spec = kc.Cell("hot_scan", 32).spec()
+    lp = 32 * 256
+    assert spec["hot_pages"] == lp // 4 and spec["scan_pages"] == 2 * lp and spec["periods"] >= 2
+    loop = kc.Cell("loop_read", 32).spec()
+    assert lp < loop["loop_pages"] <= lp * 1.1
+    with pytest.raises(ValueError, match="unknown kernel-check workload"):
+        kc.cells_for(workloads=["nope"])
+
+
+@needs_kernel
+def test_two_list_predicts_the_kernel_within_5_percent(tmp_path):
+    df = kc.kernel_check(
+        workloads=["zipf_read", "hot_scan", "anon_zipf"],
+        limits_mib=[16],
+        swap=["zram"],
+        scale=0.5,
+        workdir=tmp_path,
+    )
+    print(kc.summary(df).to_string())
+    two = df[df["policy"] == TWO_LIST]
+    assert set(two["metric"]) == {"misses", "swap_ins", "swap_outs"}
+    bad = two[(two["error"].abs() > 0.05) & (two["kernel"] >= 200)]
+    assert bad.empty, bad.to_string()
+    # The scan: two-list's active list protects the hot set, as the kernel's does; LRU and CLOCK
+    # lose it on every scan.
+    scan = df[(df["workload"] == "hot_scan") & (df["metric"] == "misses")].set_index("policy")["error"].abs()
+    assert scan[TWO_LIST] < scan["lru"] and scan[TWO_LIST] < scan["clock"]
+    # The capacity comes from the cgroup's accounting, below the limit.
+    for c in df.attrs["cells"]:
+        assert 0 < c["capacity_pages"] < 16 * 256
+    assert _nothing_left(tmp_path) == []
+
+
+@needs_kernel
+def test_an_interrupted_run_leaves_nothing_behind(tmp_path):
+    """Ctrl-C in the middle of a cell with swap on zram: everything is torn down."""
+    code = (
+        "from tierlab import kernel as kc\n"
+        f"kc.kernel_check(workloads=['anon_zipf','zipf_read'], limits_mib=[64], swap=['zram','file'], "
+        f"scale=8, workdir={str(tmp_path)!r})\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    # wait until the run has set things up (a cgroup of ours exists), then interrupt it
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(kc.CGROUP_ROOT.glob(f"{kc.PREFIX}-*")):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=120)
+    assert p.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
+    assert _nothing_left(tmp_path) == []
+
+
+@needs_kernel
+def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path):
+    """SIGKILL leaves things behind; the next run's cleanup_stale removes them."""
+    code = (
+        "from tierlab import kernel as kc\n"
+        f"kc.kernel_check(workloads=['anon_zipf'], limits_mib=[64], swap=['file'], scale=8, "
+        f"workdir={str(tmp_path)!r})\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code])
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(kc.CGROUP_ROOT.glob(f"{kc.PREFIX}-*")):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(timeout=30)
+    kc.cleanup_stale(tmp_path)
+    assert _nothing_left(tmp_path) == []
