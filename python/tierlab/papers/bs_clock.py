@@ -66,6 +66,8 @@ PAPER_REDUCTION_CARD = {
     ("video", "sandisk"): 88.7,
     ("mixed", "sandisk"): 65.3,
 }
+#: Table 4: pages written to flash (BS-CLOCK, Spatial Clock).
+PAPER_TABLE4 = {"web": (5_391, 3_856), "video": (275_744, 275_557), "mixed": (44_632, 43_921)}
 
 #: Activity weights (launch, db, burst, meta) and burst length range (KB) per workload.
 _MIX = {
@@ -280,8 +282,12 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             Claim(
                 f"Fig. 2: writing 64 MB as 1 MB requests takes less time than as 4 KB ({card})",
                 f"{paper:.1f}% less",
-                f"{got:.1f}% less (preset calibrated to it)",
-                abs(got - paper) < 1.0,
+                f"{got:.1f}% less",
+                paper=paper,
+                tierlab=got,
+                unit="%",
+                calibrated=True,
+                calibrated_by=f"the {CARDS[card]} preset's write figures are fitted to this figure",
             )
         )
 
@@ -300,7 +306,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     res.claims.append(
         Claim(
             "Fig. 6: hit ratio nearly independent of SEQ_DIRTIED_PAGES (8 KB -> 4 MB)",
-            "-0.3%",
+            "hardly changes (-0.3%)",
             f"{-drop:+.2f}% (largest drop over the workloads)",
             drop < 1.0,
         )
@@ -334,23 +340,25 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     comp["paper_reduction_pct"] = [PAPER_REDUCTION_CARD[i] for i in comp.index]
     comp = comp.reset_index()
     res.tables["table4_5_fig8_9"] = comp
-    more = bool((comp.bs_clock_pages_written >= comp.spatial_clock_pages_written).all())
-    res.claims.append(
-        Claim(
-            "Table 4: BS-CLOCK writes at least as many pages as Spatial Clock",
-            "5,391 vs 3,856; 275,744 vs 275,557; 44,632 vs 43,921",
-            "; ".join(
-                f"{r.workload} {r.bs_clock_pages_written:,} vs {r.spatial_clock_pages_written:,}"
-                for r in comp[comp.card == "samsung"].itertuples()
-            ),
-            more,
+    for r in comp[comp.card == "samsung"].itertuples():
+        pb, ps = PAPER_TABLE4[r.workload]
+        paper_more = 100 * (pb / ps - 1)
+        more = 100 * (r.bs_clock_pages_written / max(r.spatial_clock_pages_written, 1) - 1)
+        res.claims.append(
+            Claim(
+                f"Table 4: BS-CLOCK writes more pages than Spatial Clock, {r.workload}",
+                f"{paper_more:+.2f}% ({pb:,} vs {ps:,})",
+                f"{more:+.2f}% ({r.bs_clock_pages_written:,} vs {r.spatial_clock_pages_written:,})",
+                paper=paper_more,
+                tierlab=more,
+                unit="%",
+            )
         )
-    )
     loss = 100 * (1 - comp.bs_clock_hit_ratio / comp.spatial_clock_hit_ratio.clip(lower=1e-12))
     res.claims.append(
         Claim(
             "Table 5: BS-CLOCK loses < 1% hit ratio against Spatial Clock",
-            "0.54%, 0.35%, 0.13%",
+            "< 1% (0.54%, 0.35%, 0.13%)",
             ", ".join(f"{x:.2f}%" for x in loss[comp.card == "samsung"]),
             bool((loss < 1.0).all()),
         )
@@ -362,7 +370,9 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 f"Figs. 8/9: BS-CLOCK's I/O time reduction over Spatial Clock, {w} (average of two cards)",
                 f"{PAPER_REDUCTION[w]:.1f}%",
                 f"{r.mean():.1f}% (samsung {r.iloc[0]:.1f}%, sandisk {r.iloc[1]:.1f}%)",
-                bool((r > 0).all()),
+                paper=PAPER_REDUCTION[w],
+                tierlab=float(r.mean()),
+                unit="%",
             )
         )
     res.figures.update(_plots(data, outdir))
