@@ -94,8 +94,8 @@ def test_after_cache_trace_and_model_on_both_cards(disk_dir: Path):
 
 def test_bs_clock_paper_quick(tmp_path: Path):
     """The paper module's quick run: tables behind Figs. 2, 6, 7 and Tables 4/5, two figures, and
-    every claim's direction holds on the generated workloads."""
-    from tierlab import api
+    every claim graded and its direction holding on the generated workloads but Table 4's."""
+    from tierlab import api, papers
     from tierlab.papers import bs_clock
 
     probe = bs_clock.generate_mobile_block(tmp_path / "probe.csv.gz", "mixed", 5, seed=1)
@@ -114,4 +114,9 @@ def test_bs_clock_paper_quick(tmp_path: Path):
         assert g.write_requests.is_monotonic_decreasing
         assert g.avg_pages_per_write.iloc[-1] > g.avg_pages_per_write.iloc[0]
     assert all(p.exists() for p in r.figures.values()) and len(r.figures) == 2
-    assert all(c.holds for c in r.claims), [c for c in r.claims if not c.holds]
+    # Every claim is graded; the directions hold except Table 4's extra pages, which the
+    # generated workloads do not reproduce (issue 16: the grade says so instead of hiding it).
+    assert all(c.grade in papers.GRADES for c in r.claims)
+    assert {c.claim for c in r.claims if c.calibrated} == {c.claim for c in r.claims if c.claim.startswith("Fig. 2")}
+    others = [c for c in r.claims if not c.claim.startswith("Table 4")]
+    assert all(c.holds for c in others), [c for c in others if not c.holds]
