@@ -37,9 +37,11 @@ class Claim:
 
     A *numeric* claim gives ``paper`` and ``tierlab`` as numbers in the same unit (``unit`` is only
     for display). Both are effects measured from ``neutral``, the figure that means "no effect":
-    0 for a change or a reduction in percent, 1 for a multiple ("2.68x slower", "115% of NOMAD's"
-    as 1.15). The ratio is ``(tierlab - neutral) / (paper - neutral)``, so for a reduction of 13.7%
-    against the paper's 15% it is 0.91 (the figures themselves are compared, not what remains).
+    0 for a change or a reduction in percent, 1 for a multiple ("2.68x slower"), 100 for a percentage
+    of a baseline ("115% of NOMAD's"), 50 for the share of cases where one policy beats another
+    ("in every case" is 100%; half the cases is a coin flip). The ratio is
+    ``(tierlab - neutral) / (paper - neutral)``, so for a reduction of 13.7% against the paper's
+    15% it is 0.91 (the figures themselves are compared, not what remains).
     The grade is "within 25%" when the effects point the same way and ``|ratio - 1| <= 0.25``,
     "direction only" when they point the same way, else "wrong direction" (an effect of exactly
     none, or a figure tierlab could not measure, is the wrong direction).
