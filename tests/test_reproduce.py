@@ -3,6 +3,8 @@ claims table names every paper (issue 9: `tierlab reproduce --quick` runs in CI)
 
 from __future__ import annotations
 
+import re
+
 from tierlab import papers
 from tierlab.cli import main
 
@@ -18,3 +20,13 @@ def test_reproduce_quick_runs_every_paper(tmp_path, capsys):
     html = (out / "report.html").read_text()
     assert html.count("data:image/png;base64,") >= 10
     assert "experiment failed" not in html
+    # Issue 16: every claim graded; the summary line counts each grade and the counts add up.
+    m = re.search(r"(\d+) claims: (.*); (\d+) calibrated \(not evidence\)", text)
+    assert m, text[-2000:]
+    counts = {g: int(n) for n, g in re.findall(r"(\d+) ([a-z:% 0-9]+?)(?:,|$)", m.group(2))}
+    assert set(counts) == set(papers.GRADES) - {papers.CALIBRATED}
+    assert sum(counts.values()) + int(m.group(3)) == int(m.group(1)) >= 30
+    assert int(m.group(3)) >= 4  # the Fig. 2 presets (bs-clock) and the launch model (android-lmk)
+    assert m.group(0) in html
+    for col in ("paper figure", "tierlab figure", "ratio", "grade"):
+        assert col in text and col in html

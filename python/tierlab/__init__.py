@@ -14,6 +14,18 @@ from tierlab._core import __version__ as __version__
 from tierlab.api import Trace, devices, info, policies, run
 from tierlab.kernel import kernel_check
 
+
+def reproduce(papers=None, *, quick: bool = False, outdir="tierlab-reproduce"):
+    """Re-runs the papers' experiments (all, or the keys in ``papers``), writes
+    ``outdir/report.html`` and returns the claims as a DataFrame: one row per claim with its
+    grade ("within 25%", "direction only", "wrong direction", "qualitative: holds",
+    "qualitative: fails", "calibrated"), the paper's and tierlab's figures, their ratio and the
+    texts; ``df.attrs["summary"]`` counts the grades. Same as ``tierlab reproduce``."""
+    from tierlab.papers.harness import reproduce as _reproduce
+
+    return _reproduce(papers, quick=quick, outdir=outdir)
+
+
 __all__ = [
     "ConfigError",
     "TierlabError",
@@ -23,5 +35,6 @@ __all__ = [
     "info",
     "kernel_check",
     "policies",
+    "reproduce",
     "run",
 ]

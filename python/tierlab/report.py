@@ -16,6 +16,7 @@ body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0
 h1{border-bottom:2px solid #444} h2{margin-top:2em;border-bottom:1px solid #aaa}
 table{border-collapse:collapse;font-size:0.85em;margin:1em 0} td,th{border:1px solid #ccc;padding:2px 6px}
 th{background:#f0f0f0} .ok{color:#070;font-weight:bold} .no{color:#b00;font-weight:bold}
+.warn{color:#a60;font-weight:bold} .cal{color:#559;font-style:italic}
 img{max-width:100%} .note{color:#555;font-size:0.9em}
 """
 

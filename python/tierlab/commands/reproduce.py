@@ -9,7 +9,17 @@ from rich.console import Console
 from rich.table import Table
 
 from tierlab import papers
-from tierlab import reproduce as rep
+from tierlab.papers import harness as rep
+
+STYLE = {
+    papers.WITHIN: "green",
+    papers.QUAL_HOLDS: "green",
+    papers.DIRECTION: "yellow",
+    papers.WRONG: "red",
+    papers.QUAL_FAILS: "red",
+    papers.CALIBRATED: "blue",
+    "failed": "red",
+}
 
 
 def add_parser(sub) -> None:
@@ -19,7 +29,9 @@ def add_parser(sub) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Runs each paper's experiment on traces tierlab ships (generated or captured by\n"
         "its own tools), writes OUTDIR/report.html with every figure, and prints each claim of the\n"
-        "paper beside tierlab's figure and whether the direction holds.",
+        "paper beside tierlab's figure with a grade: within 25% of the paper's figure, direction\n"
+        "only, wrong direction, qualitative: holds/fails, or calibrated (fitted to the paper: not\n"
+        "evidence). The last line counts the claims of each grade.",
         epilog="examples:\n  tierlab reproduce\n  tierlab reproduce --quick\n  tierlab reproduce bs-clock nomad-ssp",
     )
     p.add_argument("papers", nargs="*", help=f"papers to run (default: all): {', '.join(papers.PAPERS)}")
@@ -35,11 +47,22 @@ def run(args) -> int:
     claims = rep.claims_frame(done)
     console = Console(width=160)
     t = Table(title="paper claims vs tierlab", title_justify="left")
-    for c in ("paper", "claim", "paper value", "tierlab", "holds"):
-        t.add_column(c, overflow="fold")
-    for _, r in claims.iterrows():
-        t.add_row(r["paper"], r["claim"], r["paper value"], r["tierlab"], "[green]yes" if r["holds"] else "[red]NO")
+    shown = rep.display_frame(claims)
+    for c in ("paper", "claim", "paper figure", "tierlab figure", "ratio", "grade", "tierlab detail"):
+        t.add_column(c, overflow="fold", justify="right" if c == "ratio" else "left")
+    for _, r in shown.iterrows():
+        style = STYLE.get(r["grade"], "")
+        t.add_row(
+            r["paper"],
+            r["claim"],
+            r["paper figure"],
+            r["tierlab figure"],
+            r["ratio"],
+            f"[{style}]{r['grade']}" if style else r["grade"],
+            r["tierlab detail"],
+        )
     console.print(t)
+    console.print(rep.summary_line(claims))
     failed = [k for k, res, _ in done if res is None]
     for k, res, info in done:
         if res is None:

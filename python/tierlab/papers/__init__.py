@@ -9,6 +9,7 @@ paper's claims beside tierlab's figure.
 from __future__ import annotations
 
 import importlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,14 +19,98 @@ import pandas as pd
 PAPERS: dict[str, tuple[str, str]] = {}
 
 
+#: The grades of a claim, in the order the summary line counts them.
+WITHIN = "within 25%"
+DIRECTION = "direction only"
+WRONG = "wrong direction"
+QUAL_HOLDS = "qualitative: holds"
+QUAL_FAILS = "qualitative: fails"
+CALIBRATED = "calibrated"
+GRADES = (WITHIN, DIRECTION, WRONG, QUAL_HOLDS, QUAL_FAILS, CALIBRATED)
+#: Largest |ratio - 1| graded "within 25%".
+TOLERANCE = 0.25
+
+
 @dataclass
 class Claim:
-    """One claim of a paper and whether tierlab's measurement goes the same way."""
+    """One claim of a paper beside tierlab's measurement, graded.
+
+    A *numeric* claim gives ``paper`` and ``tierlab`` as numbers in the same unit (``unit`` is only
+    for display). Both are effects measured from ``neutral``, the figure that means "no effect":
+    0 for a change or a reduction in percent, 1 for a multiple ("2.68x slower"), 100 for a percentage
+    of a baseline ("115% of NOMAD's"), 50 for the share of cases where one policy beats another
+    ("in every case" is 100%; half the cases is a coin flip). The ratio is
+    ``(tierlab - neutral) / (paper - neutral)``, so for a reduction of 13.7% against the paper's
+    15% it is 0.91 (the figures themselves are compared, not what remains).
+    The grade is "within 25%" when the effects point the same way and ``|ratio - 1| <= 0.25``,
+    "direction only" when they point the same way, else "wrong direction" (an effect of exactly
+    none, or a figure tierlab could not measure, is the wrong direction).
+
+    A *qualitative* claim (``paper`` is None: the paper gives no figure, or states a bound such as
+    "less than 1%") keeps the verdict ``holds`` and grades "qualitative: holds" or "qualitative: fails".
+
+    ``calibrated`` marks a claim whose tierlab figure comes from a preset or parameter fitted to the
+    paper's own measurement of it: it is graded "calibrated" and never counts as evidence; its
+    ``holds`` still says whether the fit reproduces the direction.
+
+    ``holds`` (kept for compatibility) is, for a numeric claim, whether the direction holds.
+    """
 
     claim: str
     paper_value: str
     tierlab_value: str
-    holds: bool
+    holds: bool | None = None
+    paper: float | None = None
+    tierlab: float | None = None
+    neutral: float = 0.0
+    unit: str = ""
+    calibrated: bool = False
+    #: why the claim is calibrated (shown in the report)
+    calibrated_by: str = ""
+
+    def __post_init__(self) -> None:
+        if self.paper is None:
+            if self.holds is None:
+                raise ValueError(f"qualitative claim needs holds: {self.claim!r}")
+            self.holds = bool(self.holds)
+            self.tierlab = None if self.tierlab is None else float(self.tierlab)
+            return
+        self.paper = float(self.paper)
+        if self.paper == self.neutral:
+            raise ValueError(f"the paper's figure equals the no-effect figure, nothing to compare: {self.claim!r}")
+        self.tierlab = float("nan") if self.tierlab is None else float(self.tierlab)
+        self.holds = self.direction_holds
+
+    @property
+    def numeric(self) -> bool:
+        return self.paper is not None
+
+    @property
+    def ratio(self) -> float:
+        """tierlab's effect over the paper's (NaN for a qualitative claim)."""
+        if not self.numeric:
+            return math.nan
+        return (self.tierlab - self.neutral) / (self.paper - self.neutral)
+
+    @property
+    def direction_holds(self) -> bool:
+        r = self.ratio
+        return bool(r > 0) if not math.isnan(r) else False
+
+    @property
+    def grade(self) -> str:
+        if self.calibrated:
+            return CALIBRATED
+        if not self.numeric:
+            return QUAL_HOLDS if self.holds else QUAL_FAILS
+        if not self.direction_holds:
+            return WRONG
+        return WITHIN if abs(self.ratio - 1.0) <= TOLERANCE else DIRECTION
+
+    @property
+    def evidence(self) -> bool:
+        """Whether the claim counts as evidence for or against the reproduction."""
+        return not self.calibrated
 
 
 @dataclass

@@ -256,10 +256,19 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
         n = med.loc[(mode, "nomad"), metric]
         return med.loc[(mode, "ssp"), metric] / n if n else float("nan")
 
-    for mode, paper in (("mixed", "about 74% of NOMAD's"), ("write", "about 50% of NOMAD's")):
+    # Figures relative to NOMAD's are in percent of NOMAD's; 100% is no effect.
+    for mode, paper in (("mixed", 74.0), ("write", 50.0)):
         r = ratio(mode, "shadow_copies")
         res.claims.append(
-            Claim(f"{mode}: SSP creates fewer shadow copies than NOMAD (Fig. 4)", paper, f"{r:.0%} of NOMAD's", r < 1)
+            Claim(
+                f"{mode}: SSP creates fewer shadow copies than NOMAD (Fig. 4)",
+                f"about {paper:.0f}% of NOMAD's",
+                f"{r:.0%} of NOMAD's",
+                paper=paper,
+                tierlab=100 * r,
+                neutral=100.0,
+                unit="% of NOMAD's",
+            )
         )
     for mode, fig_ in (("mixed", "Fig. 2"), ("write", "Fig. 3")):
         for metric, label in (("shadow_faults", "shadow faults"), ("shadow_reclaims", "shadow reclaims")):
@@ -282,18 +291,33 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             s == n and sc == nc,
         )
     )
-    for mode, paper in (("write", "about 115% of NOMAD's"), ("mixed", "at least NOMAD's")):
-        r = ratio(mode, "bandwidth_mb_s")
-        res.claims.append(Claim(f"{mode}: SSP bandwidth at least NOMAD's (Fig. 5)", paper, f"{r:.1%}", r >= 1))
+    r = ratio("write", "bandwidth_mb_s")
+    res.claims.append(
+        Claim(
+            "write: SSP bandwidth above NOMAD's (Fig. 5)",
+            "about 115% of NOMAD's",
+            f"{r:.1%}",
+            paper=115.0,
+            tierlab=100 * r,
+            neutral=100.0,
+            unit="% of NOMAD's",
+        )
+    )
+    r = ratio("mixed", "bandwidth_mb_s")
+    res.claims.append(Claim("mixed: SSP bandwidth at least NOMAD's (Fig. 5)", "at least NOMAD's", f"{r:.1%}", r >= 1))
     r = ratio("read", "bandwidth_mb_s")
     res.claims.append(Claim("read: SSP bandwidth equals NOMAD's", "no degradation", f"{r:.1%}", r >= 1))
     r = med.loc[("mixed", "tpp"), "bandwidth_mb_s"] / med.loc[("mixed", "nomad"), "bandwidth_mb_s"]
+    # The paper's 8x is its worst case over its setups; ours is the mixed workload at one setup.
     res.claims.append(
         Claim(
-            "TPP (synchronous promotion) is slower than NOMAD (section 2)",
+            "TPP (synchronous promotion) is slower than NOMAD, up to 8x (section 2)",
             "up to 8x slower",
-            f"{r:.0%} of NOMAD's",
-            r < 1,
+            f"{1 / r:.2f}x slower (bandwidth {r:.0%} of NOMAD's, mixed)",
+            paper=8.0,
+            tierlab=1 / r,
+            neutral=1.0,
+            unit="x slower",
         )
     )
     res.notes.append(

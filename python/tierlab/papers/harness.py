@@ -1,0 +1,230 @@
+"""``tierlab reproduce``: run each paper's experiment on traces the project ships, write one
+HTML report, and grade the paper's claims against tierlab's figures.
+
+Every claim gets a grade (:data:`tierlab.papers.GRADES`): a numeric claim is "within 25%" of the
+paper's figure, "direction only" or "wrong direction"; a qualitative one "qualitative: holds" or
+"qualitative: fails"; a claim whose figure was fitted to the paper is "calibrated" and is no
+evidence either way. The summary line counts each grade."""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+import traceback
+from pathlib import Path
+
+import pandas as pd
+
+from tierlab import papers, report
+from tierlab.papers import PaperResult
+
+#: Columns of :func:`claims_frame` (and of ``tierlab.reproduce()``).
+COLUMNS = [
+    "paper",
+    "claim",
+    "grade",
+    "paper figure",
+    "tierlab figure",
+    "ratio",
+    "unit",
+    "paper value",
+    "tierlab",
+    "holds",
+    "calibrated",
+    "calibrated by",
+]
+
+
+def run_papers(keys: list[str] | None, quick: bool, outdir: Path) -> list[tuple[str, PaperResult | None, str]]:
+    """Runs the papers; a paper that fails is reported with its traceback, the others still run."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    keys = keys or list(papers.PAPERS)
+    done = []
+    for key in keys:
+        module = papers.load(key)
+        t0 = time.perf_counter()
+        try:
+            res = module.reproduce(quick=quick, outdir=outdir / key)
+            for name, table in res.tables.items():
+                table.to_csv(outdir / key / f"{name}.csv", index=False)
+            done.append((key, res, f"{time.perf_counter() - t0:.1f} s"))
+        except Exception:  # noqa: BLE001 - one broken paper must not lose the others' results
+            done.append((key, None, traceback.format_exc()))
+    return done
+
+
+def claims_frame(done) -> pd.DataFrame:
+    """One row per claim: its grade, the paper's and tierlab's figures (NaN for a qualitative
+    claim), tierlab's effect over the paper's (``ratio``), the texts, and ``holds`` (the direction
+    for a numeric claim, the verdict for a qualitative one)."""
+    rows = []
+    for key, res, _ in done:
+        if res is None:
+            rows.append({"paper": key, "claim": "(experiment failed)", "grade": "failed", "holds": False})
+            continue
+        for c in res.claims:
+            rows.append(
+                {
+                    "paper": key,
+                    "claim": c.claim,
+                    "grade": c.grade,
+                    "paper figure": c.paper if c.numeric else math.nan,
+                    "tierlab figure": c.tierlab if c.numeric else math.nan,
+                    "ratio": c.ratio,
+                    "unit": c.unit,
+                    "paper value": c.paper_value,
+                    "tierlab": c.tierlab_value,
+                    "holds": bool(c.holds),
+                    "calibrated": c.calibrated,
+                    "calibrated by": c.calibrated_by,
+                }
+            )
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for col in ("paper figure", "tierlab figure", "ratio"):
+        df[col] = df[col].astype(float)
+    for col in ("unit", "paper value", "tierlab", "calibrated by"):
+        df[col] = df[col].fillna("").astype(str)
+    df["calibrated"] = df["calibrated"].fillna(False).astype(bool)
+    return df
+
+
+def grade_counts(claims: pd.DataFrame) -> dict[str, int]:
+    """Claims per grade (every grade, zero when none) from :func:`claims_frame`'s rows; failed
+    papers are counted under "failed" when any."""
+    counts = dict.fromkeys(papers.GRADES, 0)
+    for g, n in claims["grade"].value_counts().items():
+        counts[g] = counts.get(g, 0) + int(n)
+    return counts
+
+
+def summary_line(claims: pd.DataFrame) -> str:
+    """``N claims: a within 25%, b direction only, c wrong direction, d qualitative: holds,
+    e qualitative: fails; f calibrated (not evidence)``."""
+    n = grade_counts(claims)
+    graded = ", ".join(f"{n[g]} {g}" for g in papers.GRADES if g != papers.CALIBRATED)
+    line = f"{len(claims)} claims: {graded}; {n[papers.CALIBRATED]} calibrated (not evidence)"
+    if n.get("failed"):
+        line += f"; {n['failed']} paper(s) failed"
+    return line
+
+
+def fmt_figure(value: float, unit: str) -> str:
+    """A figure with its unit for tables ("43.4%", "2.68x", "55% of NOMAD's"); "" when NaN."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    if not unit:
+        return text
+    return f"{text}{unit}" if unit[0] in "%x" else f"{text} {unit}"
+
+
+def fmt_ratio(value: float) -> str:
+    return "" if math.isnan(value) else f"{value:.2f}"
+
+
+def display_frame(claims: pd.DataFrame) -> pd.DataFrame:
+    """The claims as shown in the terminal and the report: figures with units, ratio to 2 places."""
+    return pd.DataFrame(
+        {
+            "paper": claims["paper"],
+            "claim": claims["claim"],
+            "paper figure": [
+                fmt_figure(v, u) or t
+                for v, u, t in zip(claims["paper figure"], claims["unit"], claims["paper value"], strict=True)
+            ],
+            "tierlab figure": [fmt_figure(v, u) for v, u in zip(claims["tierlab figure"], claims["unit"], strict=True)],
+            "ratio": [fmt_ratio(v) for v in claims["ratio"]],
+            "grade": claims["grade"],
+            "tierlab detail": claims["tierlab"],
+        }
+    )
+
+
+GRADE_CSS = {
+    papers.WITHIN: "ok",
+    papers.QUAL_HOLDS: "ok",
+    papers.DIRECTION: "warn",
+    papers.WRONG: "no",
+    papers.QUAL_FAILS: "no",
+    papers.CALIBRATED: "cal",
+    "failed": "no",
+}
+
+
+def _claims_html(claims: pd.DataFrame) -> str:
+    shown = display_frame(claims)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in shown.columns)
+    rows = []
+    for _, r in shown.iterrows():
+        cells = []
+        for c in shown.columns:
+            v = html.escape(str(r[c]))
+            cells.append(f"<td class='{GRADE_CSS.get(r['grade'], '')}'>{v}</td>" if c == "grade" else f"<td>{v}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+GRADES_NOTE = (
+    "Grades: a numeric claim compares tierlab's effect with the paper's, both measured from the figure "
+    "that means no effect (0 for a change or reduction, 1x for a multiple, 100% for a share of a "
+    "baseline, 50% for a share of cases); ratio = tierlab's effect / the paper's. 'within 25%': same "
+    "direction and |ratio - 1| <= 0.25; 'direction only': same direction; 'wrong direction': otherwise. "
+    "A claim the paper states without a figure, or as a bound, is qualitative. 'calibrated': tierlab's "
+    "figure comes from a preset or parameter fitted to the paper's own measurement of it, so it is no "
+    "evidence and is counted apart."
+)
+
+
+def write_report(done, out: Path, quick: bool) -> Path:
+    body = [
+        f"<p class='note'>mode: {'quick' if quick else 'full'}; traces: generated or captured by tierlab's "
+        "own tools and shipped with the project.</p>"
+    ]
+    claims = claims_frame(done)
+    if not claims.empty:
+        body.append(
+            f"<h2>claims</h2><p><b>{html.escape(summary_line(claims))}</b></p>"
+            f"<p class='note'>{html.escape(GRADES_NOTE)}</p>" + _claims_html(claims)
+        )
+        cal = claims[claims["calibrated"]]
+        if not cal.empty:
+            items = "".join(
+                f"<li>{html.escape(r['paper'])}: {html.escape(r['claim'])}: {html.escape(r['calibrated by'])}</li>"
+                for _, r in cal.iterrows()
+            )
+            body.append(f"<p class='note'>calibrated claims (not evidence):</p><ul class='note'>{items}</ul>")
+    for key, res, info in done:
+        title = papers.PAPERS[key][1]
+        body.append(f"<h2>{html.escape(key)}: {html.escape(title)}</h2>")
+        if res is None:
+            body.append(f"<pre>{html.escape(info)}</pre>")
+            continue
+        body.append(f"<p class='note'>ran in {info}</p>")
+        for note in res.notes:
+            body.append(f"<p class='note'>{html.escape(note)}</p>")
+        for name, fig in res.figures.items():
+            body.append(f"<h3>{html.escape(name)}</h3>{report.png_to_img(fig)}")
+        for name, table in res.tables.items():
+            body.append(f"<h3>data: {html.escape(name)}</h3>{report.table_html(table, max_rows=60)}")
+    out.write_text(report.page("tierlab: paper reproductions", "\n".join(body)))
+    return out
+
+
+def reproduce(
+    papers_: list[str] | str | None = None, *, quick: bool = False, outdir: str | Path = "tierlab-reproduce"
+) -> pd.DataFrame:
+    """Runs the papers' experiments (all by default), writes ``outdir/report.html`` and returns the
+    claims table (:data:`COLUMNS`); ``df.attrs["summary"]`` is the summary line and
+    ``df.attrs["report"]`` the report's path. Raises RuntimeError if an experiment failed."""
+    keys = [papers_] if isinstance(papers_, str) else papers_
+    outdir = Path(outdir)
+    done = run_papers(keys, quick, outdir)
+    out = write_report(done, outdir / "report.html", quick)
+    failed = {k: info for k, res, info in done if res is None}
+    if failed:
+        raise RuntimeError("experiments failed: " + "\n".join(f"{k}:\n{v}" for k, v in failed.items()))
+    claims = claims_frame(done)
+    claims.attrs["summary"] = summary_line(claims)
+    claims.attrs["report"] = str(out)
+    return claims

@@ -1,0 +1,158 @@
+"""Issue 16: claims are graded on magnitude, each grade can fail, the summary counts add up, and a
+calibrated claim is never evidence."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from tierlab import papers
+from tierlab.papers import Claim, PaperResult, harness
+
+
+def numeric(paper: float, tierlab: float, **kw) -> Claim:
+    return Claim("c", f"{paper}", f"{tierlab}", paper=paper, tierlab=tierlab, **kw)
+
+
+def test_grade_drops_as_the_paper_figure_moves_away():
+    # tierlab measures a 17.6% reduction (BS-CLOCK web); feed it three paper figures.
+    assert numeric(17.0, 17.6).grade == papers.WITHIN
+    assert numeric(43.4, 17.6).grade == papers.DIRECTION  # the paper's real figure: ratio 0.41
+    assert numeric(-10.0, 17.6).grade == papers.WRONG  # a paper that saw an increase
+    assert numeric(43.4, 17.6).ratio == pytest.approx(17.6 / 43.4)
+
+
+def test_within_25_percent_boundary_both_sides():
+    assert numeric(100.0, 125.0).grade == papers.WITHIN
+    assert numeric(100.0, 75.0).grade == papers.WITHIN
+    assert numeric(100.0, 125.1).grade == papers.DIRECTION
+    assert numeric(100.0, 74.9).grade == papers.DIRECTION
+    # Negative figures (a change in %): -58% vs -23.4% is the right way, not within 25%.
+    assert numeric(-58.0, -23.4).grade == papers.DIRECTION
+    assert numeric(-58.0, -50.0).grade == papers.WITHIN
+    assert numeric(-58.0, 5.0).grade == papers.WRONG
+
+
+def test_effect_is_measured_from_the_no_effect_figure():
+    # "about 115% of NOMAD's" vs 105.9%: +15% vs +5.9%, not 1.059 / 1.15.
+    c = numeric(115.0, 105.9, neutral=100.0)
+    assert c.ratio == pytest.approx(5.9 / 15.0)
+    assert c.grade == papers.DIRECTION
+    assert numeric(115.0, 113.0, neutral=100.0).grade == papers.WITHIN
+    assert numeric(115.0, 96.0, neutral=100.0).grade == papers.WRONG
+    # A multiple: 8x slower vs 1.04x slower.
+    assert numeric(8.0, 1.04, neutral=1.0).grade == papers.DIRECTION
+    assert numeric(8.0, 0.9, neutral=1.0).grade == papers.WRONG
+
+
+def test_no_effect_or_unmeasured_is_the_wrong_direction():
+    assert numeric(39.8, 0.0).grade == papers.WRONG
+    assert numeric(39.8, math.nan).grade == papers.WRONG
+    assert not numeric(39.8, math.nan).holds
+
+
+def test_holds_is_the_direction_for_numeric_claims():
+    assert numeric(43.4, 17.6).holds
+    assert not numeric(43.4, -1.0).holds
+    # A verdict passed for a numeric claim is replaced by the direction.
+    assert not Claim("c", "", "", True, paper=10.0, tierlab=-1.0).holds
+
+
+def test_qualitative_claims_keep_their_verdict():
+    assert Claim("c", "much fewer", "3 vs 5", True).grade == papers.QUAL_HOLDS
+    assert Claim("c", "much fewer", "6 vs 5", False).grade == papers.QUAL_FAILS
+    with pytest.raises(ValueError):
+        Claim("c", "much fewer", "6 vs 5")
+    with pytest.raises(ValueError):
+        numeric(0.0, 1.0)  # a paper figure of no effect has no direction
+
+
+def test_calibrated_claim_is_no_evidence_whatever_its_figure():
+    good = numeric(35.0, 35.0, calibrated=True, calibrated_by="preset fitted to Fig. 2")
+    bad = numeric(35.0, -3.0, calibrated=True)
+    for c in (good, bad):
+        assert c.grade == papers.CALIBRATED
+        assert not c.evidence
+    # The fit is still checked for its direction.
+    assert good.holds and not bad.holds
+
+
+def _done(claims: list[Claim], failed: bool = False):
+    res = PaperResult("bs-clock", "t", claims=claims)
+    done = [("bs-clock", res, "0 s")]
+    if failed:
+        done.append(("nomad-ssp", None, "Traceback"))
+    return done
+
+
+def test_summary_counts_add_up_and_calibrated_is_apart():
+    claims = [
+        numeric(17.0, 17.6),
+        numeric(43.4, 17.6),
+        numeric(87.2, 31.5),
+        numeric(-10.0, 17.6),
+        Claim("q", "", "", True),
+        Claim("q", "", "", False),
+        numeric(35.0, 35.0, calibrated=True),
+        numeric(77.5, 77.5, calibrated=True),
+    ]
+    df = harness.claims_frame(_done(claims))
+    counts = harness.grade_counts(df)
+    assert sum(counts.values()) == len(claims) == len(df)
+    assert counts == {
+        papers.WITHIN: 1,
+        papers.DIRECTION: 2,
+        papers.WRONG: 1,
+        papers.QUAL_HOLDS: 1,
+        papers.QUAL_FAILS: 1,
+        papers.CALIBRATED: 2,
+    }
+    line = harness.summary_line(df)
+    assert line == (
+        "8 claims: 1 within 25%, 2 direction only, 1 wrong direction, 1 qualitative: holds, "
+        "1 qualitative: fails; 2 calibrated (not evidence)"
+    )
+    # Calibrated claims are counted apart from the evidence grades.
+    evidence = df[~df["calibrated"]]
+    assert len(evidence) == 6 and not (evidence["grade"] == papers.CALIBRATED).any()
+
+
+def test_claims_frame_columns_and_failed_paper():
+    df = harness.claims_frame(_done([numeric(43.4, 17.6), Claim("q", "x", "y", True)], failed=True))
+    assert list(df.columns) == harness.COLUMNS
+    first = df.iloc[0]
+    assert first["paper figure"] == 43.4 and first["tierlab figure"] == 17.6
+    assert first["ratio"] == pytest.approx(17.6 / 43.4)
+    assert first["grade"] == papers.DIRECTION
+    assert math.isnan(df.iloc[1]["paper figure"]) and df.iloc[1]["grade"] == papers.QUAL_HOLDS
+    assert df.iloc[2]["grade"] == "failed"
+    assert harness.summary_line(df).endswith("; 1 paper(s) failed")
+    shown = harness.display_frame(df)
+    assert list(shown.iloc[0][["paper figure", "tierlab figure", "ratio"]]) == ["43.4", "17.6", "0.41"]
+
+
+def test_report_shows_grades_and_summary(tmp_path):
+    claims = [numeric(43.4, 17.6, unit="%"), numeric(35.0, 35.0, unit="%", calibrated=True, calibrated_by="fit")]
+    out = harness.write_report(_done(claims), tmp_path / "report.html", quick=True)
+    text = out.read_text()
+    df = harness.claims_frame(_done(claims))
+    assert harness.summary_line(df) in text
+    for s in ("direction only", "calibrated", "43.4%", "17.6%", "0.41", "ratio", "grade"):
+        assert s in text, s
+
+
+def test_reproduce_api_returns_the_graded_frame(tmp_path):
+    import tierlab
+
+    df = tierlab.reproduce("bs-clock", quick=True, outdir=tmp_path)
+    assert isinstance(df, pd.DataFrame) and len(df) > 0
+    assert set(df["grade"]) <= set(papers.GRADES)
+    assert df.attrs["summary"] == harness.summary_line(df)
+    # The Fig. 2 claims come from presets fitted to Fig. 2: calibrated, not evidence.
+    fig2 = df[df["claim"].str.startswith("Fig. 2")]
+    assert len(fig2) == 2 and (fig2["grade"] == papers.CALIBRATED).all()
+    num = df[df["paper figure"].notna() & ~df["calibrated"]]
+    assert (num["ratio"] == (num["tierlab figure"] - 0) / num["paper figure"]).all()
+    assert (tmp_path / "report.html").exists()
