@@ -179,18 +179,24 @@ def _save_state(state: dict) -> None:
             STATE_FILE.unlink()
 
 
-def _remove_cgroup(path: Path) -> None:
-    if not path.exists():
-        return
-    with contextlib.suppress(OSError):
-        _write(path / "memory.force_empty", "0")
+def _rmdir_retrying(path: Path) -> None:
+    """Removes a cgroup or trace-instance directory, waiting up to 2.5 s for what still holds it
+    (exiting tasks, readers of the trace) to let go; raises if it never does."""
     for _ in range(50):
         try:
             path.rmdir()
             return
         except OSError:
-            time.sleep(0.05)  # tasks still exiting
+            time.sleep(0.05)
     path.rmdir()
+
+
+def _remove_cgroup(path: Path) -> None:
+    if not path.exists():
+        return
+    with contextlib.suppress(OSError):
+        _write(path / "memory.force_empty", "0")
+    _rmdir_retrying(path)
 
 
 def _swapoff(dev: str) -> None:
@@ -208,7 +214,7 @@ def cleanup_stale(workdir: Path = DEFAULT_WORKDIR) -> list[str]:
     inst = TRACEFS / "instances"
     if inst.is_dir():
         for t in inst.glob(f"{PREFIX}-*"):
-            t.rmdir()
+            _rmdir_retrying(t)
             removed.append(str(t))
     if Path("/proc/swaps").exists():
         for line in Path("/proc/swaps").read_text().splitlines()[1:]:
@@ -272,12 +278,7 @@ def trace_instance(inode: int, buffer_kb: int) -> Iterator[Path]:
     finally:
         with contextlib.suppress(OSError):
             _write(path / "tracing_on", "0")
-        for _ in range(50):
-            try:
-                path.rmdir()
-                break
-            except OSError:
-                time.sleep(0.05)
+        _rmdir_retrying(path)
 
 
 @contextlib.contextmanager
