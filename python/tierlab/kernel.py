@@ -26,7 +26,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -130,11 +130,9 @@ def missing_features(swap: set[str] | None = None) -> list[str]:
         missing.append("root (kernel-check creates memory cgroups and drops caches; run it as root)")
     if not (CGROUP_ROOT / "memory.limit_in_bytes").exists():
         missing.append(f"memory cgroup v1 mounted at {CGROUP_ROOT}")
-    if not (TRACEFS / "instances").is_dir() and not Path("/sys/kernel/tracing").is_dir():
-        missing.append("tracefs (/sys/kernel/tracing)")
-    elif not (TRACEFS / "instances").is_dir() and os.geteuid() == 0:
-        # mounted on demand below; absent support shows up there
-        pass
+    # tracefs need not be mounted yet (trace_instance mounts it), only present
+    if not TRACEFS.is_dir():
+        missing.append(f"tracefs ({TRACEFS})")
     swap = swap or set()
     if swap:
         for tool in ("mkswap", "swapon", "swapoff"):
@@ -372,6 +370,11 @@ def _stat(text: str) -> dict[str, int]:
     return out
 
 
+def _pages(line: str) -> int:
+    """Pages of the folio an add/delete event names (2^order; order 0 where not printed)."""
+    return 1 << (int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0)
+
+
 def _read_trace(inst: Path) -> dict[str, int]:
     """Counts the instance's events (pages, by folio order) and checks none was lost."""
     lost = 0
@@ -386,12 +389,11 @@ def _read_trace(inst: Path) -> dict[str, int]:
             if line.startswith("#"):
                 continue
             if "mm_filemap_add_to_page_cache:" in line:
-                order = int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0
-                counts["insertions"] += 1 << order
-                counts["large_folios"] += order > 0
+                pages = _pages(line)
+                counts["insertions"] += pages
+                counts["large_folios"] += pages > 1
             elif "mm_filemap_delete_from_page_cache:" in line:
-                order = int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0
-                counts["deletions"] += 1 << order
+                counts["deletions"] += _pages(line)
             elif "writeback_dirty_folio:" in line:
                 counts["dirtied"] += 1
     return counts
@@ -425,7 +427,6 @@ class CellResult:
     ready: dict[str, int]
     seconds: float
     trace: Path | None = None
-    model: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | None = None) -> CellResult:
@@ -437,20 +438,16 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
         raise KernelCheckUnavailable(f"{workdir} is on {fstype}; the data file needs a disk file system")
     limit = cell.limit_mib << 20
     data = workdir / f"{PREFIX}-data"
-    file_pages = int(spec.get("file_pages") or spec.get("loop_pages") or 0) or (
-        int(spec.get("hot_pages", 0)) + int(spec.get("scan_pages", 0))
-    )
-    _core.kernel_prepare_file(str(data), max(file_pages, 1))
+    info = json.loads(_core.kernel_prepare(json.dumps(spec), str(data)))
+    file_pages, anon_pages = info["file_pages"], info["anon_pages"]
     inode = os.stat(data).st_ino
-    refs_estimate = int(spec.get("refs", 0)) + int(spec.get("anon_pages", 0))
-    refs_estimate += (int(spec.get("hot_refs", 0)) + int(spec.get("scan_pages", 0))) * int(spec.get("periods", 1))
     # ~80 bytes a trace line in the ring buffer; three events at most per reference
-    buffer_kb = max(4096, refs_estimate * 3 * 80 // 1024 + 1024)
+    buffer_kb = max(4096, info["references"] * 3 * 80 // 1024 + 1024)
     trace_path = keep_trace or Path(tempfile.mkstemp(prefix=f"{PREFIX}-", suffix=".tlt", dir=workdir)[1])
     with contextlib.ExitStack() as stack:
         stack.enter_context(_sigterm_as_interrupt())
         if cell.swap:
-            anon_bytes = int(spec.get("anon_pages", 0)) * PAGE
+            anon_bytes = anon_pages * PAGE
             # Swap readahead off: every swap-in reads exactly the faulting page, as tierlab does.
             stack.enter_context(page_cluster(0))
             stack.enter_context(swap_device(cell.swap, anon_bytes + anon_bytes // 4 + (16 << 20), workdir))
@@ -479,9 +476,9 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
         "major_faults": ms1.get("pgmajfault", 0) - ms0.get("pgmajfault", 0),
         "large_folios": counts["large_folios"],
     }
-    if spec.get("anon_pages"):
+    if anon_pages:
         # anonymous misses: the first touch of each page plus every swap-in
-        kernel["misses"] = int(spec["anon_pages"]) + kernel["swap_ins"]
+        kernel["misses"] = anon_pages + kernel["swap_ins"]
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,

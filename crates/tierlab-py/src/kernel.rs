@@ -11,12 +11,20 @@ use tierlab_core::kernel::driver::{drive, prepare_data_file, DriveSpec, PAGE};
 use tierlab_core::kernel::workload::{write_trace, Workload};
 use tierlab_core::Error;
 
-/// kernel_prepare_file(path, pages): writes the data file and drops its pages
-/// from the page cache.
+/// kernel_prepare(workload_json, data_file) -> info_json: writes the data file
+/// the workload needs (its pages dropped from the page cache) and returns the
+/// workload's `file_pages`, `anon_pages` and `references`.
 #[pyfunction]
-fn kernel_prepare_file(py: Python<'_>, path: PathBuf, pages: u64) -> PyResult<()> {
-    py.detach(|| prepare_data_file(&path, pages))
-        .map_err(to_py_err)
+fn kernel_prepare(py: Python<'_>, workload_json: &str, data_file: PathBuf) -> PyResult<String> {
+    let w: Workload = json_arg("kernel-check workload", workload_json)?;
+    py.detach(|| prepare_data_file(&data_file, w.file_pages().max(1)))
+        .map_err(to_py_err)?;
+    Ok(serde_json::json!({
+        "file_pages": w.file_pages(),
+        "anon_pages": w.anon_pages(),
+        "references": w.reference_count(),
+    })
+    .to_string())
 }
 
 /// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None)
@@ -54,6 +62,6 @@ fn kernel_drive(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(kernel_prepare_file, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_prepare, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_drive, m)?)
 }

@@ -148,47 +148,42 @@ impl Workload {
         }
     }
 
+    /// How many references the workload makes (without generating them).
+    pub fn reference_count(&self) -> u64 {
+        match *self {
+            Workload::ZipfRead { refs, .. }
+            | Workload::MixedReadWrite { refs, .. }
+            | Workload::LoopRead { refs, .. } => refs,
+            Workload::HotScan {
+                scan_pages,
+                hot_refs,
+                periods,
+                ..
+            } => (hot_refs + scan_pages) * periods,
+            Workload::AnonZipf {
+                anon_pages, refs, ..
+            } => anon_pages + refs,
+        }
+    }
+
     /// The references, encoded as page | WRITE_BIT | ANON_BIT.
     pub fn references(&self) -> Result<Vec<u64>> {
         self.validate()?;
-        let zipf = |pages: u64, alpha: f64| {
-            Zipf::new(pages as f64, alpha)
-                .map_err(|e| Error::config(format!("kernel-check workload: zipf: {e}")))
-        };
-        let permutation = |pages: u64, rng: &mut Pcg64Mcg| {
-            let mut p: Vec<u64> = (0..pages).collect();
-            p.shuffle(rng);
-            p
-        };
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.reference_count() as usize);
         match *self {
             Workload::ZipfRead {
                 file_pages,
                 refs,
                 alpha,
                 seed,
-            }
-            | Workload::MixedReadWrite {
+            } => zipf_refs(&mut out, file_pages, refs, alpha, 0.0, seed, 0)?,
+            Workload::MixedReadWrite {
                 file_pages,
                 refs,
                 alpha,
+                write_share,
                 seed,
-                write_share: _,
-            } => {
-                let write_share = match *self {
-                    Workload::MixedReadWrite { write_share, .. } => write_share,
-                    _ => 0.0,
-                };
-                let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let perm = permutation(file_pages, &mut rng);
-                let z = zipf(file_pages, alpha)?;
-                out.reserve(refs as usize);
-                for _ in 0..refs {
-                    let rank = z.sample(&mut rng) as u64 - 1;
-                    let write = write_share > 0.0 && rng.random::<f64>() < write_share;
-                    out.push(perm[rank as usize] | if write { WRITE_BIT } else { 0 });
-                }
-            }
+            } => zipf_refs(&mut out, file_pages, refs, alpha, write_share, seed, 0)?,
             Workload::HotScan {
                 hot_pages,
                 scan_pages,
@@ -197,7 +192,6 @@ impl Workload {
                 seed,
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                out.reserve(((hot_refs + scan_pages) * periods) as usize);
                 for _ in 0..periods {
                     for _ in 0..hot_refs {
                         out.push(rng.random_range(0..hot_pages));
@@ -215,20 +209,45 @@ impl Workload {
                 write_share,
                 seed,
             } => {
-                let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let perm = permutation(anon_pages, &mut rng);
-                let z = zipf(anon_pages, alpha)?;
-                out.reserve((anon_pages + refs) as usize);
                 out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
-                for _ in 0..refs {
-                    let rank = z.sample(&mut rng) as u64 - 1;
-                    let write = write_share > 0.0 && rng.random::<f64>() < write_share;
-                    out.push(perm[rank as usize] | ANON_BIT | if write { WRITE_BIT } else { 0 });
-                }
+                zipf_refs(
+                    &mut out,
+                    anon_pages,
+                    refs,
+                    alpha,
+                    write_share,
+                    seed,
+                    ANON_BIT,
+                )?;
             }
         }
         Ok(out)
     }
+}
+
+/// Appends `refs` references with Zipf(`alpha`) ranks over `pages` pages,
+/// scattered by a seeded permutation, a `write_share` of them writes; `kind`
+/// is 0 for file pages or ANON_BIT.
+fn zipf_refs(
+    out: &mut Vec<u64>,
+    pages: u64,
+    refs: u64,
+    alpha: f64,
+    write_share: f64,
+    seed: u64,
+    kind: u64,
+) -> Result<()> {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed);
+    let mut perm: Vec<u64> = (0..pages).collect();
+    perm.shuffle(&mut rng);
+    let z = Zipf::new(pages as f64, alpha)
+        .map_err(|e| Error::config(format!("kernel-check workload: zipf: {e}")))?;
+    for _ in 0..refs {
+        let rank = z.sample(&mut rng) as u64 - 1;
+        let write = write_share > 0.0 && rng.random::<f64>() < write_share;
+        out.push(perm[rank as usize] | kind | if write { WRITE_BIT } else { 0 });
+    }
+    Ok(())
 }
 
 /// Decodes one reference: (page, write, anon).
@@ -271,6 +290,7 @@ mod tests {
         let a = w.references().unwrap();
         assert_eq!(a, w.references().unwrap());
         assert_eq!(a.len(), 20_000);
+        assert_eq!(w.reference_count(), 20_000);
         let writes = a.iter().filter(|&&r| r & WRITE_BIT != 0).count() as f64;
         assert!((writes / 20_000.0 - 0.3).abs() < 0.02, "{writes}");
         assert!(a.iter().all(|&r| r & ANON_BIT == 0 && r & PAGE_MASK < 1000));
@@ -287,6 +307,7 @@ mod tests {
         };
         let r = w.references().unwrap();
         assert_eq!(r.len(), 2 * (30 + 50));
+        assert_eq!(w.reference_count(), 160);
         assert!(r[..30].iter().all(|&p| p < 10));
         assert_eq!(r[30..80], (10..60).collect::<Vec<u64>>()[..]);
         let l = Workload::LoopRead {
@@ -309,6 +330,7 @@ mod tests {
         };
         let r = w.references().unwrap();
         assert_eq!(r.len(), 600);
+        assert_eq!(w.reference_count(), 600);
         for (i, &x) in r[..100].iter().enumerate() {
             assert_eq!(decode(x), (i as u64, true, true));
         }

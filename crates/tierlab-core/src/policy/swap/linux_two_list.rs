@@ -228,7 +228,6 @@ pub struct LinuxTwoList {
     c_deactivated: u64,
     c_kept: u64,
     c_refaults: u64,
-    c_refault_activations: u64,
     c_flushes: u64,
     c_flushed: u64,
 }
@@ -279,7 +278,6 @@ impl PolicyDef for LinuxTwoList {
             c_deactivated: 0,
             c_kept: 0,
             c_refaults: 0,
-            c_refault_activations: 0,
             c_flushes: 0,
             c_flushed: 0,
         })
@@ -610,7 +608,6 @@ impl Policy for LinuxTwoList {
             if distance <= self.workingset_size(anon) {
                 active = true;
                 self.nonresident_age += 1;
-                self.c_refault_activations += 1;
                 self.refault_activations[!anon as usize] += 1;
                 if was_workingset {
                     self.note_cost(anon, 1, 0);
@@ -668,7 +665,7 @@ impl Policy for LinuxTwoList {
             ("deactivated", self.c_deactivated),
             ("kept", self.c_kept),
             ("refaults", self.c_refaults),
-            ("refault_activations", self.c_refault_activations),
+            ("refault_activations", self.refault_activations.iter().sum()),
             ("flushes", self.c_flushes),
             ("pages_flushed", self.c_flushed),
         ]
