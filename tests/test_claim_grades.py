@@ -156,3 +156,71 @@ def test_reproduce_api_returns_the_graded_frame(tmp_path):
     num = df[df["paper figure"].notna() & ~df["calibrated"]]
     assert (num["ratio"] == (num["tierlab figure"] - 0) / num["paper figure"]).all()
     assert (tmp_path / "report.html").exists()
+
+
+def sens(points: list[tuple[float, float]], **kw) -> papers.Sensitivity:
+    df = pd.DataFrame(points, columns=["x", "figure"])
+    kw.setdefault("paper_figure", 40.0)
+    return papers.Sensitivity(claim="c", parameter="p", points=df, **kw)
+
+
+def test_sensitivity_verdict_at_the_papers_stated_point():
+    s = sens([(0.0, 10.0), (1.0, 30.0), (2.0, 50.0)], paper_x=1.5, stated=True)
+    assert s.figure_at(1.5) == pytest.approx(40.0)
+    assert s.verdict.startswith("within 25% at the paper's stated setup")
+    # The same curve, the paper's point where tierlab is far off: the verdict names where it reaches.
+    s = sens([(0.0, 10.0), (1.0, 30.0), (2.0, 50.0)], paper_x=0.0, stated=True)
+    assert "ratio 0.25 at the paper's stated point 0" in s.verdict
+    assert "within 25% of the paper's figure only at 1-2" in s.verdict
+
+
+def test_sensitivity_verdict_when_nothing_reaches_the_paper():
+    s = sens([(1.0, 5.0), (2.0, 8.0), (4.0, 12.0)])
+    assert s.verdict == "not within 25% anywhere over 1-4; closest: ratio 0.30 at 4"
+    # Outside the swept range the figure is unknown, never extrapolated.
+    s = sens([(1.0, 5.0), (2.0, 8.0)], paper_x=9.0, stated=True)
+    assert math.isnan(s.figure_at(9.0))
+    assert s.verdict.startswith("the paper's stated point 9 lies outside the swept range")
+
+
+def test_sensitivity_measures_effects_from_the_neutral_figure():
+    # "115% of NOMAD's": 110% is an effect of 10 against 15, ratio 0.67, not 110/115.
+    s = sens([(0.5, 110.0), (1.0, 112.0)], paper_figure=115.0, neutral=100.0, paper_x=0.5, stated=False)
+    assert s.ratio(110.0) == pytest.approx(10 / 15)
+    assert not s.within(110.0) and s.within(112.0)
+    assert "within 25% of the paper's figure only at 1-1" in s.verdict
+
+
+def test_sensitivity_main_series_and_bad_input():
+    df = pd.DataFrame({"x": [1.0, 2.0, 1.0, 2.0], "figure": [10.0, 20.0, 40.0, 41.0], "series": list("aabb")})
+    s = papers.Sensitivity(claim="c", parameter="p", points=df, paper_figure=40.0, main_series="a", paper_x=2.0)
+    assert s.figure_at(2.0) == 20.0  # the main series only
+    assert "(b)" in s.verdict
+    with pytest.raises(ValueError, match="lack column"):
+        papers.Sensitivity(claim="c", parameter="p", points=pd.DataFrame({"x": [1.0]}), paper_figure=1.0)
+    with pytest.raises(ValueError, match="no-effect"):
+        sens([(1.0, 1.0)], paper_figure=0.0)
+
+
+def test_sensitivity_for_an_unknown_claim_is_refused():
+    res = PaperResult("k", "t", claims=[numeric(40.0, 10.0)])
+    res.sensitivities.append(
+        papers.Sensitivity(
+            claim="not a claim", parameter="p", points=pd.DataFrame({"x": [1.0], "figure": [1.0]}), paper_figure=2.0
+        )
+    )
+    with pytest.raises(ValueError, match="unknown claim"):
+        harness.check_sensitivities(res)
+
+
+def test_device_variant_replaces_one_figure_of_a_preset(tmp_path):
+    import tierlab
+
+    f = papers.device_variant("microsd-samsung-c10", tmp_path / "d.toml", "test", **{"write.random_setup_ns": 1e6})
+    base = tierlab.devices().set_index("name").loc["microsd-samsung-c10"]
+    got = tierlab.devices([f]).set_index("name").loc["microsd-samsung-c10"]
+    assert got["write.random_setup_ns"] == 1e6 and got["source"] == "test"
+    for col in ("write.per_page_ns", "write.seq_setup_ns", "read.random_setup_ns", "erase_block_pages"):
+        assert got[col] == base[col], col
+    with pytest.raises(KeyError, match="unknown"):
+        papers.device_variant("microsd-samsung-c10", tmp_path / "e.toml", "t", **{"write.nope": 1.0})

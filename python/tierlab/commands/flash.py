@@ -9,6 +9,7 @@ write of 16 pages is one line). See ``tierlab_core::device::replay``.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from tierlab import _core, api
@@ -48,9 +49,13 @@ def after_cache_trace(
     return json.loads(_core.after_cache_trace(t.to_json(), policy, pages, json.dumps(system), str(out)))
 
 
-def model_after_cache(after_trace: str | Path, device: str, *, cursor: str = "per_direction") -> dict:
-    """Modeled time (ns) of an after-cache trace on a device model."""
-    return json.loads(_core.model_after_cache(str(after_trace), device, "file", cursor))
+def model_after_cache(
+    after_trace: str | Path, device: str, *, cursor: str = "per_direction", device_files: Sequence[str | Path] = ()
+) -> dict:
+    """Modeled time (ns) of an after-cache trace on a device model (a preset or a device from
+    ``device_files``); ``cursor``: "per_direction" (as the engine charges) or "shared" (a read
+    between two writes breaks the write stream)."""
+    return json.loads(_core.model_after_cache(str(after_trace), device, "file", cursor, [str(f) for f in device_files]))
 
 
 def _fmt_ms(ns: float) -> str:

@@ -31,7 +31,8 @@ def add_parser(sub) -> None:
         "its own tools), writes OUTDIR/report.html with every figure, and prints each claim of the\n"
         "paper beside tierlab's figure with a grade: within 25% of the paper's figure, direction\n"
         "only, wrong direction, qualitative: holds/fails, or calibrated (fitted to the paper: not\n"
-        "evidence). The last line counts the claims of each grade.",
+        "evidence). The last line counts the claims of each grade; below it, for each claim not\n"
+        "within 25%, how its figure moves with the property that drives it (sensitivity).",
         epilog="examples:\n  tierlab reproduce\n  tierlab reproduce --quick\n  tierlab reproduce bs-clock nomad-ssp",
     )
     p.add_argument("papers", nargs="*", help=f"papers to run (default: all): {', '.join(papers.PAPERS)}")
@@ -63,6 +64,11 @@ def run(args) -> int:
         )
     console.print(t)
     console.print(rep.summary_line(claims))
+    sens = rep.sensitivity_frame(done)
+    if not sens.empty:
+        console.print("sensitivity of the claims not within 25% (figures in the report):")
+        for _, r in sens.iterrows():
+            console.print(f"  {r['paper']}: {r['claim']}\n    {r['property']}: {r['verdict']}")
     failed = [k for k, res, _ in done if res is None]
     for k, res, info in done:
         if res is None:

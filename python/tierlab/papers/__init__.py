@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 #: paper key -> (module, title)
@@ -114,6 +115,134 @@ class Claim:
 
 
 @dataclass
+class Sensitivity:
+    """How a claim's tierlab figure moves with one workload or device property (issue 16, scope 3).
+
+    ``points`` has columns ``x`` (the property) and ``figure`` (tierlab's figure for the claim, in
+    the claim's unit, measured exactly as the claim measures it), and optionally ``series`` (a
+    second property held at a few values; :attr:`main_series` is the one at tierlab's default).
+    ``paper_x`` is the paper's operating point on the x axis and ``stated`` whether the paper states
+    it (``paper_x`` None: the paper says nothing about this property). ``ours_x`` is where
+    tierlab's reproduction runs. The sweep's range is chosen from what is plausible for the
+    property (``why``), never to reach the paper's figure.
+
+    :attr:`verdict` says either "within 25% at the paper's stated setup" or which condition
+    separates tierlab from the paper: where on the axis (if anywhere) the figure comes within 25%
+    of the paper's, or that no point of the swept range does."""
+
+    claim: str
+    parameter: str
+    points: pd.DataFrame
+    paper_figure: float
+    neutral: float = 0.0
+    paper_x: float | None = None
+    stated: bool = False
+    ours_x: float | None = None
+    main_series: str | None = None
+    why: str = ""
+    log_x: bool = False
+
+    def __post_init__(self) -> None:
+        missing = {"x", "figure"} - set(self.points.columns)
+        if missing:
+            raise ValueError(f"sensitivity of {self.claim!r}: points lack column(s) {sorted(missing)}")
+        if self.paper_figure == self.neutral:
+            raise ValueError(f"sensitivity of {self.claim!r}: the paper's figure equals the no-effect figure")
+
+    def ratio(self, figure: float) -> float:
+        return (figure - self.neutral) / (self.paper_figure - self.neutral)
+
+    def within(self, figure: float) -> bool:
+        r = self.ratio(figure)
+        return bool(r > 0 and abs(r - 1.0) <= TOLERANCE)
+
+    def main(self) -> pd.DataFrame:
+        """The points of the main series (all points when there is no series), sorted by x."""
+        pts = self.points
+        if "series" in pts.columns and self.main_series is not None:
+            pts = pts[pts["series"] == self.main_series]
+        return pts.sort_values("x")
+
+    def figure_at(self, x: float) -> float:
+        """tierlab's figure at ``x`` on the main series (linear interpolation; NaN outside the range)."""
+        m = self.main().dropna(subset=["figure"])
+        if m.empty or x < m["x"].min() or x > m["x"].max():
+            return math.nan
+        return float(np.interp(x, m["x"].to_numpy(float), m["figure"].to_numpy(float)))
+
+    @property
+    def verdict(self) -> str:
+        def fx(v: float) -> str:
+            return f"{v:.3g}"
+
+        pts = self.points.dropna(subset=["figure"])
+        lo, hi = fx(pts["x"].min()), fx(pts["x"].max())
+        where_paper = "stated" if self.stated else "assumed"
+        at_paper = ""
+        if self.paper_x is not None:
+            f = self.figure_at(self.paper_x)
+            if math.isnan(f):
+                at_paper = f"the paper's {where_paper} point {fx(self.paper_x)} lies outside the swept range; "
+            elif self.within(f):
+                if self.stated:
+                    return f"within 25% at the paper's stated setup ({fx(self.paper_x)}; ratio {self.ratio(f):.2f})"
+                return f"within 25% at the assumed paper setup ({fx(self.paper_x)}; ratio {self.ratio(f):.2f})"
+            else:
+                at_paper = f"ratio {self.ratio(f):.2f} at the paper's {where_paper} point {fx(self.paper_x)}; "
+        ok = pts[[self.within(v) for v in pts["figure"]]]
+        if not ok.empty:
+            where = f"{fx(ok['x'].min())}-{fx(ok['x'].max())}"
+            if "series" in ok.columns:
+                where += " (" + ", ".join(str(s) for s in dict.fromkeys(ok["series"])) + ")"
+            return at_paper + f"within 25% of the paper's figure only at {where} (swept {lo}-{hi})"
+        ratios = [self.ratio(v) for v in pts["figure"]]
+        best = int(np.argmin([abs(r - 1.0) for r in ratios])) if ratios else -1
+        closest = "" if best < 0 else f"; closest: ratio {ratios[best]:.2f} at {fx(pts['x'].iloc[best])}"
+        return at_paper + f"not within 25% anywhere over {lo}-{hi}{closest}"
+
+
+def device_variant(preset: str, path: str | Path, source: str, **fields: float) -> Path:
+    """Writes a device TOML file (docs/devices.md) defining a device named ``preset`` that
+    replaces the preset, with ``fields`` (keys as :func:`tierlab.devices` names its columns, e.g.
+    ``write.random_setup_ns``) changed: the sensitivity sweeps' way to vary one device figure."""
+    import json
+
+    from tierlab import api
+
+    table = api.devices()
+    rows = table[table["name"] == preset]
+    if rows.empty:
+        raise KeyError(f"unknown device preset {preset!r}")
+    row = rows.iloc[0].to_dict()
+    unknown = set(fields) - set(row)
+    if unknown:
+        raise KeyError(f"device fields {sorted(unknown)} unknown; known: {sorted(row)}")
+    row.update(fields)
+    row["source"] = source
+    top, sections = [], {"read": [], "write": []}
+    for key, value in row.items():
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        if isinstance(value, str):
+            text = json.dumps(value)
+        elif key == "erase_block_pages":
+            text = str(int(value))
+        else:
+            text = repr(float(value))
+        head, _, rest = key.partition(".")
+        if rest:
+            sections[head].append(f"{rest} = {text}")
+        else:
+            top.append(f"{key} = {text}")
+    lines = ["[[device]]", *top]
+    for name, items in sections.items():
+        lines += [f"[device.{name}]", *items]
+    path = Path(path)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@dataclass
 class PaperResult:
     key: str
     title: str
@@ -123,6 +252,8 @@ class PaperResult:
     #: name -> PNG written into outdir
     figures: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: how the figures of claims not within 25% move with the property that drives them
+    sensitivities: list[Sensitivity] = field(default_factory=list)
 
 
 def register(key: str, module: str, title: str) -> None:

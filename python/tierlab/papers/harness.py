@@ -33,6 +33,7 @@ COLUMNS = [
     "holds",
     "calibrated",
     "calibrated by",
+    "sensitivity",
 ]
 
 
@@ -46,12 +47,94 @@ def run_papers(keys: list[str] | None, quick: bool, outdir: Path) -> list[tuple[
         t0 = time.perf_counter()
         try:
             res = module.reproduce(quick=quick, outdir=outdir / key)
+            check_sensitivities(res)
+            for i, sens in enumerate(res.sensitivities):
+                res.figures[f"sensitivity {i + 1}: {sens.claim}"] = plot_sensitivity(
+                    sens, outdir / key / f"sensitivity_{i + 1}.png"
+                )
+                res.tables[f"sensitivity_{i + 1}"] = sens.points
             for name, table in res.tables.items():
                 table.to_csv(outdir / key / f"{name}.csv", index=False)
             done.append((key, res, f"{time.perf_counter() - t0:.1f} s"))
         except Exception:  # noqa: BLE001 - one broken paper must not lose the others' results
             done.append((key, None, traceback.format_exc()))
     return done
+
+
+def check_sensitivities(res: PaperResult) -> None:
+    """Every sensitivity names one of the paper's claims."""
+    known = {c.claim for c in res.claims}
+    for sens in res.sensitivities:
+        if sens.claim not in known:
+            raise ValueError(f"{res.key}: sensitivity for unknown claim {sens.claim!r}")
+
+
+def plot_sensitivity(sens: papers.Sensitivity, path: Path) -> Path:
+    """tierlab's figure against the property, the paper's figure as a line with its 25% band, the
+    paper's operating point (dashed if stated, dotted if assumed) and tierlab's default."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    pts = sens.points.sort_values("x")
+    if "series" in pts.columns:
+        for name, g in pts.groupby("series", sort=False):
+            lw = 2.0 if name == sens.main_series else 1.0
+            ax.plot(g["x"], g["figure"], marker="o", lw=lw, label=str(name))
+    else:
+        ax.plot(pts["x"], pts["figure"], marker="o", lw=2.0, label="tierlab")
+    lo = sens.neutral + (1 - papers.TOLERANCE) * (sens.paper_figure - sens.neutral)
+    hi = sens.neutral + (1 + papers.TOLERANCE) * (sens.paper_figure - sens.neutral)
+    ax.axhspan(min(lo, hi), max(lo, hi), color="tab:green", alpha=0.12, label="paper's figure +-25%")
+    ax.axhline(sens.paper_figure, color="tab:green", lw=1.2)
+    ax.axhline(sens.neutral, color="grey", lw=0.6)
+    if sens.paper_x is not None:
+        ax.axvline(
+            sens.paper_x,
+            color="black",
+            ls="--" if sens.stated else ":",
+            lw=1.0,
+            label="paper's setup" + ("" if sens.stated else " (assumed)"),
+        )
+    if sens.ours_x is not None:
+        ax.axvline(sens.ours_x, color="tab:red", ls="-.", lw=1.0, label="tierlab's default")
+    if sens.log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(sens.parameter)
+    ax.set_ylabel("tierlab figure")
+    ax.set_title(sens.claim if len(sens.claim) < 70 else sens.claim[:67] + "...", fontsize=9)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def sensitivity_frame(done) -> pd.DataFrame:
+    """One row per sensitivity: the claim, the property swept, the paper's and tierlab's operating
+    points, the range and the verdict."""
+    rows = []
+    for key, res, _ in done:
+        if res is None:
+            continue
+        for s in res.sensitivities:
+            rows.append(
+                {
+                    "paper": key,
+                    "claim": s.claim,
+                    "property": s.parameter,
+                    "paper's point": "not stated"
+                    if s.paper_x is None
+                    else f"{s.paper_x:.3g}" + ("" if s.stated else " (assumed)"),
+                    "tierlab's default": "" if s.ours_x is None else f"{s.ours_x:.3g}",
+                    "range": f"{s.points['x'].min():.3g}-{s.points['x'].max():.3g}",
+                    "verdict": s.verdict,
+                    "why this range": s.why,
+                }
+            )
+    return pd.DataFrame(rows)
 
 
 def claims_frame(done) -> pd.DataFrame:
@@ -63,6 +146,9 @@ def claims_frame(done) -> pd.DataFrame:
         if res is None:
             rows.append({"paper": key, "claim": "(experiment failed)", "grade": "failed", "holds": False})
             continue
+        verdicts: dict[str, list[str]] = {}
+        for sens in res.sensitivities:
+            verdicts.setdefault(sens.claim, []).append(f"{sens.parameter}: {sens.verdict}")
         for c in res.claims:
             rows.append(
                 {
@@ -78,12 +164,13 @@ def claims_frame(done) -> pd.DataFrame:
                     "holds": bool(c.holds),
                     "calibrated": c.calibrated,
                     "calibrated by": c.calibrated_by,
+                    "sensitivity": "; ".join(verdicts.get(c.claim, [])),
                 }
             )
     df = pd.DataFrame(rows, columns=COLUMNS)
     for col in ("paper figure", "tierlab figure", "ratio"):
         df[col] = df[col].astype(float)
-    for col in ("unit", "paper value", "tierlab", "calibrated by"):
+    for col in ("unit", "paper value", "tierlab", "calibrated by", "sensitivity"):
         df[col] = df[col].fillna("").astype(str)
     df["calibrated"] = df["calibrated"].fillna(False).astype(bool)
     return df
@@ -176,6 +263,15 @@ GRADES_NOTE = (
 )
 
 
+SENSITIVITY_NOTE = (
+    "Each row sweeps one workload or device property that drives a claim tierlab does not reproduce "
+    "within 25%, with everything else at the reproduction's setup; the figures (one per row, in the "
+    "paper's section) mark the paper's figure with its 25% band, the paper's operating point where "
+    "the paper states it, and tierlab's default. The verdict says whether tierlab comes within 25% "
+    "at the paper's stated setup, or where on the swept range (if anywhere) it does."
+)
+
+
 def write_report(done, out: Path, quick: bool) -> Path:
     body = [
         f"<p class='note'>mode: {'quick' if quick else 'full'}; traces: generated or captured by tierlab's "
@@ -194,6 +290,14 @@ def write_report(done, out: Path, quick: bool) -> Path:
                 for _, r in cal.iterrows()
             )
             body.append(f"<p class='note'>calibrated claims (not evidence):</p><ul class='note'>{items}</ul>")
+        sens = sensitivity_frame(done)
+        if not sens.empty:
+            body.append(
+                "<h2>sensitivity of the claims not within 25%</h2><p class='note'>"
+                + html.escape(SENSITIVITY_NOTE)
+                + "</p>"
+                + report.table_html(sens, max_rows=200)
+            )
     for key, res, info in done:
         title = papers.PAPERS[key][1]
         body.append(f"<h2>{html.escape(key)}: {html.escape(title)}</h2>")
@@ -216,7 +320,8 @@ def reproduce(
 ) -> pd.DataFrame:
     """Runs the papers' experiments (all by default), writes ``outdir/report.html`` and returns the
     claims table (:data:`COLUMNS`); ``df.attrs["summary"]`` is the summary line and
-    ``df.attrs["report"]`` the report's path. Raises RuntimeError if an experiment failed."""
+    ``df.attrs["report"]`` the report's path and ``df.attrs["sensitivity"]`` the rows of the
+    sensitivity table (:func:`sensitivity_frame`). Raises RuntimeError if an experiment failed."""
     keys = [papers_] if isinstance(papers_, str) else papers_
     outdir = Path(outdir)
     done = run_papers(keys, quick, outdir)
@@ -227,4 +332,5 @@ def reproduce(
     claims = claims_frame(done)
     claims.attrs["summary"] = summary_line(claims)
     claims.attrs["report"] = str(out)
+    claims.attrs["sensitivity"] = sensitivity_frame(done).to_dict("records")
     return claims

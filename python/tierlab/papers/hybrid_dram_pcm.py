@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tierlab.papers import Claim, PaperResult
+from tierlab.papers import Claim, PaperResult, Sensitivity
 
 KEY = "hybrid-dram-pcm"
 TITLE = "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)"
@@ -81,11 +81,15 @@ def energy_nj(df: pd.DataFrame) -> pd.Series:
     )
 
 
-def sweep(preset: str, refs: int, sizes: list[int], policies: list[str] = POLICIES) -> pd.DataFrame:
-    """Runs one generated session through the policies at ``sizes`` (percent of the footprint)."""
+def sweep(
+    preset: str, refs: int, sizes: list[int], policies: list[str] = POLICIES, session: dict | None = None
+) -> pd.DataFrame:
+    """Runs one generated session through the policies at ``sizes`` (percent of the footprint);
+    ``session`` overrides the generator's keys (``bg_share``, ``burst_mean``, ...)."""
     import tierlab
 
-    trace = f"session:preset={preset},refs={refs},seed=1"
+    extra = "".join(f",{k}={v}" for k, v in (session or {}).items())
+    trace = f"session:preset={preset},refs={refs},seed=1{extra}"
     df = tierlab.run(
         trace,
         policies=[{"name": p, "dram_ratio": DRAM_RATIO} for p in policies],
@@ -160,6 +164,33 @@ def _plot(df: pd.DataFrame, figs: tuple[int, int], name: str, outdir: Path) -> d
     return paths
 
 
+#: Sensitivity sweeps (issue 16). The background apps' share of references, which the paper states
+#: (trace 1 15:1, trace 2 3:1), from 1/32 to 1/2; at three lengths of a background burst (references
+#: in a row, the generator's 40 and a quarter and four times it), which the paper does not state.
+SENS_BG_SHARES = (1 / 32, 1 / 16, 1 / 8, 1 / 4, 1 / 2)
+SENS_BURSTS = (10.0, 40.0, 160.0)
+PAPER_BG_SHARE = {"trace1": 1 / 16, "trace2": 1 / 4}
+
+
+def sensitivity(preset: str, refs: int, sizes: list[int]) -> pd.DataFrame:
+    """The proposed policy's foreground time and energy against LRU's (mean over ``sizes``, in %)
+    over background share and burst length; one row per (bg_share, burst_mean)."""
+    rows = []
+    for burst in SENS_BURSTS:
+        for bg in SENS_BG_SHARES:
+            df = sweep(preset, refs, sizes, ["app-aware", "hybrid-lru"], session={"bg_share": bg, "burst_mean": burst})
+            prop = df[df["policy"] == "app-aware"]
+            rows.append(
+                {
+                    "bg_share": bg,
+                    "burst_mean": burst,
+                    "fg_time_pct": 100 * (prop["fg_time_norm"].mean() - 1),
+                    "energy_pct": 100 * (prop["energy_norm"].mean() - 1),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def reproduce(quick: bool, outdir: Path) -> PaperResult:
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -211,6 +242,35 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             f"(endurance 10^8: {PCM_ENDURANCE / prop['pcm_wear_max'].max():.3g} replays of the trace "
             "for the proposed policy without wear levelling)."
         )
+    # Sensitivities (issue 16, scope 3).
+    for name, (preset, figs, paper_time, paper_energy) in TRACES.items():
+        sens = sensitivity(preset, refs // 2, [10, 40, 70, 100])
+        res.tables[f"sensitivity_{name}"] = sens
+        for col, paper, claim in (
+            (
+                "fg_time_pct",
+                paper_time,
+                f"{name}: foreground execution time vs LRU, mean over sizes (Figure {figs[0]}(c))",
+            ),
+            ("energy_pct", paper_energy, f"{name}: energy vs LRU, mean over sizes (Figure {figs[1]})"),
+        ):
+            res.sensitivities.append(
+                Sensitivity(
+                    claim=claim,
+                    parameter="background share of references",
+                    points=pd.DataFrame(
+                        {"x": sens.bg_share, "figure": sens[col], "series": [f"burst {b:g}" for b in sens.burst_mean]}
+                    ),
+                    main_series="burst 40",
+                    paper_figure=100 * paper,
+                    paper_x=PAPER_BG_SHARE[name],
+                    stated=True,
+                    ours_x=PAPER_BG_SHARE[name],
+                    log_x=True,
+                    why="1/32-1/2 around the paper's 15:1 and 3:1; bursts of 10, 40 and 160 references (not "
+                    f"stated); half the session ({refs // 2:,} references), sizes 10/40/70/100%",
+                )
+            )
     res.notes.append(
         "Traces are generated (the paper's Nexus 7 traces are not public); time uses the paper's "
         "ratios (DRAM 1, PCM read 2, PCM write 50, storage eviction 1000), energy Table 1's "
