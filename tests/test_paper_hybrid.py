@@ -50,9 +50,18 @@ def test_reproduce_quick(tmp_path):
     assert set(res.figures) == {"figure4", "figure5", "figure6", "figure7"}
     assert all(p.exists() and p.stat().st_size > 0 for p in res.figures.values())
     assert len(res.claims) == 6
-    for table in res.tables.values():
+    for name, table in res.tables.items():
+        if name.startswith("sensitivity_"):
+            continue
         assert set(table["policy"]) == {"app-aware", "hybrid-lru", "hybrid-2q", "clock-dwf"}
         assert table["size_pct"].max() == 100
+    # Issue 16: each numeric claim (time and energy, both traces) has its sensitivity sweep over the
+    # background share, with the paper's stated share inside the swept range.
+    numeric = {c.claim for c in res.claims if c.numeric}
+    assert {s.claim for s in res.sensitivities} == numeric
+    for s in res.sensitivities:
+        assert s.stated and s.points["x"].min() <= s.paper_x <= s.points["x"].max()
+        assert not s.points["figure"].isna().any()
     # The paper's direction on foreground time holds on both generated sessions.
     time_claims = [c for c in res.claims if "foreground execution time" in c.claim]
     assert all(c.holds for c in time_claims), time_claims

@@ -30,3 +30,20 @@ def test_reproduce_quick_runs_every_paper(tmp_path, capsys):
     assert m.group(0) in html
     for col in ("paper figure", "tierlab figure", "ratio", "grade"):
         assert col in text and col in html
+    # Issue 16 scope 3: claims not within 25% have sensitivity sweeps, listed with a verdict.
+    assert "sensitivity of the claims not within 25%" in text and "sensitivity of the claims not within 25%" in html
+    for verdict in re.findall(r"^    .*?: (.*)$", text.split("sensitivity of the claims not within 25%")[1], re.M):
+        assert verdict.startswith(("within 25%", "ratio", "not within 25%", "the paper's")), verdict
+
+
+def test_every_claim_off_by_more_than_25_percent_has_a_sensitivity(tmp_path):
+    from tierlab.papers import harness
+
+    done = harness.run_papers(["emram-swap", "nomad-ssp"], True, tmp_path)
+    claims = harness.claims_frame(done)
+    off = claims[claims["grade"].isin([papers.DIRECTION, papers.WRONG])]
+    assert len(off) >= 3
+    assert (off["sensitivity"] != "").all(), off[off["sensitivity"] == ""]["claim"].tolist()
+    for _, res, _ in done:
+        for i in range(len(res.sensitivities)):
+            assert (tmp_path / res.key / f"sensitivity_{i + 1}.png").exists()
