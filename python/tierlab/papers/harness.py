@@ -113,17 +113,19 @@ def plot_sensitivity(sens: papers.Sensitivity, path: Path) -> Path:
 
 
 def sensitivity_frame(done) -> pd.DataFrame:
-    """One row per sensitivity: the claim, the property swept, the paper's and tierlab's operating
-    points, the range and the verdict."""
+    """One row per sensitivity: the claim and its grade, the property swept, the paper's and
+    tierlab's operating points, the range and the verdict."""
     rows = []
     for key, res, _ in done:
         if res is None:
             continue
+        grades = {c.claim: c.grade for c in res.claims}
         for s in res.sensitivities:
             rows.append(
                 {
                     "paper": key,
                     "claim": s.claim,
+                    "grade": grades.get(s.claim, ""),
                     "property": s.parameter,
                     "paper's point": "not stated"
                     if s.paper_x is None
