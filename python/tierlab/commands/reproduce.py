@@ -69,8 +69,12 @@ def run(args) -> int:
         sens = sens[sens["grade"] != papers.WITHIN]
     if not sens.empty:
         console.print("sensitivity of the claims not within 25% (figures in the report):")
-        for _, r in sens.iterrows():
-            console.print(f"  {r['paper']}: {r['claim']}\n    {r['property']}: {r['verdict']}")
+        bands = dict(zip(zip(claims["paper"], claims["claim"], strict=True), claims["band"], strict=True))
+        for (paper, claim), rows in sens.groupby(["paper", "claim"], sort=False):
+            band = bands.get((paper, claim), "")
+            console.print(f"  {paper}: {claim}" + (f"  (tierlab over unstated properties: {band})" if band else ""))
+            for _, r in rows.iterrows():
+                console.print(f"    {r['property']}: {r['verdict']}")
     failed = [k for k, res, _ in done if res is None]
     for k, res, info in done:
         if res is None:

@@ -34,6 +34,7 @@ COLUMNS = [
     "calibrated",
     "calibrated by",
     "sensitivity",
+    "band",
 ]
 
 
@@ -139,6 +140,14 @@ def sensitivity_frame(done) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def band_text(values: list[float] | None, unit: str) -> str:
+    """tierlab's figures over the plausible range of the properties the paper does not state
+    ("lo to hi"), "" when the claim has no such sweep."""
+    if not values:
+        return ""
+    return f"{fmt_figure(min(values), unit)} to {fmt_figure(max(values), unit)}"
+
+
 def claims_frame(done) -> pd.DataFrame:
     """One row per claim: its grade, the paper's and tierlab's figures (NaN for a qualitative
     claim), tierlab's effect over the paper's (``ratio``), the texts, and ``holds`` (the direction
@@ -149,8 +158,11 @@ def claims_frame(done) -> pd.DataFrame:
             rows.append({"paper": key, "claim": "(experiment failed)", "grade": "failed", "holds": False})
             continue
         verdicts: dict[str, list[str]] = {}
+        bands: dict[str, list[float]] = {}
         for sens in res.sensitivities:
             verdicts.setdefault(sens.claim, []).append(f"{sens.parameter}: {sens.verdict}")
+            if not sens.stated:
+                bands.setdefault(sens.claim, []).extend(sens.points["figure"].dropna().tolist())
         for c in res.claims:
             rows.append(
                 {
@@ -167,12 +179,13 @@ def claims_frame(done) -> pd.DataFrame:
                     "calibrated": c.calibrated,
                     "calibrated by": c.calibrated_by,
                     "sensitivity": "; ".join(verdicts.get(c.claim, [])),
+                    "band": band_text(bands.get(c.claim), c.unit),
                 }
             )
     df = pd.DataFrame(rows, columns=COLUMNS)
     for col in ("paper figure", "tierlab figure", "ratio"):
         df[col] = df[col].astype(float)
-    for col in ("unit", "paper value", "tierlab", "calibrated by", "sensitivity"):
+    for col in ("unit", "paper value", "tierlab", "calibrated by", "sensitivity", "band"):
         df[col] = df[col].fillna("").astype(str)
     df["calibrated"] = df["calibrated"].fillna(False).astype(bool)
     return df
@@ -225,6 +238,7 @@ def display_frame(claims: pd.DataFrame) -> pd.DataFrame:
             "tierlab figure": [fmt_figure(v, u) for v, u in zip(claims["tierlab figure"], claims["unit"], strict=True)],
             "ratio": [fmt_ratio(v) for v in claims["ratio"]],
             "grade": claims["grade"],
+            "tierlab over unstated properties": claims["band"],
             "tierlab detail": claims["tierlab"],
         }
     )
