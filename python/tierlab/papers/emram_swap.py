@@ -168,11 +168,13 @@ def _cost(dev: pd.Series, op: str) -> float:
     return float(dev[f"{op}.random_setup_ns"] + dev[f"{op}.per_page_ns"])
 
 
-def device_sensitivity(traces: list[Path], outdir: Path) -> tuple[pd.DataFrame, dict[str, float]]:
-    """Four-area against CLOCK with the flash read cost and the eMRAM write cost varied (the first
-    :data:`QUICK_LIMIT` references of each trace): one row per (property, value, workload, memory)
-    with the improvement and whether swap writes outweigh swap reads. Also returns the presets'
-    own values of both properties."""
+def device_sensitivity(
+    traces: list[Path], outdir: Path, limit: int | None = None
+) -> tuple[pd.DataFrame, dict[str, float]]:
+    """Four-area against CLOCK with the flash read cost and the eMRAM write cost varied (on the
+    first ``limit`` references of each trace, as the main run): one row per (property, value,
+    workload, memory) with the improvement and whether swap writes outweigh swap reads. Also
+    returns the presets' own values of both properties."""
     table = tierlab_devices()
     flash = table[table["name"] == SYSTEM["file_store"]].iloc[0]
     emram = table[table["name"] == SYSTEM["swap"]].iloc[0]
@@ -203,7 +205,7 @@ def device_sensitivity(traces: list[Path], outdir: Path) -> tuple[pd.DataFrame, 
                 f"{SYSTEM['swap']} with its write {value}x its read (sensitivity sweep)",
                 **{"write.per_page_ns": value * _cost(emram, "read") - float(emram["write.random_setup_ns"])},
             )
-        df = sweep(traces, limit=QUICK_LIMIT, policies=("clock", "four-area"), device_files=[f])
+        df = sweep(traces, limit=limit, policies=("clock", "four-area"), device_files=[f])
         f.unlink()
         imp = improvements(df)
         main = df[df.policy.isin(["clock", "four-area"])]
@@ -277,7 +279,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
         )
     )
     # Sensitivities (issue 16, scope 3).
-    sens, ours = device_sensitivity(traces, outdir)
+    sens, ours = device_sensitivity(traces, outdir, limit=QUICK_LIMIT if quick else None)
     res.tables["sensitivity_devices"] = sens
 
     def points(prop: str, fn) -> pd.DataFrame:
@@ -302,7 +304,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 neutral=50.0 if paper == 100.0 else 0.0,
                 ours_x=ours["flash_over_emram_read"],
                 log_x=True,
-                why=why_flash + f"; first {QUICK_LIMIT:,} references of each trace",
+                why=why_flash,
             )
         )
     res.sensitivities.append(
@@ -313,7 +315,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             paper_figure=100.0,
             neutral=50.0,
             ours_x=ours["emram_write_over_read"],
-            why=f"STT-MRAM writes take 1-10x its reads; first {QUICK_LIMIT:,} references of each trace",
+            why="STT-MRAM writes take 1-10x its reads",
         )
     )
     res.notes.append(

@@ -289,11 +289,16 @@ SENSITIVITY_NOTE = (
 
 
 def write_report(done, out: Path, quick: bool) -> Path:
+    """Writes the HTML report to ``out`` and, beside it, ``claims.csv`` (:func:`claims_frame`) and
+    ``sensitivity.csv`` (:func:`sensitivity_frame`)."""
+    claims_all = claims_frame(done)
+    claims_all.to_csv(out.parent / "claims.csv", index=False)
+    sensitivity_frame(done).to_csv(out.parent / "sensitivity.csv", index=False)
     body = [
         f"<p class='note'>mode: {'quick' if quick else 'full'}; traces: generated or captured by tierlab's "
         "own tools and shipped with the project.</p>"
     ]
-    claims = claims_frame(done)
+    claims = claims_all
     if not claims.empty:
         body.append(
             f"<h2>claims</h2><p><b>{html.escape(summary_line(claims))}</b></p>"
