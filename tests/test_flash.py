@@ -162,3 +162,31 @@ def test_bs_clock_write_share_sweep_is_deterministic_and_monotone(tmp_path: Path
         bs_clock._weights("video", 1.0)
     # The paper's operating points are Table 2's operation counts.
     assert abs(bs_clock.PAPER_WRITE_SHARE["web"] - 0.669) < 0.001
+
+
+def test_paper_described_workloads_follow_table_2_and_table_5(tmp_path: Path):
+    import pandas as pd
+
+    from tierlab.papers import bs_clock
+
+    for w in bs_clock.WORKLOADS:
+        p = bs_clock.generate_paper_described(tmp_path / f"{w}.csv.gz", w, run_pages=16, seed=3)
+        df = pd.read_csv(p)
+        reads, writes = bs_clock.PAPER_TABLE2[w]
+        # Table 2's operation counts exactly, one 4 KB page (8 sectors) each.
+        assert (df.rw_flag == "R").sum() == reads and (df.rw_flag == "W").sum() == writes
+        assert (df["size"] == bs_clock.SECTORS_PER_PAGE).all()
+        # Table 5's hit ratio is the share of operations reusing a recent page: every reuse repeats
+        # a page, so the distinct pages cannot exceed the non-reused operations by much.
+        distinct = df.sector.nunique()
+        new_share = 1 - bs_clock.PAPER_TABLE5_SPATIAL_CLOCK_HIT[w]
+        assert distinct <= len(df) * new_share * 1.05 + 50, (w, distinct, len(df))
+    # Longer runs: consecutive new writes continue each other.
+    seqs = []
+    for run in (1, 64):
+        df = pd.read_csv(bs_clock.generate_paper_described(tmp_path / "v.csv.gz", "video", run, seed=3))
+        s = df.sector.to_numpy()
+        seqs.append(((s[1:] - s[:-1]) == bs_clock.SECTORS_PER_PAGE).mean())
+    assert seqs[1] > seqs[0] + 0.3
+    with pytest.raises(ValueError, match="run_pages"):
+        bs_clock.generate_paper_described(tmp_path / "x.csv.gz", "web", 0.5)
