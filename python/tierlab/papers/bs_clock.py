@@ -264,24 +264,7 @@ def paper_described_sensitivity(outdir: Path, scale: float) -> pd.DataFrame:
             trace = generate_paper_described(outdir / f"bs_clock_{w}_paper.csv.gz", w, run, seed=21 + i)
             if scale < 1.0:
                 trace = _head(trace, round(sum(PAPER_TABLE2[w]) * scale))
-            afters, result = _record(trace)
-            red = _reductions(afters)
-            sc, bs = (int(r["file_pages_written"]) for r in result)
-            rows.append(
-                {
-                    "workload": w,
-                    "run_pages": run,
-                    "spatial_clock_hit_ratio": float(result[0]["hit_ratio"]),
-                    "spatial_clock_pages_written": sc,
-                    "bs_clock_pages_written": bs,
-                    **{f"reduction_{c}_pct": v for c, v in red.items()},
-                    "reduction_pct": float(np.mean(list(red.values()))),
-                    # A run too short to evict a dirty page has nothing to compare.
-                    "more_pages_written_pct": 100 * (bs / sc - 1) if sc else float("nan"),
-                }
-            )
-            for a in afters:
-                a.unlink()
+            rows.append(_replayed_row(w, trace, run_pages=run))
             trace.unlink()
     return pd.DataFrame(rows)
 
@@ -390,14 +373,7 @@ def random_write_sensitivity(outdir: Path, afters: dict[str, list[Path]]) -> pd.
             )
         for w in WORKLOADS:
             red = _reductions(afters[w], files)
-            rows.append(
-                {
-                    "workload": w,
-                    "random_write_factor": factor,
-                    **{f"reduction_{c}_pct": v for c, v in red.items()},
-                    "reduction_pct": float(np.mean(list(red.values()))),
-                }
-            )
+            rows.append(_reduction_row(w, red, random_write_factor=factor))
         for f in files:
             f.unlink()
     return pd.DataFrame(rows)
@@ -436,14 +412,7 @@ def random_share_sensitivity(outdir: Path, afters: dict[str, list[Path]]) -> pd.
             for card in CARDS:
                 (sc, sc_r), (bs, bs_r) = times[(0, card)], times[(1, card)]
                 red[card] = 100 * (1 - (bs + f * (bs_r - bs)) / (sc + f * (sc_r - sc)))
-            rows.append(
-                {
-                    "workload": w,
-                    "random_share": f,
-                    **{f"reduction_{c}_pct": v for c, v in red.items()},
-                    "reduction_pct": float(np.mean(list(red.values()))),
-                }
-            )
+            rows.append(_reduction_row(w, red, random_share=f))
     for f in files:
         f.unlink()
     return pd.DataFrame(rows)
@@ -466,22 +435,7 @@ def rewrite_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame:
             trace = generate_mobile_block(
                 outdir / f"bs_clock_{w}_rewrite.csv.gz", w, n_ops[w], seed=11 + i, rewrite_share=share
             )
-            afters, result = _record(trace)
-            red = _reductions(afters)
-            sc, bs = (int(r["file_pages_written"]) for r in result)
-            rows.append(
-                {
-                    "workload": w,
-                    "rewrite_share": share,
-                    "spatial_clock_hit_ratio": float(result[0]["hit_ratio"]),
-                    "bs_clock_hit_ratio": float(result[1]["hit_ratio"]),
-                    **{f"reduction_{c}_pct": v for c, v in red.items()},
-                    "reduction_pct": float(np.mean(list(red.values()))),
-                    "more_pages_written_pct": 100 * (bs / max(sc, 1) - 1),
-                }
-            )
-            for a in afters:
-                a.unlink()
+            rows.append(_replayed_row(w, trace, rewrite_share=share))
             trace.unlink()
     return pd.DataFrame(rows)
 
@@ -499,16 +453,12 @@ def write_share_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame
             share = write_share(trace)
             for cursor, comp in _compare_cursors(trace).items():
                 bs_written, sc_written = comp["samsung"][1], comp["samsung"][2]
+                red = {c: v[0] for c, v in comp.items()}
+                more = _more_pages(bs_written, sc_written)
                 rows.append(
-                    {
-                        "workload": w,
-                        "cursor": cursor,
-                        "launch_share": ls,
-                        "write_share": share,
-                        **{f"reduction_{c}_pct": v[0] for c, v in comp.items()},
-                        "reduction_pct": float(np.mean([v[0] for v in comp.values()])),
-                        "more_pages_written_pct": 100 * (bs_written / max(sc_written, 1) - 1),
-                    }
+                    _reduction_row(
+                        w, red, cursor=cursor, launch_share=ls, write_share=share, more_pages_written_pct=more
+                    )
                 )
             trace.unlink()
     return pd.DataFrame(rows)
@@ -545,6 +495,68 @@ def _sensitivity_plot(sens: pd.DataFrame, own: dict[str, tuple[float, float]], p
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
+
+
+def _reduction_claim(w: str) -> str:
+    return f"Figs. 8/9: BS-CLOCK's I/O time reduction over Spatial Clock, {w} (average of two cards)"
+
+
+def _pages_claim(w: str) -> str:
+    return f"Table 4: BS-CLOCK writes more pages than Spatial Clock, {w}"
+
+
+def _both(res: PaperResult, w: str, table: pd.DataFrame, x: pd.Series, reduction_only: bool = False, **kw) -> None:
+    """Appends workload ``w``'s I/O time reduction sweep (and, unless ``reduction_only``, its Table 4
+    sweep) over ``x`` from ``table``'s ``reduction_pct`` and ``more_pages_written_pct``."""
+    res.sensitivities.append(
+        Sensitivity(claim=_reduction_claim(w), paper_figure=PAPER_REDUCTION[w], points=_points(table, x), **kw)
+    )
+    if not reduction_only:
+        pb, ps = PAPER_TABLE4[w]
+        pages = _points(table, x, "more_pages_written_pct")
+        res.sensitivities.append(
+            Sensitivity(claim=_pages_claim(w), paper_figure=100 * (pb / ps - 1), points=pages, **kw)
+        )
+
+
+def _reduction_row(workload: str, red: dict[str, float], **fields) -> dict:
+    """A sweep row: the workload, the swept values, the reduction per card and their mean."""
+    return {
+        "workload": workload,
+        **fields,
+        **{f"reduction_{c}_pct": v for c, v in red.items()},
+        "reduction_pct": float(np.mean(list(red.values()))),
+    }
+
+
+def _more_pages(bs_written: int, sc_written: int) -> float:
+    """BS-CLOCK's extra pages written over Spatial Clock's, % (NaN when a run too short to evict a
+    dirty page leaves nothing to compare)."""
+    return 100 * (bs_written / sc_written - 1) if sc_written else float("nan")
+
+
+def _replayed_row(workload: str, trace: Path, **fields) -> dict:
+    """Both policies replayed on ``trace``: the reduction per card, Spatial Clock's hit ratio,
+    the pages each writes and BS-CLOCK's extra pages."""
+    afters, result = _record(trace)
+    red = _reductions(afters)
+    for a in afters:
+        a.unlink()
+    sc, bs = (int(r["file_pages_written"]) for r in result)
+    return _reduction_row(
+        workload,
+        red,
+        **fields,
+        spatial_clock_hit_ratio=float(result[0]["hit_ratio"]),
+        spatial_clock_pages_written=sc,
+        bs_clock_pages_written=bs,
+        more_pages_written_pct=_more_pages(bs, sc),
+    )
+
+
+def _points(table: pd.DataFrame, x: pd.Series, figure: str = "reduction_pct") -> pd.DataFrame:
+    """A sensitivity's points: ``x`` against ``table[figure]``."""
+    return pd.DataFrame({"x": x.to_numpy(), "figure": table[figure].to_numpy()})
 
 
 def _system(card: str) -> dict:
@@ -805,14 +817,15 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     res.tables["paper_described_workloads"] = described
     series = {"shared": "shared cursor (default)", "per_direction": "per-direction cursor"}
     for w in WORKLOADS:
+        reduction_claim, pages_claim = _reduction_claim(w), _pages_claim(w)
+        pb, ps = PAPER_TABLE4[w]
+
         d = sens_all[sens_all.workload == w]
-        points = pd.DataFrame({"x": 100 * d.write_share, "figure": d.reduction_pct, "series": d.cursor.map(series)})
-        reduction_claim = f"Figs. 8/9: BS-CLOCK's I/O time reduction over Spatial Clock, {w} (average of two cards)"
         res.sensitivities.append(
             Sensitivity(
                 claim=reduction_claim,
                 parameter="write share of page requests (%)",
-                points=points,
+                points=_points(d, 100 * d.write_share).assign(series=d.cursor.map(series).to_numpy()),
                 main_series=series[CURSOR],
                 paper_figure=PAPER_REDUCTION[w],
                 paper_x=100 * PAPER_WRITE_SHARE[w],
@@ -822,95 +835,12 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 f"{LAUNCH_SHARES[-1]:.0%} (all it can do); Table 2 states the paper's share",
             )
         )
-        r = rand[rand.workload == w]
-        res.sensitivities.append(
-            Sensitivity(
-                claim=reduction_claim,
-                parameter="cards' random 4 KB write time / preset's",
-                points=pd.DataFrame({"x": r.random_write_factor, "figure": r.reduction_pct}),
-                paper_figure=PAPER_REDUCTION[w],
-                ours_x=1.0,
-                log_x=True,
-                why="the paper measures only sequential writes (Fig. 2); 0.25-8x spans about 1600 down to 25 "
-                "random-write IOPS, the cards of its time",
-            )
-        )
-        r = stream[stream.workload == w]
-        res.sensitivities.append(
-            Sensitivity(
-                claim=reduction_claim,
-                parameter="share of stream requests the card charges as random",
-                points=pd.DataFrame({"x": r.random_share, "figure": r.reduction_pct}),
-                paper_figure=PAPER_REDUCTION[w],
-                ours_x=0.0,
-                why="0: the card sees every stream the shared cursor sees; 1: it sees none (every request pays "
-                "its random setup); the paper's replay does not say which",
-            )
-        )
-        pd_w = described[described.workload == w]
-        why_described = (
-            "the workload as the paper describes it (Table 2's operation counts, Table 5's hit ratio as "
-            "reuse); the mean run of new pages written back to back, which the paper does not state, "
-            f"swept over {PAPER_RUN_PAGES[0]}-{PAPER_RUN_PAGES[-1]} pages"
-        )
-        res.sensitivities.append(
-            Sensitivity(
-                claim=reduction_claim,
-                parameter="paper-described workload: mean write run (pages)",
-                points=pd.DataFrame({"x": pd_w.run_pages, "figure": pd_w.reduction_pct}),
-                paper_figure=PAPER_REDUCTION[w],
-                log_x=True,
-                why=why_described,
-            )
-        )
-        pb, ps = PAPER_TABLE4[w]
-        res.sensitivities.append(
-            Sensitivity(
-                claim=f"Table 4: BS-CLOCK writes more pages than Spatial Clock, {w}",
-                parameter="paper-described workload: mean write run (pages)",
-                points=pd.DataFrame({"x": pd_w.run_pages, "figure": pd_w.more_pages_written_pct}),
-                paper_figure=100 * (pb / ps - 1),
-                log_x=True,
-                why=why_described,
-            )
-        )
-        rw = rewrite[rewrite.workload == w]
-        sc_hit = PAPER_TABLE5_SPATIAL_CLOCK_HIT[w]
-        why_rw = (
-            f"bursts rewriting a recent cache file: {REWRITE_SHARES[0]:.0%}-{REWRITE_SHARES[-1]:.0%}; x is the "
-            "Spatial Clock hit ratio that results (Table 5 states the paper's)"
-        )
-        res.sensitivities.append(
-            Sensitivity(
-                claim=reduction_claim,
-                parameter="Spatial Clock hit ratio at 4 MB",
-                points=pd.DataFrame({"x": rw.spatial_clock_hit_ratio, "figure": rw.reduction_pct}),
-                paper_figure=PAPER_REDUCTION[w],
-                paper_x=sc_hit,
-                stated=True,
-                ours_x=float(rw.spatial_clock_hit_ratio.iloc[0]),
-                why=why_rw,
-            )
-        )
-        pb, ps = PAPER_TABLE4[w]
-        res.sensitivities.append(
-            Sensitivity(
-                claim=f"Table 4: BS-CLOCK writes more pages than Spatial Clock, {w}",
-                parameter="Spatial Clock hit ratio at 4 MB",
-                points=pd.DataFrame({"x": rw.spatial_clock_hit_ratio, "figure": rw.more_pages_written_pct}),
-                paper_figure=100 * (pb / ps - 1),
-                paper_x=sc_hit,
-                stated=True,
-                ours_x=float(rw.spatial_clock_hit_ratio.iloc[0]),
-                why=why_rw,
-            )
-        )
         d = d[d.cursor == CURSOR]
         res.sensitivities.append(
             Sensitivity(
-                claim=f"Table 4: BS-CLOCK writes more pages than Spatial Clock, {w}",
+                claim=pages_claim,
                 parameter="write share of page requests (%)",
-                points=pd.DataFrame({"x": 100 * d.write_share, "figure": d.more_pages_written_pct}),
+                points=_points(d, 100 * d.write_share, "more_pages_written_pct"),
                 paper_figure=100 * (pb / ps - 1),
                 paper_x=100 * PAPER_WRITE_SHARE[w],
                 stated=True,
@@ -918,6 +848,59 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 why="as for the I/O time: the share of read-only launches swept",
             )
         )
+        sweeps = [
+            (
+                rand,
+                "random_write_factor",
+                True,
+                {
+                    "parameter": "cards' random 4 KB write time / preset's",
+                    "ours_x": 1.0,
+                    "log_x": True,
+                    "why": "the paper measures only sequential writes (Fig. 2); 0.25-8x spans about 1600 down to 25 "
+                    "random-write IOPS, the cards of its time",
+                },
+            ),
+            (
+                stream,
+                "random_share",
+                True,
+                {
+                    "parameter": "share of stream requests the card charges as random",
+                    "ours_x": 0.0,
+                    "why": "0: the card sees every stream the shared cursor sees; 1: it sees none (every request "
+                    "pays its random setup); the paper's replay does not say which",
+                },
+            ),
+            (
+                described,
+                "run_pages",
+                False,
+                {
+                    "parameter": "paper-described workload: mean write run (pages)",
+                    "log_x": True,
+                    "why": "the workload as the paper describes it (Table 2's operation counts, Table 5's hit ratio "
+                    "as reuse); the mean run of new pages written back to back, which the paper does not state, "
+                    f"swept over {PAPER_RUN_PAGES[0]}-{PAPER_RUN_PAGES[-1]} pages",
+                },
+            ),
+            (
+                rewrite,
+                "spatial_clock_hit_ratio",
+                False,
+                {
+                    "parameter": "Spatial Clock hit ratio at 4 MB",
+                    "paper_x": PAPER_TABLE5_SPATIAL_CLOCK_HIT[w],
+                    "stated": True,
+                    "ours_x": float(rewrite[rewrite.workload == w].spatial_clock_hit_ratio.iloc[0]),
+                    "why": f"bursts rewriting a recent cache file: {REWRITE_SHARES[0]:.0%}-{REWRITE_SHARES[-1]:.0%}; "
+                    "x is the Spatial Clock hit ratio that results (Table 5 states the paper's)",
+                },
+            ),
+        ]
+        for table, column, reduction_only, kw in sweeps:
+            r = table[table.workload == w]
+            _both(res, w, r, r[column], reduction_only=reduction_only, **kw)
     res.notes.append(
         "I/O time is charged on each policy's after-cache trace in request order with a cursor shared by "
         "reads and writes (a read between two writes breaks the write stream), since the paper times the "
