@@ -41,6 +41,7 @@ use crate::error::{Error, Result};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 
 tier_config!(
     /// NOMAD parameters (shared tier parameters plus these).
@@ -266,32 +267,19 @@ impl NomadCore {
     }
 }
 
-/// NOMAD (see the module docs).
-pub struct Nomad(pub NomadCore);
+/// A shadow-paging policy: [`NomadCore`] under the name and shadow decision of
+/// the marker `K` (NOMAD here, SSP in `ssp.rs`); the two differ only in how
+/// they build the core.
+// `fn() -> K`: the marker is never stored, so the policy is `Send` whatever `K` is.
+pub struct ShadowPaging<K>(pub NomadCore, PhantomData<fn() -> K>);
 
-impl PolicyDef for Nomad {
-    const NAME: &'static str = "nomad";
-    const FAMILY: &'static str = "tiered";
-    const SUMMARY: &'static str =
-        "NOMAD (OSDI'24): asynchronous transactional promotion that keeps \
-                                   the slow page as a shadow; remap demotion of shadowed pages.";
-    type Config = NomadConfig;
-    fn build(cfg: &NomadConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(Nomad(NomadCore::new(
-            Self::NAME,
-            cfg.tier(),
-            ctx,
-            cfg.shadow_fault_ns,
-            cfg.pending_queue,
-            cfg.lookback,
-            cfg.max_passes,
-            false,
-            false,
-        )?))
+impl<K> ShadowPaging<K> {
+    pub(crate) fn new(core: NomadCore) -> Self {
+        ShadowPaging(core, PhantomData)
     }
 }
 
-impl Policy for Nomad {
+impl<K: 'static> Policy for ShadowPaging<K> {
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.0.access(r, sink);
@@ -304,5 +292,33 @@ impl Policy for Nomad {
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
         self.0.m.counters()
+    }
+}
+
+/// Marker of NOMAD's shadow decision: every promotion keeps a shadow.
+pub enum NomadKind {}
+
+/// NOMAD (see the module docs).
+pub type Nomad = ShadowPaging<NomadKind>;
+
+impl PolicyDef for Nomad {
+    const NAME: &'static str = "nomad";
+    const FAMILY: &'static str = "tiered";
+    const SUMMARY: &'static str =
+        "NOMAD (OSDI'24): asynchronous transactional promotion that keeps \
+                                   the slow page as a shadow; remap demotion of shadowed pages.";
+    type Config = NomadConfig;
+    fn build(cfg: &NomadConfig, ctx: &PolicyCtx) -> Result<Self> {
+        Ok(ShadowPaging::new(NomadCore::new(
+            Self::NAME,
+            cfg.tier(),
+            ctx,
+            cfg.shadow_fault_ns,
+            cfg.pending_queue,
+            cfg.lookback,
+            cfg.max_passes,
+            false,
+            false,
+        )?))
     }
 }

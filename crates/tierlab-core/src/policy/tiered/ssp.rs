@@ -19,10 +19,9 @@
 //! shadow reclaim, remap demotion) is NOMAD's.
 
 use super::machine::tier_config;
-use super::nomad::NomadCore;
+use super::nomad::{NomadCore, ShadowPaging};
 use crate::error::Result;
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::{PolicyCtx, PolicyDef};
 
 tier_config!(
     /// SSP parameters: NOMAD's plus `fastdirty_unpromoted`.
@@ -40,8 +39,11 @@ tier_config!(
     }
 );
 
+/// Marker of SSP's shadow decision (`PG_fastdirty`).
+pub enum SspKind {}
+
 /// Selective Shadow Paging (see the module docs).
-pub struct Ssp(pub NomadCore);
+pub type Ssp = ShadowPaging<SspKind>;
 
 impl PolicyDef for Ssp {
     const NAME: &'static str = "ssp";
@@ -51,7 +53,7 @@ impl PolicyDef for Ssp {
                                    promotion only for pages not written in their last fast-tier stay.";
     type Config = SspConfig;
     fn build(cfg: &SspConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(Ssp(NomadCore::new(
+        Ok(ShadowPaging::new(NomadCore::new(
             Self::NAME,
             cfg.tier(),
             ctx,
@@ -62,21 +64,5 @@ impl PolicyDef for Ssp {
             true,
             cfg.fastdirty_unpromoted,
         )?))
-    }
-}
-
-impl Policy for Ssp {
-    #[inline]
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.0.access(r, sink);
-    }
-    fn grow(&mut self, n: usize) {
-        self.0.m.grow(n);
-    }
-    fn resident(&self) -> usize {
-        self.0.m.resident()
-    }
-    fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.0.m.counters()
     }
 }
