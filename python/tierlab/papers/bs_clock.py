@@ -877,7 +877,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 "run_pages",
                 False,
                 {
-                    "parameter": "paper-described workload: mean write run (pages)",
+                    "parameter": "paper-described workload, mean write run (pages)",
                     "log_x": True,
                     "why": "the workload as the paper describes it (Table 2's operation counts, Table 5's hit ratio "
                     "as reuse); the mean run of new pages written back to back, which the paper does not state, "
