@@ -49,9 +49,10 @@ def run_papers(keys: list[str] | None, quick: bool, outdir: Path) -> list[tuple[
         try:
             res = module.reproduce(quick=quick, outdir=outdir / key)
             check_sensitivities(res)
+            units = {c.claim: c.unit for c in res.claims}
             for i, sens in enumerate(res.sensitivities):
                 res.figures[f"sensitivity {i + 1}: {sens.claim}"] = plot_sensitivity(
-                    sens, outdir / key / f"sensitivity_{i + 1}.png"
+                    sens, outdir / key / f"sensitivity_{i + 1}.png", units.get(sens.claim, "")
                 )
                 res.tables[f"sensitivity_{i + 1}"] = sens.points
             for name, table in res.tables.items():
@@ -70,7 +71,7 @@ def check_sensitivities(res: PaperResult) -> None:
             raise ValueError(f"{res.key}: sensitivity for unknown claim {sens.claim!r}")
 
 
-def plot_sensitivity(sens: papers.Sensitivity, path: Path) -> Path:
+def plot_sensitivity(sens: papers.Sensitivity, path: Path, unit: str = "") -> Path:
     """tierlab's figure against the property, the paper's figure as a line with its 25% band, the
     paper's operating point (dashed if stated, dotted if assumed) and tierlab's default."""
     import matplotlib
@@ -102,9 +103,14 @@ def plot_sensitivity(sens: papers.Sensitivity, path: Path) -> Path:
     if sens.ours_x is not None:
         ax.axvline(sens.ours_x, color="tab:red", ls="-.", lw=1.0, label="tierlab's default")
     if sens.log_x:
+        from matplotlib.ticker import NullFormatter
+
         ax.set_xscale("log")
+        xs = sorted(set(pts["x"]))
+        ax.set_xticks(xs, [f"{x:.3g}" for x in xs])
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(sens.parameter)
-    ax.set_ylabel("tierlab figure")
+    ax.set_ylabel(f"tierlab figure ({unit.strip()})" if unit.strip() else "tierlab figure")
     ax.set_title(sens.claim if len(sens.claim) < 70 else sens.claim[:67] + "...", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
