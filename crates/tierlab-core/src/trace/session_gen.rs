@@ -212,6 +212,7 @@ pub const SPEC_KEYS: &[&str] = &[
     "bg_share",
     "burst_mean",
     "switch_every",
+    "revisit",
 ];
 
 /// Parses a generator spec `session:preset=browser,seed=1,refs=400000` (the
@@ -271,6 +272,14 @@ pub fn from_spec(path: &str) -> Result<Option<SessionReader>> {
     }
     if let Some(v) = get("switch_every") {
         cfg.switch_every = num("switch_every", v)? as u64;
+    }
+    // One revisit probability for every app (the sensitivity sweeps' knob for
+    // long-distance reuse); `SessionReader::new` checks its range.
+    if let Some(v) = get("revisit") {
+        let r = num("revisit", v)?;
+        for a in &mut cfg.apps {
+            a.revisit = r;
+        }
     }
     SessionReader::new(cfg).map(Some)
 }
