@@ -70,3 +70,17 @@ def test_reproduce_quick(tmp_path):
     # The paper's direction on foreground time holds on both generated sessions.
     time_claims = [c for c in res.claims if "foreground execution time" in c.claim]
     assert all(c.holds for c in time_claims), time_claims
+
+
+def test_session_revisit_key_changes_the_reuse_and_is_checked():
+    import tierlab
+    from tierlab import _core
+
+    def distinct(spec: str) -> int:
+        return int(tierlab.info(spec)["distinct_pages"])
+
+    base = "session:preset=switching,refs=20000,seed=3"
+    # More revisits of earlier stream runs: fewer distinct pages for the same references.
+    assert distinct(base + ",revisit=0.9") < distinct(base + ",revisit=0.3") < distinct(base + ",revisit=0")
+    with pytest.raises(_core.ConfigError, match="revisit"):
+        tierlab.info(base + ",revisit=2")
