@@ -665,10 +665,16 @@ impl Mglru {
                 self.link(id, self.max_seq, false);
                 self.c_activated += 1;
             } else {
-                // FOLIOREF_KEEP: PG_referenced; not to the oldest
-                // generation but, as PG_active without PG_workingset,
-                // to max_seq - 1.
-                self.pages[id as usize].refs = 1;
+                // FOLIOREF_KEEP: lru_gen_set_refs sets PG_referenced. On
+                // the way back (evict_folios) an anon page goes to
+                // max_seq - 1 (lru_gen_folio_seq, not in the swap cache);
+                // a file page would land in the oldest generation, so it
+                // gets PG_active with its LRU_REFS_FLAGS cleared ("don't
+                // add rejected folios to the oldest generation"): also
+                // max_seq - 1, but without PG_referenced. Anon pages read
+                // back from swap stay in the swap cache in the kernel and
+                // would be treated as file pages here; not modelled.
+                self.pages[id as usize].refs = (t == 0) as u8;
                 self.link(id, self.max_seq - 1, false);
                 self.c_kept += 1;
             }
