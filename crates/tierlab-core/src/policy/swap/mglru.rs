@@ -1,5 +1,5 @@
-//! Linux's multi-generational LRU (MGLRU, `CONFIG_LRU_GEN`, the default page
-//! reclaim of Android 14+ kernels and of ChromeOS), as in mm/vmscan.c
+//! Linux's multi-generational LRU (MGLRU, `CONFIG_LRU_GEN`, since Linux 6.1),
+//! as in mm/vmscan.c
 //! ("multigenerational LRU" section), mm/workingset.c (`lru_gen_eviction`,
 //! `lru_gen_refault`), mm/swap.c (`lru_gen_inc_refs`, `folio_add_lru`) and
 //! include/linux/mm_inline.h (`lru_gen_folio_seq`, `lru_tier_from_refs`) of
