@@ -1,11 +1,15 @@
 //! Linux's multi-generational LRU (MGLRU, `CONFIG_LRU_GEN`, since Linux 6.1),
-//! as in mm/vmscan.c
-//! ("multigenerational LRU" section), mm/workingset.c (`lru_gen_eviction`,
-//! `lru_gen_refault`), mm/swap.c (`lru_gen_inc_refs`, `folio_add_lru`) and
-//! include/linux/mm_inline.h (`lru_gen_folio_seq`, `lru_tier_from_refs`) of
-//! Linux 6.14-6.18, where the "rework refs" series put `PG_referenced` in
-//! front of the refs counter. Design: Documentation/mm/multigen_lru.rst;
-//! knobs: Documentation/admin-guide/mm/multigen_lru.rst. Issue 19.
+//! as in mm/vmscan.c ("multigenerational LRU" section), mm/workingset.c
+//! (`lru_gen_eviction`, `lru_gen_refault`), mm/swap.c (`lru_gen_inc_refs`,
+//! `folio_add_lru`) and include/linux/mm_inline.h (`lru_gen_folio_seq`,
+//! `lru_tier_from_refs`) of Linux 6.14-6.18, where the "rework refs" series
+//! put `PG_referenced` in front of the refs counter. Read: mm/vmscan.c and
+//! mm/workingset.c at torvalds/linux 00c010e1; quoted from the same series:
+//! `lru_gen_folio_seq`, `lru_gen_inc_refs`; not read, followed from their
+//! callers (`walk_update_folio`) and the `LRU_REFS_FLAGS` description: the
+//! MGLRU branch of `folio_check_references` and `lru_gen_set_refs`. Design:
+//! Documentation/mm/multigen_lru.rst; knobs:
+//! Documentation/admin-guide/mm/multigen_lru.rst. Issue 19.
 //!
 //! Followed kernel logic, by mechanism:
 //!
