@@ -13,7 +13,7 @@
 //!
 //! Followed kernel logic, by mechanism:
 //!
-//! * **Generations** (multigen_lru.rst, "Generations"): pages of each type
+//! * **Generations** (Documentation/mm/multigen_lru.rst): pages of each type
 //!   (anon = 0, file = 1, `LRU_GEN_ANON`/`LRU_GEN_FILE`) are in generations
 //!   numbered by sequence numbers; `max_seq` (the youngest) is shared by both
 //!   types, `min_seq[type]` (the oldest) is per type. Between
@@ -32,7 +32,7 @@
 //!   PG_referenced, each further one increments the 2-bit refs counter
 //!   (`LRU_REFS_WIDTH` = 2) and once it is full sets PG_workingset. `refs`
 //!   (`folio_lru_refs`) is the number of such accesses, 0..=4.
-//! * **Tiers** (multigen_lru.rst, "Tiers"; `lru_tier_from_refs`): tier =
+//! * **Tiers** (mmzone.h on MAX_NR_TIERS; `lru_tier_from_refs`): tier =
 //!   3 with PG_workingset, else `order_base_2(refs)`: 0-1 accesses tier 0,
 //!   2 tier 1, 3-4 tier 2.
 //! * **Aging** (`try_to_inc_max_seq`, `walk_mm`, `walk_update_folio`,
@@ -79,8 +79,8 @@
 //!   (gain `swappiness`), PV = every tier of file (gain `200 - swappiness`);
 //!   file is scanned when its error is positive; swappiness <= 1 scans file
 //!   only, 200 anon only (and 0 never evicts anon).
-//! * **min_ttl** (`lru_gen_age_node`, `lruvec_is_reclaimable`; admin guide,
-//!   "Thrashing prevention"): with `min_ttl` > 0, when the oldest evictable
+//! * **min_ttl** (`lru_gen_age_node`, `lruvec_is_reclaimable`; commit
+//!   1332a809 "mm: multi-gen LRU: thrashing prevention"): with `min_ttl` > 0, when the oldest evictable
 //!   generation was born less than `min_ttl` ago, kswapd invokes the OOM
 //!   killer instead of letting the working set of the last `min_ttl` be
 //!   evicted. A page trace has no process to kill, so the policy counts
@@ -88,7 +88,7 @@
 //!   answers the same question for a simulator that can kill (the mobile
 //!   session). `min_ttl` is in trace time units (ns for timestamped traces,
 //!   references otherwise); the kernel's knob is `min_ttl_ms` (default 0,
-//!   off; the admin guide suggests 1000 ms against jank).
+//!   off; that commit: "N=1000 usually eliminates intolerable lags").
 //!
 //! Simplified, and why:
 //! * One page is examined per eviction step (the kernel isolates up to
