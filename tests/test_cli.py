@@ -43,7 +43,7 @@ def test_formats_policies_devices_list_everything(capsys):
         assert f in out
     assert main(["policies", "--json"]) == 0
     names = {p["name"] for p in json.loads(capsys.readouterr().out)}
-    assert {"lru", "arc", "lirs", "s3fifo", "four-area", "nomad", "app-aware"} <= names
+    assert {"lru", "arc", "lirs", "s3fifo", "four-area", "linux-two-list", "mglru", "nomad", "app-aware"} <= names
     assert main(["devices"]) == 0
     assert "microsd-class6" in capsys.readouterr().out
 

@@ -483,6 +483,41 @@ fn swap_relaunch_beats_a_cold_start_only_on_fast_swap() {
 }
 
 #[test]
+fn zram_pool_is_counted_against_ram_and_never_frees_more_than_n_times_one_minus_one_over_r() {
+    // Swapping N pages to zram at ratio r keeps at least N / r pages of RAM
+    // for the compressed pool, so it frees at most N (1 - 1/r): at every
+    // memory sample, zram_pages x r >= swap_pages; the pool is kept in
+    // thousandths of a page, rounded up, so it is at most N / 1000 above N / r.
+    for ratio in [1.0, 2.5, 3.0] {
+        let mut sc = paper(Some("zram-gs2"));
+        sc.swap.zram_ratio = ratio;
+        let r = run_session(&sc, &catalog()).unwrap();
+        assert!(r.totals.swap_pages_out > 0, "ratio {ratio}");
+        let mut swapped_some = false;
+        for m in &r.memory {
+            let n = m.swap_pages as f64;
+            let pool = m.zram_pages as f64;
+            assert!(
+                pool * ratio >= n - 1e-9,
+                "ratio {ratio}: {pool} pool pages for {n}"
+            );
+            assert!(
+                pool <= (n / ratio + n / 1000.0).ceil(),
+                "ratio {ratio}: {pool} for {n}"
+            );
+            let freed = n - pool;
+            assert!(freed <= n * (1.0 - 1.0 / ratio) + 1e-9);
+            swapped_some |= m.swap_pages > 0;
+        }
+        assert!(swapped_some);
+        if ratio == 1.0 {
+            // Ratio 1 frees nothing: the pool holds every swapped page.
+            assert!(r.memory.iter().all(|m| m.zram_pages == m.swap_pages));
+        }
+    }
+}
+
+#[test]
 fn swappiness_modes_both_run_and_zero_swappiness_swaps_less() {
     let mut sc = paper(Some("microsd-class6-paper"));
     sc.swap.mode = tierlab_core::mobile::scenario::SwappinessMode::ScanCount;

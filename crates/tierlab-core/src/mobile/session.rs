@@ -363,8 +363,10 @@ impl Session {
         let zram = swap
             .as_ref()
             .is_some_and(|d| d.class == DeviceClass::Compressed);
+        // Rounded up: swapping N pages at ratio r may free at most
+        // N (1 - 1/r) pages of RAM, never more (issue 19).
         let zram_per_page_milli = if zram {
-            (1000.0 / sc.swap.zram_ratio).round() as u64
+            (1000.0 / sc.swap.zram_ratio).ceil() as u64
         } else {
             0
         };

@@ -151,6 +151,7 @@ registry!(
     classic::clockpro::ClockPro,
     swap::four_area::FourArea,
     swap::linux_two_list::LinuxTwoList,
+    swap::mglru::Mglru,
     tiered::tpp::Tpp,
     tiered::nomad::Nomad,
     tiered::ssp::Ssp,

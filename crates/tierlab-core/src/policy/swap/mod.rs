@@ -4,3 +4,4 @@
 
 pub mod four_area;
 pub mod linux_two_list;
+pub mod mglru;

@@ -1,0 +1,880 @@
+//! Linux's multi-generational LRU (MGLRU, `CONFIG_LRU_GEN`, since Linux 6.1),
+//! as in mm/vmscan.c ("multigenerational LRU" section), mm/workingset.c
+//! (`lru_gen_eviction`, `lru_gen_refault`), mm/swap.c (`lru_gen_inc_refs`,
+//! `folio_add_lru`) and include/linux/mm_inline.h (`lru_gen_folio_seq`,
+//! `lru_tier_from_refs`) of Linux 6.14-6.18, where the "rework refs" series
+//! put `PG_referenced` in front of the refs counter. Read: mm/vmscan.c and
+//! mm/workingset.c at torvalds/linux 00c010e1; quoted from the same series:
+//! `lru_gen_folio_seq`, `lru_gen_inc_refs`; not read, followed from their
+//! callers (`walk_update_folio`) and the `LRU_REFS_FLAGS` description: the
+//! MGLRU branch of `folio_check_references` and `lru_gen_set_refs`. Design:
+//! Documentation/mm/multigen_lru.rst; knobs:
+//! Documentation/admin-guide/mm/multigen_lru.rst. Issue 19.
+//!
+//! Followed kernel logic, by mechanism:
+//!
+//! * **Generations** (Documentation/mm/multigen_lru.rst): pages of each type
+//!   (anon = 0, file = 1, `LRU_GEN_ANON`/`LRU_GEN_FILE`) are in generations
+//!   numbered by sequence numbers; `max_seq` (the youngest) is shared by both
+//!   types, `min_seq[type]` (the oldest) is per type. Between
+//!   `MIN_NR_GENS` = 2 and `MAX_NR_GENS` = 4 generations exist per type; a
+//!   page's generation is `seq % MAX_NR_GENS`. Start: `max_seq` = 3,
+//!   `min_seq` = 0 (`lru_gen_init_lruvec`).
+//! * **Placement** (`lru_gen_folio_seq`): a page faulted in is active
+//!   (`folio_add_lru` sets PG_active in a fault), so it joins `max_seq - 1`,
+//!   or `max_seq` when it is a refaulting working-set page; a page-cache
+//!   page added by read() joins the oldest generation (`max_seq - 3`,
+//!   clamped to `min_seq`), or `max_seq - 2` with PG_workingset.
+//! * **Accesses.** Through page tables (mapped pages, the default): the MMU
+//!   sets the young bit; the kernel sees it only in the aging walk or when
+//!   eviction walks the rmap. Through file descriptors (`file_access =
+//!   "read"`): `folio_mark_accessed` -> `lru_gen_inc_refs`: the first sets
+//!   PG_referenced, each further one increments the 2-bit refs counter
+//!   (`LRU_REFS_WIDTH` = 2) and once it is full sets PG_workingset. `refs`
+//!   (`folio_lru_refs`) is the number of such accesses, 0..=4.
+//! * **Tiers** (mmzone.h on MAX_NR_TIERS; `lru_tier_from_refs`): tier =
+//!   3 with PG_workingset, else `order_base_2(refs)`: 0-1 accesses tier 0,
+//!   2 tier 1, 3-4 tier 2.
+//! * **Aging** (`try_to_inc_max_seq`, `walk_mm`, `walk_update_folio`,
+//!   `folio_update_gen`, `inc_max_seq`): when eviction is no longer possible
+//!   (`should_run_aging`: the evictable `min_seq + MIN_NR_GENS > max_seq`),
+//!   the page-table walk visits every young mapped page and clears its young
+//!   bit: a page with neither PG_referenced nor PG_workingset only gets
+//!   PG_referenced; any other is promoted to the current `max_seq`
+//!   generation with PG_workingset set and its refs cleared. Then
+//!   `inc_max_seq` first makes room in a type that already has
+//!   MAX_NR_GENS generations (`inc_min_seq`: its oldest pages move to the
+//!   next generation, counted as protected), stamps the new generation's
+//!   birth time (`timestamps`) and increments `max_seq`.
+//! * **Eviction** (`evict_folios`, `isolate_folios`, `scan_folios`,
+//!   `sort_folio`, `shrink_folio_list` / `folio_check_references` with
+//!   `lru_gen_set_refs`): the type is chosen by `get_type_to_scan`, falling
+//!   back to the other type when the chosen one has only MIN_NR_GENS
+//!   generations; the tier cut-off by `get_tier_idx`. The tail of the type's
+//!   oldest generation is examined: a page in a tier above the cut-off (or
+//!   with full refs and PG_workingset) is *protected*: moved to
+//!   `min_seq + 1` with its refs cleared (`folio_inc_gen`). Otherwise it is
+//!   isolated (refs cleared unless PG_referenced) and its young bit tested:
+//!   not young -> reclaimed (dirty anon written to swap, dirty file pages
+//!   to the file store); young with PG_referenced or PG_workingset ->
+//!   activated (PG_workingset, to `max_seq`); young otherwise -> PG_referenced
+//!   and kept (to `max_seq - 1`: "don't add rejected folios to the oldest
+//!   generation"). A generation left empty is retired (`try_to_inc_min_seq`,
+//!   including its rule that keeps anon and file within MIN_NR_GENS of each
+//!   other), which folds the PID controller's counts into its averages.
+//! * **Refault feedback** (`lru_gen_eviction`, `lru_gen_test_recent`,
+//!   `lru_gen_refault`; the PID controller of mm/vmscan.c: `read_ctrl_pos`,
+//!   `reset_ctrl_pos`, `positive_ctrl_err`, `get_tier_idx`,
+//!   `get_type_to_scan`): an eviction counts in `evicted[type][tier]` and
+//!   leaves a shadow with the type's `min_seq`, the refs and PG_workingset; a
+//!   refault is *recent* when `max_seq` is within MAX_NR_GENS of the shadow's
+//!   sequence, and then counts in `refaulted[type][tier]` and restores
+//!   PG_workingset. Each time `min_seq` advances, the counts are halved into
+//!   `avg_refaulted` / `avg_total` (the I term; `NR_HIST_GENS` = 1 without
+//!   `CONFIG_LRU_GEN_STATS`). `positive_ctrl_err(sp, pv)`: `pv.refaulted <
+//!   MIN_LRU_BATCH (64) || pv.refaulted * (sp.total + 64) * sp.gain <=
+//!   (sp.refaulted + 1) * pv.total * pv.gain`. Tiers: SP = tier 0 (gain 2),
+//!   PV = tier 1, 2, 3 in turn (gain 3); the cut-off is the tier before the
+//!   first PV with a higher refault rate. Types: SP = every tier of anon
+//!   (gain `swappiness`), PV = every tier of file (gain `200 - swappiness`);
+//!   file is scanned when its error is positive; swappiness <= 1 scans file
+//!   only, 200 anon only (and 0 never evicts anon).
+//! * **min_ttl** (`lru_gen_age_node`, `lruvec_is_reclaimable`; commit
+//!   1332a809 "mm: multi-gen LRU: thrashing prevention"): with `min_ttl` > 0, when the oldest evictable
+//!   generation was born less than `min_ttl` ago, kswapd invokes the OOM
+//!   killer instead of letting the working set of the last `min_ttl` be
+//!   evicted. A page trace has no process to kill, so the policy counts
+//!   these trips (`min_ttl_oom`) and evicts anyway; `working_set_protected`
+//!   answers the same question for a simulator that can kill (the mobile
+//!   session). `min_ttl` is in trace time units (ns for timestamped traces,
+//!   references otherwise); the kernel's knob is `min_ttl_ms` (default 0,
+//!   off; that commit: "N=1000 usually eliminates intolerable lags").
+//!
+//! Simplified, and why:
+//! * One page is examined per eviction step (the kernel isolates up to
+//!   MIN_LRU_BATCH = 64 pages, then runs `shrink_folio_list`); with
+//!   `reclaim_batch` > 1 reclaim frees that many pages per round, as in
+//!   `linux-two-list`. The PID controller is consulted every step, so its
+//!   decisions see each eviction at once rather than once per batch.
+//! * Aging runs only when it must (fewer than three generations of the
+//!   evictable types); the kernel may also age at three generations when
+//!   reclaim has raised its priority (`get_nr_to_scan`). Priorities are
+//!   not modelled.
+//! * The aging walk visits exactly the young pages (the kernel's Bloom
+//!   filters skip page tables without young entries, to the same effect);
+//!   it moves pages to their new generation at once instead of lazily at
+//!   `sort_folio` time, so the order within a generation can differ.
+//!   `lru_gen_look_around` (promoting the young neighbours of a young page
+//!   found by eviction) is not modelled: a trace has no page tables, and the
+//!   neighbours are promoted by the next aging walk anyway.
+//! * Dirty file pages are written back when evicted (as `linux-two-list`'s
+//!   default `writeback = "evict"`); the kernel moves them one generation up
+//!   and wakes the flusher.
+//! * `lru_gen_refault` also restores the refs counter, but without
+//!   PG_referenced, so the next `lru_gen_inc_refs` (or the isolation)
+//!   clears it again; only PG_workingset is restored here.
+//! * If the controller protects every page of every generation (all
+//!   PG_workingset, tier 3 protected), the kernel relies on its counts
+//!   shifting and on priorities; here, after a bounded number of steps
+//!   without freeing a page, the tail of the oldest generation is reclaimed
+//!   regardless (`forced`, a counter that stays 0 in the tests).
+//! * Swap is assumed available; memory cgroups, zones, large folios,
+//!   `swappiness` 201 (anon only, SWAPPINESS_ANON_ONLY) are not modelled.
+
+use crate::error::{Error, Result};
+use crate::policy::list::{Arena, List, NIL};
+use crate::policy::swap::linux_two_list::FileAccess;
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageOut, PageRef, Sink};
+use crate::trace::{Kind, Op};
+use serde::{Deserialize, Serialize};
+
+/// MIN_NR_GENS / MAX_NR_GENS (include/linux/mmzone.h).
+pub const MIN_NR_GENS: u64 = 2;
+pub const MAX_NR_GENS: u64 = 4;
+/// MAX_NR_TIERS (include/linux/mmzone.h).
+pub const MAX_NR_TIERS: usize = 4;
+/// MIN_LRU_BATCH = BITS_PER_LONG (64-bit).
+const MIN_LRU_BATCH: u64 = 64;
+/// BIT(LRU_REFS_WIDTH): the most accesses through file descriptors counted.
+const MAX_REFS: u8 = 4;
+const MAX_SWAPPINESS: u64 = 200;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MglruConfig {
+    /// vm.swappiness, 0..=200 (kernel default 60).
+    pub swappiness: u32,
+    /// How file pages are referenced: "mapped" (through page tables; "exec"
+    /// is accepted and means the same, MGLRU has no VM_EXEC rule) or "read"
+    /// (read()/write() system calls, counted in tiers).
+    pub file_access: FileAccess,
+    /// The thrashing guard /sys/kernel/mm/lru_gen/min_ttl_ms, in trace time
+    /// units; 0 = off (the kernel default).
+    pub min_ttl: u64,
+    /// Pages freed per reclaim round (1, or 32 as a memory cgroup does).
+    pub reclaim_batch: u32,
+}
+
+impl Default for MglruConfig {
+    fn default() -> Self {
+        MglruConfig {
+            swappiness: 60,
+            file_access: FileAccess::Mapped,
+            min_ttl: 0,
+            reclaim_batch: 1,
+        }
+    }
+}
+
+const YOUNG: u8 = 1;
+const WORKINGSET: u8 = 2;
+const DIRTY: u8 = 4;
+const ANON: u8 = 8;
+
+const NO_SHADOW: u64 = u64::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct PageState {
+    node: u32,
+    /// Generation slot, `seq % MAX_NR_GENS` (valid while resident).
+    gen: u8,
+    flags: u8,
+    /// Accesses through file descriptors, 0..=4 (`folio_lru_refs`): 0 =
+    /// no PG_referenced.
+    refs: u8,
+    page: u64,
+    /// Shadow: the type's `min_seq` at eviction, or NO_SHADOW.
+    shadow_seq: u64,
+    shadow_refs: u8,
+    shadow_ws: bool,
+}
+
+impl Default for PageState {
+    fn default() -> Self {
+        PageState {
+            node: NIL,
+            gen: 0,
+            flags: 0,
+            refs: 0,
+            page: 0,
+            shadow_seq: NO_SHADOW,
+            shadow_refs: 0,
+            shadow_ws: false,
+        }
+    }
+}
+
+/// `lru_tier_from_refs`.
+#[inline]
+pub fn tier_from_refs(refs: u8, workingset: bool) -> usize {
+    if workingset {
+        MAX_NR_TIERS - 1
+    } else {
+        // order_base_2: ceil(log2(refs)), 0 for 0 and 1.
+        match refs {
+            0 | 1 => 0,
+            2 => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// `struct ctrl_pos`: refaults and pages evicted or protected (the
+/// averages plus the current generation's counts), and the gain.
+#[derive(Debug, Clone, Copy)]
+pub struct CtrlPos {
+    pub refaulted: u64,
+    pub total: u64,
+    pub gain: u64,
+}
+
+/// `positive_ctrl_err`: true if the PV has few refaults or a refault rate
+/// (weighted by the gains) no higher than the SP's.
+pub fn positive_ctrl_err(sp: &CtrlPos, pv: &CtrlPos) -> bool {
+    pv.refaulted < MIN_LRU_BATCH
+        || pv.refaulted * (sp.total + MIN_LRU_BATCH) * sp.gain
+            <= (sp.refaulted + 1) * pv.total * pv.gain
+}
+
+pub struct Mglru {
+    cap: usize,
+    swappiness: u64,
+    fd_access: bool,
+    min_ttl: u64,
+    reclaim_batch: usize,
+    max_seq: u64,
+    min_seq: [u64; 2],
+    /// Birth time of each generation slot.
+    timestamps: [u64; MAX_NR_GENS as usize],
+    /// lists[gen][type]: head = youngest position, tail = next to scan.
+    lists: [[List; 2]; MAX_NR_GENS as usize],
+    pages: Vec<PageState>,
+    arena: Arena<u32>,
+    resident: usize,
+    /// Pages whose young bit was set since the last aging walk.
+    young: Vec<u32>,
+    /// PID controller state, per type and tier (NR_HIST_GENS = 1).
+    refaulted: [[u64; MAX_NR_TIERS]; 2],
+    evicted: [[u64; MAX_NR_TIERS]; 2],
+    protected: [[u64; MAX_NR_TIERS]; 2],
+    avg_refaulted: [[u64; MAX_NR_TIERS]; 2],
+    avg_total: [[u64; MAX_NR_TIERS]; 2],
+    now: u64,
+    c_scanned: [u64; 2],
+    c_reclaimed: [u64; 2],
+    c_aging: u64,
+    c_promoted: u64,
+    c_protected: u64,
+    c_activated: u64,
+    c_kept: u64,
+    c_refaults: u64,
+    c_refaults_recent: u64,
+    c_min_ttl_oom: u64,
+    c_forced: u64,
+}
+
+impl PolicyDef for Mglru {
+    const NAME: &'static str = "mglru";
+    const ALIASES: &'static [&'static str] = &["multi-gen-lru", "lru-gen"];
+    const FAMILY: &'static str = "swap";
+    const SUMMARY: &'static str = "Linux multi-generational LRU: generations per anon/file, \
+         page-table aging, tiers by fd accesses, PID refault feedback, min_ttl \
+         (mm/vmscan.c lru_gen, Documentation/mm/multigen_lru.rst).";
+    type Config = MglruConfig;
+
+    fn build(cfg: &MglruConfig, ctx: &PolicyCtx) -> Result<Self> {
+        if cfg.swappiness > 200 {
+            return Err(Error::config(format!(
+                "policy 'mglru': swappiness must be in 0..=200, got {}",
+                cfg.swappiness
+            )));
+        }
+        if cfg.reclaim_batch == 0 {
+            return Err(Error::config(
+                "policy 'mglru': reclaim_batch must be at least 1",
+            ));
+        }
+        Ok(Mglru {
+            cap: ctx.capacity,
+            swappiness: cfg.swappiness as u64,
+            fd_access: cfg.file_access == FileAccess::Read,
+            min_ttl: cfg.min_ttl,
+            reclaim_batch: cfg.reclaim_batch as usize,
+            max_seq: MIN_NR_GENS + 1,
+            min_seq: [0; 2],
+            timestamps: [0; MAX_NR_GENS as usize],
+            lists: [[List::default(); 2]; MAX_NR_GENS as usize],
+            pages: Vec::new(),
+            arena: Arena::with_capacity(ctx.capacity),
+            resident: 0,
+            young: Vec::new(),
+            refaulted: [[0; MAX_NR_TIERS]; 2],
+            evicted: [[0; MAX_NR_TIERS]; 2],
+            protected: [[0; MAX_NR_TIERS]; 2],
+            avg_refaulted: [[0; MAX_NR_TIERS]; 2],
+            avg_total: [[0; MAX_NR_TIERS]; 2],
+            now: 0,
+            c_scanned: [0; 2],
+            c_reclaimed: [0; 2],
+            c_aging: 0,
+            c_promoted: 0,
+            c_protected: 0,
+            c_activated: 0,
+            c_kept: 0,
+            c_refaults: 0,
+            c_refaults_recent: 0,
+            c_min_ttl_oom: 0,
+            c_forced: 0,
+        })
+    }
+}
+
+#[inline]
+fn slot(seq: u64) -> usize {
+    (seq % MAX_NR_GENS) as usize
+}
+
+impl Mglru {
+    /// (max_seq, [min_seq anon, min_seq file]).
+    pub fn seqs(&self) -> (u64, [u64; 2]) {
+        (self.max_seq, self.min_seq)
+    }
+
+    /// The sequence number of a resident page's generation, or None.
+    pub fn seq_of(&self, id: u32) -> Option<u64> {
+        let p = self.pages.get(id as usize)?;
+        if p.node == NIL {
+            return None;
+        }
+        let t = (p.flags & ANON == 0) as usize;
+        (self.min_seq[t]..=self.max_seq).find(|&s| slot(s) == p.gen as usize)
+    }
+
+    /// (refs, PG_workingset, young) of a resident page.
+    pub fn page_refs(&self, id: u32) -> Option<(u8, bool, bool)> {
+        let p = self.pages.get(id as usize)?;
+        (p.node != NIL).then_some((p.refs, p.flags & WORKINGSET != 0, p.flags & YOUNG != 0))
+    }
+
+    /// Pages in generation `seq` of a type (0 anon, 1 file).
+    pub fn gen_len(&self, seq: u64, file: bool) -> usize {
+        if seq < self.min_seq[file as usize] || seq > self.max_seq {
+            return 0;
+        }
+        self.lists[slot(seq)][file as usize].len()
+    }
+
+    /// Pages of a type's generation `seq`, oldest (next to scan) first.
+    pub fn gen_pages(&self, seq: u64, file: bool) -> Vec<u64> {
+        if seq < self.min_seq[file as usize] || seq > self.max_seq {
+            return Vec::new();
+        }
+        let mut v: Vec<u64> = self.lists[slot(seq)][file as usize]
+            .iter(&self.arena)
+            .map(|n| self.pages[*self.arena.get(n) as usize].page)
+            .collect();
+        v.reverse();
+        v
+    }
+
+    /// The tier cut-off `get_tier_idx` picks for a type now.
+    pub fn tier_idx(&self, file: bool) -> usize {
+        self.get_tier_idx(file as usize)
+    }
+
+    /// The type `get_type_to_scan` picks now (true = file).
+    pub fn type_to_scan(&self) -> bool {
+        self.get_type_to_scan() == 1
+    }
+
+    /// (refaulted, evicted, protected) of a type's tier in the current
+    /// generation (before averaging).
+    pub fn ctrl_counts(&self, file: bool, tier: usize) -> (u64, u64, u64) {
+        let t = file as usize;
+        (
+            self.refaulted[t][tier],
+            self.evicted[t][tier],
+            self.protected[t][tier],
+        )
+    }
+
+    /// Whether the min_ttl guard holds now: the oldest evictable generation
+    /// was born less than `min_ttl` before `now` (`lruvec_is_reclaimable`
+    /// false), so the kernel would OOM-kill rather than evict.
+    pub fn working_set_protected(&self, now: u64) -> bool {
+        if self.min_ttl == 0 || self.resident == 0 {
+            return false;
+        }
+        let birth = self.timestamps[slot(self.evictable_min_seq())];
+        now < birth.saturating_add(self.min_ttl)
+    }
+
+    fn anon_evictable(&self) -> bool {
+        self.swappiness > 0
+    }
+
+    /// `evictable_min_seq`: the oldest min_seq over the evictable types.
+    fn evictable_min_seq(&self) -> u64 {
+        if self.anon_evictable() {
+            self.min_seq[0].min(self.min_seq[1])
+        } else {
+            self.min_seq[1]
+        }
+    }
+
+    fn nr_gens(&self, t: usize) -> u64 {
+        self.max_seq - self.min_seq[t] + 1
+    }
+
+    /// `read_ctrl_pos`; `tier` = MAX_NR_TIERS sums every tier.
+    fn read_ctrl_pos(&self, t: usize, tier: usize, gain: u64) -> CtrlPos {
+        let mut pos = CtrlPos {
+            refaulted: 0,
+            total: 0,
+            gain,
+        };
+        for i in tier % MAX_NR_TIERS..=tier.min(MAX_NR_TIERS - 1) {
+            pos.refaulted += self.avg_refaulted[t][i] + self.refaulted[t][i];
+            pos.total += self.avg_total[t][i] + self.protected[t][i] + self.evicted[t][i];
+        }
+        pos
+    }
+
+    /// `reset_ctrl_pos(lruvec, type, carryover = true)` with one history
+    /// generation: fold the counts into the averages and clear them.
+    fn reset_ctrl_pos(&mut self, t: usize) {
+        for tier in 0..MAX_NR_TIERS {
+            self.avg_refaulted[t][tier] =
+                (self.avg_refaulted[t][tier] + self.refaulted[t][tier]) / 2;
+            self.avg_total[t][tier] =
+                (self.avg_total[t][tier] + self.protected[t][tier] + self.evicted[t][tier]) / 2;
+            self.refaulted[t][tier] = 0;
+            self.evicted[t][tier] = 0;
+            self.protected[t][tier] = 0;
+        }
+    }
+
+    /// `get_tier_idx`: gains 2 (SP, tier 0) : 3 (PV).
+    fn get_tier_idx(&self, t: usize) -> usize {
+        let sp = self.read_ctrl_pos(t, 0, 2);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(t, tier, 3);
+            if !positive_ctrl_err(&sp, &pv) {
+                break;
+            }
+            tier += 1;
+        }
+        tier - 1
+    }
+
+    /// `get_type_to_scan`: 1 = file.
+    fn get_type_to_scan(&self) -> usize {
+        if self.swappiness <= 1 {
+            return 1;
+        }
+        if self.swappiness >= MAX_SWAPPINESS {
+            return 0;
+        }
+        let sp = self.read_ctrl_pos(0, MAX_NR_TIERS, self.swappiness);
+        let pv = self.read_ctrl_pos(1, MAX_NR_TIERS, MAX_SWAPPINESS - self.swappiness);
+        positive_ctrl_err(&sp, &pv) as usize
+    }
+
+    /// Unlinks a resident page from its generation list.
+    fn unlink(&mut self, id: u32) {
+        let p = self.pages[id as usize];
+        let t = (p.flags & ANON == 0) as usize;
+        self.lists[p.gen as usize][t].unlink(&mut self.arena, p.node);
+    }
+
+    /// Links a resident page at the head (or tail) of generation `seq`.
+    fn link(&mut self, id: u32, seq: u64, tail: bool) {
+        let p = &mut self.pages[id as usize];
+        let t = (p.flags & ANON == 0) as usize;
+        p.gen = slot(seq) as u8;
+        let n = p.node;
+        let l = &mut self.lists[slot(seq)][t];
+        if tail {
+            l.push_back(&mut self.arena, n);
+        } else {
+            l.push_front(&mut self.arena, n);
+        }
+    }
+
+    /// `folio_update_gen` for a page the aging walk found young.
+    fn update_gen(&mut self, id: u32) {
+        let p = &mut self.pages[id as usize];
+        if p.refs == 0 && p.flags & WORKINGSET == 0 {
+            p.refs = 1;
+            return;
+        }
+        p.refs = 0;
+        p.flags |= WORKINGSET;
+        self.unlink(id);
+        self.link(id, self.max_seq, false);
+        self.c_promoted += 1;
+    }
+
+    /// `inc_min_seq`: moves the oldest generation of a type into the next,
+    /// counting the pages as protected, and retires it.
+    fn inc_min_seq(&mut self, t: usize) {
+        // A type that cannot be evicted (anon with swappiness 0) is not
+        // sorted: its oldest generation becomes the youngest ("goto done").
+        if t == 0 && !self.anon_evictable() {
+            self.reset_ctrl_pos(t);
+            self.min_seq[t] += 1;
+            return;
+        }
+        let old = slot(self.min_seq[t]);
+        let next = self.min_seq[t] + 1;
+        while let Some(n) = self.lists[old][t].back() {
+            let id = *self.arena.get(n);
+            let p = self.pages[id as usize];
+            let ws = p.flags & WORKINGSET != 0;
+            self.lists[old][t].unlink(&mut self.arena, n);
+            self.pages[id as usize].refs = 0;
+            self.link(id, next, true);
+            if !(p.refs == MAX_REFS && ws) {
+                self.protected[t][tier_from_refs(p.refs, ws)] += 1;
+            }
+        }
+        self.reset_ctrl_pos(t);
+        self.min_seq[t] = next;
+    }
+
+    /// The aging: the page-table walk, then `inc_max_seq`.
+    fn age(&mut self) {
+        let young = std::mem::take(&mut self.young);
+        for &id in &young {
+            let p = self.pages[id as usize];
+            if p.node == NIL || p.flags & YOUNG == 0 {
+                continue;
+            }
+            let anon = p.flags & ANON != 0;
+            // should_skip_vma: anon VMAs are skipped with swappiness 0.
+            if anon && !self.anon_evictable() {
+                continue;
+            }
+            self.pages[id as usize].flags &= !YOUNG;
+            self.update_gen(id);
+        }
+        self.young = young;
+        self.young.clear();
+        for t in 0..2 {
+            if self.nr_gens(t) == MAX_NR_GENS {
+                self.inc_min_seq(t);
+            }
+        }
+        self.timestamps[slot(self.max_seq + 1)] = self.now;
+        self.max_seq += 1;
+        self.c_aging += 1;
+    }
+
+    /// `try_to_inc_min_seq`.
+    fn try_to_inc_min_seq(&mut self) {
+        let mut min_seq = self.min_seq;
+        for (t, seq) in min_seq.iter_mut().enumerate() {
+            if t == 0 && !self.anon_evictable() {
+                continue;
+            }
+            while *seq + MIN_NR_GENS <= self.max_seq && self.lists[slot(*seq)][t].is_empty() {
+                *seq += 1;
+            }
+        }
+        if self.swappiness > 0 {
+            let seq = self.max_seq - MIN_NR_GENS;
+            if min_seq[0] > seq && min_seq[1] < seq {
+                min_seq[0] = seq;
+            } else if min_seq[1] > seq && min_seq[0] < seq {
+                min_seq[1] = seq;
+            }
+        }
+        for (t, &seq) in min_seq.iter().enumerate() {
+            if t == 0 && !self.anon_evictable() {
+                continue;
+            }
+            // The coupling rule may lower a min_seq the loop raised, never
+            // below the current one; generations it skipped are empty.
+            if seq > self.min_seq[t] {
+                self.reset_ctrl_pos(t);
+                self.min_seq[t] = seq;
+            }
+        }
+    }
+
+    /// Evicts page `id` (already unlinked) from type `t`.
+    fn evict<S: Sink>(&mut self, id: u32, t: usize, sink: &mut S) {
+        let p = &mut self.pages[id as usize];
+        let ws = p.flags & WORKINGSET != 0;
+        let tier = tier_from_refs(p.refs, ws);
+        self.evicted[t][tier] += 1;
+        let n = p.node;
+        p.node = NIL;
+        p.shadow_seq = self.min_seq[t];
+        p.shadow_refs = p.refs;
+        p.shadow_ws = ws;
+        let out = PageOut {
+            id,
+            page: p.page,
+            kind: if t == 0 { Kind::Anon } else { Kind::File },
+            dirty: p.flags & DIRTY != 0,
+            tier: 0,
+        };
+        p.flags &= ANON;
+        p.refs = 0;
+        self.arena.release(n);
+        self.resident -= 1;
+        self.c_reclaimed[t] += 1;
+        sink.evict(out);
+    }
+
+    /// One step of `scan_folios` + `shrink_folio_list` on the tail of type
+    /// `t`'s oldest generation. Returns whether a page was freed; None when
+    /// the type cannot be scanned (MIN_NR_GENS generations, or empty).
+    fn scan_one<S: Sink>(&mut self, t: usize, tier_idx: usize, sink: &mut S) -> Option<bool> {
+        if self.nr_gens(t) <= MIN_NR_GENS {
+            return None;
+        }
+        let old = slot(self.min_seq[t]);
+        let n = self.lists[old][t].back()?;
+        let id = *self.arena.get(n);
+        self.c_scanned[t] += 1;
+        let p = self.pages[id as usize];
+        let ws = p.flags & WORKINGSET != 0;
+        let tier = tier_from_refs(p.refs, ws);
+        self.lists[old][t].unlink(&mut self.arena, n);
+        // sort_folio: protected by its tier.
+        if tier > tier_idx || (p.refs == MAX_REFS && ws) {
+            self.pages[id as usize].refs = 0;
+            self.link(id, self.min_seq[t] + 1, false);
+            if !(p.refs == MAX_REFS && ws) {
+                self.protected[t][tier] += 1;
+            }
+            self.c_protected += 1;
+            return Some(false);
+        }
+        // isolate_folio: refs cleared unless PG_referenced (refs == 0 here
+        // means no PG_referenced already).
+        // folio_check_references: the young bit via the rmap walk.
+        if p.flags & YOUNG != 0 {
+            self.pages[id as usize].flags &= !YOUNG;
+            if p.refs > 0 || ws {
+                // lru_gen_set_refs -> FOLIOREF_ACTIVATE: PG_workingset,
+                // refs cleared, PG_active -> max_seq.
+                let q = &mut self.pages[id as usize];
+                q.refs = 0;
+                q.flags |= WORKINGSET;
+                self.link(id, self.max_seq, false);
+                self.c_activated += 1;
+            } else {
+                // FOLIOREF_KEEP: lru_gen_set_refs sets PG_referenced. On
+                // the way back (evict_folios) an anon page goes to
+                // max_seq - 1 (lru_gen_folio_seq, not in the swap cache);
+                // a file page would land in the oldest generation, so it
+                // gets PG_active with its LRU_REFS_FLAGS cleared ("don't
+                // add rejected folios to the oldest generation"): also
+                // max_seq - 1, but without PG_referenced. Anon pages read
+                // back from swap stay in the swap cache in the kernel and
+                // would be treated as file pages here; not modelled.
+                self.pages[id as usize].refs = (t == 0) as u8;
+                self.link(id, self.max_seq - 1, false);
+                self.c_kept += 1;
+            }
+            return Some(false);
+        }
+        self.evict(id, t, sink);
+        Some(true)
+    }
+
+    /// Evicts the tail of the oldest non-empty generation (type `first`
+    /// first), whatever its tier or young bit: the way out when nothing
+    /// else frees a page (see the module documentation).
+    fn force_evict<S: Sink>(&mut self, first: usize, sink: &mut S) {
+        for t in [first, 1 - first] {
+            for seq in self.min_seq[t]..=self.max_seq {
+                if let Some(n) = self.lists[slot(seq)][t].back() {
+                    let id = *self.arena.get(n);
+                    self.lists[slot(seq)][t].unlink(&mut self.arena, n);
+                    self.c_scanned[t] += 1;
+                    self.c_forced += 1;
+                    self.evict(id, t, sink);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reclaims `reclaim_batch` pages (`try_to_shrink_lruvec` rounds).
+    fn reclaim<S: Sink>(&mut self, sink: &mut S) {
+        if self.min_ttl > 0 && self.working_set_protected(self.now) {
+            self.c_min_ttl_oom += 1;
+        }
+        let target = self.reclaim_batch.min(self.resident).max(1);
+        let mut freed = 0;
+        // Bound on steps without progress before forcing an eviction.
+        let limit = 4 * self.resident + 64;
+        let mut idle = 0;
+        while freed < target {
+            let first = self.get_type_to_scan();
+            if idle > limit {
+                self.force_evict(first, sink);
+                freed += 1;
+                idle = 0;
+                continue;
+            }
+            self.try_to_inc_min_seq();
+            if self.evictable_min_seq() + MIN_NR_GENS > self.max_seq {
+                // With swappiness 0 and no file pages this repeats until
+                // the bound above forces an eviction (the kernel OOM-kills).
+                self.age();
+                idle += 1;
+                continue;
+            }
+            let mut done = None;
+            for t in [first, 1 - first] {
+                if t == 0 && !self.anon_evictable() {
+                    continue;
+                }
+                let tier = self.get_tier_idx(t);
+                if let Some(f) = self.scan_one(t, tier, sink) {
+                    done = Some(f);
+                    break;
+                }
+            }
+            match done {
+                Some(true) => {
+                    freed += 1;
+                    idle = 0;
+                }
+                Some(false) => idle += 1,
+                None => {
+                    // Neither type can be scanned: age.
+                    self.age();
+                    idle += 1;
+                }
+            }
+        }
+    }
+
+    /// Sets the young bit, remembering the page for the aging walk.
+    #[inline]
+    fn set_young(&mut self, id: u32) {
+        let p = &mut self.pages[id as usize];
+        if p.flags & YOUNG == 0 {
+            p.flags |= YOUNG;
+            self.young.push(id);
+        }
+    }
+
+    /// `lru_gen_inc_refs` (folio_mark_accessed).
+    fn inc_refs(&mut self, id: u32) {
+        let p = &mut self.pages[id as usize];
+        if p.refs < MAX_REFS {
+            p.refs += 1;
+        } else {
+            p.flags |= WORKINGSET;
+        }
+    }
+}
+
+impl Policy for Mglru {
+    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        let st = self.pages[r.id as usize];
+        let anon = r.kind() == Kind::Anon;
+        let write = r.op() == Op::Write;
+        let fd = self.fd_access && !anon;
+        if st.node != NIL {
+            if !fd {
+                self.set_young(r.id);
+            } else if !write {
+                self.inc_refs(r.id);
+            }
+            if write {
+                self.pages[r.id as usize].flags |= DIRTY;
+            }
+            sink.hit(r, 0);
+            return;
+        }
+        if self.cap == 0 {
+            sink.miss_bypass(r);
+            return;
+        }
+        self.now = r.time();
+        if self.resident >= self.cap {
+            self.reclaim(sink);
+        }
+        let t = !anon as usize;
+        let mut ws = false;
+        if st.shadow_seq != NO_SHADOW {
+            self.c_refaults += 1;
+            // lru_gen_test_recent.
+            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
+                self.c_refaults_recent += 1;
+                let refs = st.shadow_refs.max(1);
+                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
+                ws = st.shadow_ws;
+            }
+        }
+        let n = self.arena.alloc(r.id);
+        {
+            let p = &mut self.pages[r.id as usize];
+            p.node = n;
+            p.page = r.page();
+            p.shadow_seq = NO_SHADOW;
+            p.refs = 0;
+            p.flags = if anon { ANON } else { 0 };
+            if ws {
+                p.flags |= WORKINGSET;
+            }
+            if write {
+                p.flags |= DIRTY;
+            }
+        }
+        // lru_gen_folio_seq: a fault makes the page active.
+        let seq = if !fd {
+            self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
+        } else {
+            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
+        };
+        let seq = seq.max(self.min_seq[t]);
+        self.link(r.id, seq, false);
+        if !fd {
+            self.set_young(r.id);
+        } else if !write {
+            // filemap_read marks the new page accessed.
+            self.inc_refs(r.id);
+        }
+        self.resident += 1;
+        sink.miss(r, 0);
+    }
+
+    fn grow(&mut self, n: usize) {
+        if self.pages.len() < n {
+            self.pages.resize(n, PageState::default());
+        }
+    }
+
+    fn resident(&self) -> usize {
+        self.resident
+    }
+
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("scanned_anon", self.c_scanned[0]),
+            ("scanned_file", self.c_scanned[1]),
+            ("reclaimed_anon", self.c_reclaimed[0]),
+            ("reclaimed_file", self.c_reclaimed[1]),
+            ("aging", self.c_aging),
+            ("promoted", self.c_promoted),
+            ("protected", self.c_protected),
+            ("activated", self.c_activated),
+            ("kept", self.c_kept),
+            ("refaults", self.c_refaults),
+            ("refaults_recent", self.c_refaults_recent),
+            ("min_ttl_oom", self.c_min_ttl_oom),
+            ("forced", self.c_forced),
+        ]
+    }
+}
