@@ -177,7 +177,11 @@ fn policy_results_are_pinned() {
             "note": "written by crates/tierlab-core/tests/policy_counts.rs (TIERLAB_PIN_WRITE=1)",
             "traces": traces,
         });
-        std::fs::write(REFERENCE, serde_json::to_string_pretty(&doc).unwrap() + "\n").unwrap();
+        std::fs::write(
+            REFERENCE,
+            serde_json::to_string_pretty(&doc).unwrap() + "\n",
+        )
+        .unwrap();
         return;
     }
     let text = std::fs::read_to_string(REFERENCE).expect("reference counts");
