@@ -12,11 +12,13 @@ runs every policy once per size, ``lru`` first, so drift hits all alike; ``x lru
 rate over the median rate of ``lru`` in the same run. Each trace is converted to the native format
 first, so decoding costs the same for every policy.
 
-Metadata (``B/page``) is measured, not analytic: the ``memory`` example's counting allocator (live
-heap of one policy instance after replaying the Zipf trace at 10% of its footprint, minus what
-``grow(distinct)`` allocated, i.e. the page-id -> slot table; divided by the pages resident at the
-end). It needs the example built (``cargo build --release -p tierlab-core --example memory``; the
-path is ``--memory-bin`` or ``TIERLAB_MEMORY_BIN``, default ``target/release/examples/memory``);
+Metadata is measured, not analytic: the ``memory`` example's counting allocator (live heap of one
+policy instance after replaying the Zipf trace at 10% of its footprint). ``B/resident page`` is
+everything but what ``grow(distinct)`` allocated, over the pages resident at the end;
+``B/distinct page`` is what ``grow`` allocated (arrays indexed by page id: the id -> slot table,
+LIRS's whole per-page entry), over the distinct pages. It needs the example built
+(``cargo build --release -p tierlab-core --example memory``; the path is ``--memory-bin`` or
+``TIERLAB_MEMORY_BIN``, default ``target/release/examples/memory``);
 without it the column is left out.
 """
 
@@ -54,8 +56,9 @@ def run_one(trace: str, spec: str, family: str, size: str) -> tuple[float, int, 
     return float(row["policy_seconds"]), int(row["accesses"]), int(row["misses"])
 
 
-def metadata(memory_bin: Path, zipf: str, specs: list[str]) -> dict[str, float]:
-    """Bytes per resident page from the ``memory`` example (Zipf trace, 10% cache)."""
+def metadata(memory_bin: Path, zipf: str, specs: list[str]) -> dict[str, tuple[float, float]]:
+    """Bytes per resident page and per distinct page from the ``memory`` example (Zipf trace, 10%
+    cache)."""
     out = {}
     for spec in specs:
         args = [str(memory_bin), zipf, "0.1", spec]
@@ -66,8 +69,8 @@ def metadata(memory_bin: Path, zipf: str, specs: list[str]) -> dict[str, float]:
             continue
         for line in text.splitlines():
             parts = line.split()
-            if parts and parts[0] == spec and len(parts) >= 3 and re.fullmatch(r"[0-9.]+", parts[2]):
-                out[spec] = float(parts[2])
+            if parts and parts[0] == spec and len(parts) >= 4 and re.fullmatch(r"[0-9.]+", parts[2]):
+                out[spec] = (float(parts[2]), float(parts[3]))
     return out
 
 
@@ -85,6 +88,7 @@ def main() -> None:
         help="the memory example (bytes per resident page); skipped when absent",
     )
     ap.add_argument("--json", help="also write the results as JSON here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print every run as it ends")
     args = ap.parse_args()
 
     reg = tierlab.policies()
@@ -112,6 +116,8 @@ def main() -> None:
                 for frac in args.fractions:
                     for s in specs:
                         sec, n, misses = run_one(native, s, fam_of[s], frac)
+                        if args.verbose:
+                            print(f"  {s} {frac}: {n / sec / 1e6:.2f} M/s ({sec:.2f} s)", flush=True)
                         secs.setdefault((s, frac), []).append(sec)
                         info[(s, frac)] = (n, misses)
             rate = {k: info[k][0] / statistics.median(v) for k, v in secs.items()}
@@ -143,10 +149,12 @@ def main() -> None:
                     )
     mem_bin = Path(args.memory_bin)
     if mem_bin.exists():
-        print(f"\n== metadata: live heap per resident page, {args.zipf} at 10% ({mem_bin.name} example)")
+        print(f"\n== metadata: live heap, {args.zipf} at 10% ({mem_bin.name} example)")
+        print(f"{'policy':24} {'B/resident page':>16} {'B/distinct page':>16}")
         meta = metadata(mem_bin, args.zipf, specs)
         for s in specs:
-            print(f"{s:24} {meta[s]:8.1f} B" if s in meta else f"{s:24} {'-':>8}")
+            r, d = meta.get(s, (float("nan"), float("nan")))
+            print(f"{s:24} {r:16.1f} {d:16.1f}")
         rows.append({"metadata_bytes_per_resident_page": meta})
     else:
         print(f"\n{mem_bin} not found: no metadata column (cargo build --release -p tierlab-core --example memory)")
