@@ -20,7 +20,8 @@ wall time. Its main thread waits for the simulating threads in 2-second sleeps, 
 caches its wall time is rounded up to the next 2 s: read the CPU column for single runs. tierlab's
 ``loop`` is ``policy_seconds`` (CPU time of the replay loop), ``cpu`` the whole ``tierlab.run``
 call's CPU time (all threads: opening, decoding, dense ids, replay, results), ``wall`` its wall
-time. The 16-size sweep compares wall times (both use two threads) and CPU times. Miss ratios are
+time. ``cs own`` is the throughput cachesim prints for a single cache (its simulation loop alone,
+as it times it). The 16-size sweep compares wall times (both use two threads) and CPU times. Miss ratios are
 compared as cachesim prints them (4 decimals).
 """
 
@@ -61,7 +62,7 @@ project (nothing of libCacheSim goes into this repository):
     mkdir ../libcachesim-build && cd ../libcachesim-build
     cmake -DCMAKE_BUILD_TYPE=Release ../libCacheSim && make cachesim   # binary: bin/cachesim"""
 
-LINE = re.compile(r"(\S+) cache size\s+(\d+), (\d+) req, miss ratio ([0-9.]+)")
+LINE = re.compile(r"(\S+) cache size\s+(\d+),\s+(\d+) req, miss ratio ([0-9.]+)(?:, throughput ([0-9.]+) MQPS)?")
 
 
 def child_cpu() -> float:
@@ -75,7 +76,8 @@ def self_cpu() -> float:
 
 
 def run_cachesim(binary: str, oracle: Path, algos: list[str], sizes: list[int], threads: int, cwd: str):
-    """(cpu seconds, wall seconds, {(algo, size): miss ratio})"""
+    """(cpu seconds, wall seconds, {(algo, size): miss ratio}, cachesim's own throughput in M/s or
+    None: it prints one for a single cache)"""
     args = [
         binary,
         str(oracle),
@@ -90,10 +92,11 @@ def run_cachesim(binary: str, oracle: Path, algos: list[str], sizes: list[int], 
     c0, t0 = child_cpu(), time.perf_counter()
     out = subprocess.run(args, capture_output=True, text=True, cwd=cwd, check=True)
     wall, cpu = time.perf_counter() - t0, child_cpu() - c0
-    ratios = {}
+    ratios, own = {}, None
     for m in LINE.finditer(out.stdout + out.stderr):
         ratios[(m.group(1).lower(), int(m.group(2)))] = float(m.group(4))
-    return cpu, wall, ratios
+        own = float(m.group(5)) if m.group(5) else None
+    return cpu, wall, ratios, own
 
 
 def run_tierlab(native: str, specs: list[str], sizes: list[int], threads: int):
@@ -136,11 +139,11 @@ def main() -> None:
         print(f"trace: {spec} ({n:,} accesses), cache {size:,} pages, {args.repeats} repeats, medians\n")
         print(
             f"{'policy':8} {'tierlab loop':>12} {'cpu':>7} {'wall':>7} {'cachesim cpu':>13} {'wall':>7} "
-            f"{'loop/cs cpu':>11} {'cpu/cpu':>7} {'wall/wall':>9} {'miss ratio':>11}"
+            f"{'loop/cs cpu':>11} {'cpu/cpu':>7} {'wall/wall':>9} {'miss ratio':>13} {'cs own M/s':>9}"
         )
         for p in args.policies:
             t_spec, c_algo = PEERS[p]
-            tl, tc, tw, cc, cw = [], [], [], [], []
+            tl, tc, tw, cc, cw, co = [], [], [], [], [], []
             m_ours, r_theirs = None, None
             for _ in range(args.repeats):
                 loop, cpu, wall, m = run_tierlab(str(native), [t_spec], [size], 1)
@@ -148,19 +151,22 @@ def main() -> None:
                 tc.append(cpu)
                 tw.append(wall)
                 m_ours = next(iter(m.values()))
-                cpu, wall, ratios = run_cachesim(args.cachesim, oracle, [c_algo], [size], 1, tmp)
+                cpu, wall, ratios, own = run_cachesim(args.cachesim, oracle, [c_algo], [size], 1, tmp)
                 cc.append(cpu)
                 cw.append(wall)
+                if own:
+                    co.append(own)
                 r_theirs = next(iter(ratios.values()), None)
             med = {k: statistics.median(v) for k, v in dict(tl=tl, tc=tc, tw=tw, cc=cc, cw=cw).items()}
             ours = round(m_ours / n, 4)
             same = "=" if r_theirs is not None and abs(ours - r_theirs) < 1e-9 else "!="
             row = {"policy": p, **{k: n / v / 1e6 for k, v in med.items()}, "miss_ratio": ours, "cachesim": r_theirs}
+            row["cs_own"] = statistics.median(co) if co else None
             out["single"].append(row)
             print(
                 f"{p:8} {row['tl']:10.1f} M {row['tc']:6.1f}M {row['tw']:6.1f}M {row['cc']:11.1f} M {row['cw']:6.1f}M "
                 f"{med['cc'] / med['tl']:11.2f} {med['cc'] / med['tc']:7.2f} {med['cw'] / med['tw']:9.2f} "
-                f"{ours:.4f}{same}{r_theirs}"
+                f"{ours:.4f}{same}{r_theirs} {row['cs_own'] or float('nan'):9.2f}"
             )
         if args.sweep_policies:
             sizes = sorted({max(1, int(args.pages * 0.5 ** (k / 2))) // 1 for k in range(1, 17)})
@@ -174,7 +180,7 @@ def main() -> None:
                 _, cpu, wall, m = run_tierlab(str(native), specs, sizes, args.sweep_threads)
                 tc.append(cpu)
                 tw.append(wall)
-                cpu, wall, ratios = run_cachesim(args.cachesim, oracle, algos, sizes, args.sweep_threads, tmp)
+                cpu, wall, ratios, _ = run_cachesim(args.cachesim, oracle, algos, sizes, args.sweep_threads, tmp)
                 cc.append(cpu)
                 cw.append(wall)
                 mism = sum(
