@@ -175,7 +175,7 @@ def main() -> None:
             specs = [PEERS[p][0] for p in args.sweep_policies]
             algos = [PEERS[p][1] for p in args.sweep_policies]
             tc, tw, cc, cw = [], [], [], []
-            mism = 0
+            mism: dict[str, int] = {}
             for _ in range(args.repeats):
                 _, cpu, wall, m = run_tierlab(str(native), specs, sizes, args.sweep_threads)
                 tc.append(cpu)
@@ -183,12 +183,14 @@ def main() -> None:
                 cpu, wall, ratios, _ = run_cachesim(args.cachesim, oracle, algos, sizes, args.sweep_threads, tmp)
                 cc.append(cpu)
                 cw.append(wall)
-                mism = sum(
-                    1
-                    for (s, a) in zip(specs, algos, strict=True)
-                    for z in sizes
-                    if ratios.get((a, z)) is None or abs(round(m[(s, z)] / n, 4) - ratios[(a, z)]) > 1e-9
-                )
+                mism = {
+                    a: sum(
+                        1
+                        for z in sizes
+                        if ratios.get((a, z)) is None or abs(round(m[(sp, z)] / n, 4) - ratios[(a, z)]) > 1e-9
+                    )
+                    for sp, a in zip(specs, algos, strict=True)
+                }
             inst = len(specs) * len(sizes)
             med = {k: statistics.median(v) for k, v in dict(tc=tc, tw=tw, cc=cc, cw=cw).items()}
             print(
@@ -200,7 +202,7 @@ def main() -> None:
                 f"instance-refs/s wall)\ncachesim wall {med['cw']:7.2f} s  cpu {med['cc']:7.2f} s  "
                 f"({inst * n / med['cw'] / 1e6:.1f} M/s wall)\nwall ratio (cachesim/tierlab) "
                 f"{med['cw'] / med['tw']:.2f}, cpu ratio {med['cc'] / med['tc']:.2f}; "
-                f"miss ratios differing (4 decimals): {mism} of {inst}"
+                f"miss ratios differing (4 decimals): {sum(mism.values())} of {inst} ({mism})"
             )
             out["sweep"] = {"sizes": sizes, "policies": args.sweep_policies, **med, "mismatches": mism}
     if args.json:
