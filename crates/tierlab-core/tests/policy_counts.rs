@@ -10,6 +10,10 @@
 //! window, LIRS's stack pruning, ...), so a rework that changes any decision
 //! fails here. Regenerate (only when a change of results is intended) with
 //! `TIERLAB_PIN_WRITE=1 cargo test --release --test policy_counts`.
+//! A newly registered policy fails here ("not pinned") until its counts are
+//! written. The `footprint` stored with each trace is the distinct pages the
+//! decoder saw (it may decode a batch past the limit), used only to choose
+//! the sizes when writing; checks replay the stored sizes.
 
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
