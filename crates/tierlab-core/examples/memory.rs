@@ -13,13 +13,13 @@
 //!   trace (frames, list links, ghost entries, free lists, slack), divided by
 //!   the pages resident at the end (== capacity once the cache has filled).
 //!
-//! The policy runs against a sink that keeps nothing, so the engine's own
+//! Hybrid and tiered policies are built for two memory tiers. The policy runs against a sink that keeps nothing, so the engine's own
 //! per-run state (the accounting sink's swap bitmap: 1 bit per distinct page)
 //! is not included.
 
 use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::sync::atomic::{AtomicIsize, Ordering};
-use tierlab_core::policy::{PolicyCtx, PolicySpec};
+use tierlab_core::policy::{all_policies, PolicyCtx, PolicySpec};
 use tierlab_core::sim::check::NullSink;
 use tierlab_core::sim::engine::build_instance;
 use tierlab_core::sim::RefBatch;
@@ -89,9 +89,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     for p in &policies {
         let spec = PolicySpec::parse(p)?;
+        // Hybrid and tiered policies need two memory tiers.
+        let two = all_policies()
+            .iter()
+            .any(|i| i.name == spec.name && matches!(i.family, "hybrid" | "tiered"));
         let ctx = PolicyCtx {
             capacity,
-            tiers: 1,
+            tiers: if two { 2 } else { 1 },
             page_size,
         };
         let before = live();

@@ -24,9 +24,10 @@
 //! harness checks, which is why it is not the default.
 
 use crate::error::Result;
-use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
-use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::policy::list::{prefetch, NIL};
+use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -50,11 +51,93 @@ impl Default for LirsConfig {
     }
 }
 
+// Flags of an entry.
+/// In S: LIR (else HIR).
+const LIR: u8 = 1;
+/// In S: resident (libCacheSim's `in_cache`).
+const IN_CACHE: u8 = 2;
+const IN_S: u8 = 4;
+const IN_Q: u8 = 8;
+const IN_NH: u8 = 16;
+/// In memory, as told to the sink.
+const RESIDENT: u8 = 32;
+const DIRTY: u8 = 64;
+const ANON: u8 = 128;
+
+/// Which list a link belongs to.
+const S: usize = 0;
+const Q: usize = 1;
+const NH: usize = 2;
+
+/// Everything LIRS keeps about a page id, in one 28-byte entry: a page is in
+/// each of S, Q and NH at most once, so the lists link page ids directly
+/// (prev, next per list) and a reference reads one entry instead of three
+/// id -> slot tables and three nodes.
 #[derive(Debug, Clone, Copy)]
-struct SNode {
-    id: u32,
-    lir: bool,
-    in_cache: bool,
+struct Entry {
+    links: [[u32; 2]; 3],
+    flags: u8,
+}
+
+const EMPTY: Entry = Entry {
+    links: [[NIL; 2]; 3],
+    flags: 0,
+};
+
+/// An LRU list of page ids linked through their entries' `links[W]`.
+/// Front = most recent.
+#[derive(Debug, Clone, Copy)]
+struct IdList<const W: usize> {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+impl<const W: usize> IdList<W> {
+    fn new() -> Self {
+        IdList {
+            head: NIL,
+            tail: NIL,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn push_front(&mut self, e: &mut [Entry], i: u32) {
+        let old = self.head;
+        e[i as usize].links[W] = [NIL, old];
+        if old != NIL {
+            e[old as usize].links[W][0] = i;
+        } else {
+            self.tail = i;
+        }
+        self.head = i;
+        self.len += 1;
+    }
+
+    #[inline(always)]
+    fn unlink(&mut self, e: &mut [Entry], i: u32) {
+        let [p, n] = e[i as usize].links[W];
+        if p != NIL {
+            e[p as usize].links[W][1] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            e[n as usize].links[W][0] = p;
+        } else {
+            self.tail = p;
+        }
+        self.len -= 1;
+    }
+
+    #[inline(always)]
+    fn move_to_front(&mut self, e: &mut [Entry], i: u32) {
+        if self.head != i {
+            self.unlink(e, i);
+            self.push_front(e, i);
+        }
+    }
 }
 
 pub struct Lirs {
@@ -65,18 +148,13 @@ pub struct Lirs {
     hirs_count: usize,
     /// libCacheSim's occupancy count.
     occupied: usize,
-    s_arena: Arena<SNode>,
-    s: List,
-    s_table: SlotTable,
-    q_arena: Arena<u32>,
-    q: List,
-    q_table: SlotTable,
-    nh_arena: Arena<u32>,
-    nh: List,
-    nh_table: SlotTable,
-    /// Per page id: its frame while resident (as told to the sink).
-    frames: Vec<Frame>,
-    resident: Vec<bool>,
+    /// Per page id.
+    entries: Vec<Entry>,
+    /// Per page id: its page number (read when it leaves memory).
+    pages: Vec<u64>,
+    s: IdList<S>,
+    q: IdList<Q>,
+    nh: IdList<NH>,
     n_resident: usize,
     overfull: u64,
     libcachesim: bool,
@@ -100,17 +178,11 @@ impl PolicyDef for Lirs {
             lirs_count: 0,
             hirs_count: 0,
             occupied: 0,
-            s_arena: Arena::with_capacity(0),
-            s: List::default(),
-            s_table: SlotTable::default(),
-            q_arena: Arena::default(),
-            q: List::default(),
-            q_table: SlotTable::default(),
-            nh_arena: Arena::default(),
-            nh: List::default(),
-            nh_table: SlotTable::default(),
-            frames: Vec::new(),
-            resident: Vec::new(),
+            entries: Vec::new(),
+            pages: Vec::new(),
+            s: IdList::new(),
+            q: IdList::new(),
+            nh: IdList::new(),
             n_resident: 0,
             overfull: 0,
             protect: NIL,
@@ -126,67 +198,101 @@ impl Lirs {
         self.overfull
     }
 
-    fn s_remove(&mut self, slot: u32) {
-        let id = self.s_arena.get(slot).id;
-        self.s.unlink(&mut self.s_arena, slot);
-        self.s_arena.release(slot);
-        self.s_table.clear(id);
+    #[inline(always)]
+    fn flags(&self, id: u32) -> u8 {
+        self.entries[id as usize].flags
+    }
+
+    #[inline(always)]
+    fn has(&self, id: u32, f: u8) -> bool {
+        self.entries[id as usize].flags & f != 0
+    }
+
+    #[inline(always)]
+    fn set(&mut self, id: u32, f: u8) {
+        self.entries[id as usize].flags |= f;
+    }
+
+    #[inline(always)]
+    fn clear(&mut self, id: u32, f: u8) {
+        self.entries[id as usize].flags &= !f;
+    }
+
+    fn s_remove(&mut self, id: u32) {
+        self.s.unlink(&mut self.entries, id);
+        self.clear(id, IN_S | LIR | IN_CACHE);
     }
 
     fn s_insert(&mut self, id: u32, lir: bool, in_cache: bool) {
-        let slot = self.s_arena.alloc(SNode { id, lir, in_cache });
-        self.s.push_front(&mut self.s_arena, slot);
-        self.s_table.set(id, slot);
+        debug_assert!(!self.has(id, IN_S), "page {id} already in S");
+        self.clear(id, LIR | IN_CACHE);
+        let f = IN_S | if lir { LIR } else { 0 } | if in_cache { IN_CACHE } else { 0 };
+        self.set(id, f);
+        self.s.push_front(&mut self.entries, id);
     }
 
     fn q_insert(&mut self, id: u32) {
-        let slot = self.q_arena.alloc(id);
-        self.q.push_front(&mut self.q_arena, slot);
-        self.q_table.set(id, slot);
+        debug_assert!(!self.has(id, IN_Q), "page {id} already in Q");
+        self.set(id, IN_Q);
+        self.q.push_front(&mut self.entries, id);
     }
 
     fn q_remove(&mut self, id: u32) {
-        let slot = self.q_table.get(id);
-        if slot != NIL {
-            self.q.unlink(&mut self.q_arena, slot);
-            self.q_arena.release(slot);
-            self.q_table.clear(id);
+        if self.has(id, IN_Q) {
+            self.q.unlink(&mut self.entries, id);
+            self.clear(id, IN_Q);
         }
     }
 
     fn nh_insert(&mut self, id: u32) {
-        if self.nh_table.get(id) != NIL {
+        if self.has(id, IN_NH) {
             return;
         }
-        let slot = self.nh_arena.alloc(id);
-        self.nh.push_front(&mut self.nh_arena, slot);
-        self.nh_table.set(id, slot);
+        self.set(id, IN_NH);
+        self.nh.push_front(&mut self.entries, id);
     }
 
     fn nh_remove(&mut self, id: u32) {
-        let slot = self.nh_table.get(id);
-        if slot != NIL {
-            self.nh.unlink(&mut self.nh_arena, slot);
-            self.nh_arena.release(slot);
-            self.nh_table.clear(id);
+        if self.has(id, IN_NH) {
+            self.nh.unlink(&mut self.entries, id);
+            self.clear(id, IN_NH);
+        }
+    }
+
+    /// Page `id` as it leaves memory.
+    fn out(&self, id: u32) -> PageOut {
+        let f = self.flags(id);
+        PageOut {
+            id,
+            page: self.pages[id as usize],
+            kind: if f & ANON != 0 {
+                Kind::Anon
+            } else {
+                Kind::File
+            },
+            dirty: f & DIRTY != 0,
+            tier: 0,
         }
     }
 
     /// Tells the sink that page `id` left memory, if it had not already.
     fn leave<S: Sink>(&mut self, id: u32, sink: &mut S) {
-        let i = id as usize;
-        if self.resident[i] {
-            self.resident[i] = false;
+        if self.has(id, RESIDENT) {
+            self.clear(id, RESIDENT);
             self.n_resident -= 1;
-            sink.evict(self.frames[i].out(0));
+            sink.evict(self.out(id));
         }
     }
 
     fn enter(&mut self, r: &PageRef) {
-        let i = r.id as usize;
-        self.frames[i] = Frame::of(r);
-        if !self.resident[i] {
-            self.resident[i] = true;
+        let id = r.id;
+        self.pages[id as usize] = r.page();
+        self.clear(id, DIRTY | ANON);
+        let f =
+            if r.is_write() { DIRTY } else { 0 } | if r.kind() == Kind::Anon { ANON } else { 0 };
+        self.set(id, f);
+        if !self.has(id, RESIDENT) {
+            self.set(id, RESIDENT);
             self.n_resident += 1;
             if self.n_resident > self.cap {
                 self.overfull += 1;
@@ -196,30 +302,29 @@ impl Lirs {
 
     /// Stack pruning: removes HIR entries from S's bottom.
     fn prune<S: Sink>(&mut self, sink: &mut S) {
-        while self.s.back() != self.s.front() {
-            let t = self.s.back().expect("non-empty");
-            let n = *self.s_arena.get(t);
-            if n.lir {
+        while self.s.tail != self.s.head {
+            let t = self.s.tail;
+            let f = self.flags(t);
+            if f & LIR != 0 {
                 break;
             }
-            if !n.in_cache {
-                self.nh_remove(n.id);
-            } else if self.q_table.get(n.id) == NIL {
+            if f & IN_CACHE == 0 {
+                self.nh_remove(t);
+            } else if f & IN_Q == 0 {
                 // A page kept by quirk 2 that libCacheSim now forgets.
-                self.leave(n.id, sink);
+                self.leave(t, sink);
             }
             self.s_remove(t);
         }
     }
 
     fn evict_hir<S: Sink>(&mut self, sink: &mut S) {
-        let t = self.q.back().expect("Q is not empty");
-        let id = *self.q_arena.get(t);
+        let id = self.q.tail;
+        assert!(id != NIL, "Q is not empty");
         self.hirs_count -= 1;
         self.q_remove(id);
-        let s = self.s_table.get(id);
-        if s != NIL {
-            self.s_arena.get_mut(s).in_cache = false;
+        if self.has(id, IN_S) {
+            self.clear(id, IN_CACHE);
             self.nh_insert(id);
         }
         self.occupied -= 1;
@@ -232,10 +337,10 @@ impl Lirs {
 
     /// Demotes S's bottom page to Q.
     fn evict_lir<S: Sink>(&mut self, sink: &mut S) {
-        let t = self.s.back().expect("S is not empty");
-        let id = self.s_arena.get(t).id;
+        let id = self.s.tail;
+        assert!(id != NIL, "S is not empty");
         self.lirs_count -= 1;
-        self.s_remove(t);
+        self.s_remove(id);
         self.occupied -= 1;
         while self.hirs_count + 1 > self.hirs_limit {
             self.evict_hir(sink);
@@ -248,52 +353,68 @@ impl Lirs {
 
     /// Bounds S to 2 x capacity entries by dropping the oldest non-resident
     /// HIR entries.
+    #[inline(always)]
     fn limit_stack(&mut self) {
-        while self.s.len() > 2 * self.cap {
-            let Some(t) = self.nh.back() else { break };
-            let id = *self.nh_arena.get(t);
-            let s = self.s_table.get(id);
-            if s != NIL {
-                self.s_remove(s);
+        while self.s.len > 2 * self.cap {
+            let id = self.nh.tail;
+            if id == NIL {
+                break;
+            }
+            if self.has(id, IN_S) {
+                self.s_remove(id);
             }
             self.nh_remove(id);
         }
+    }
+
+    #[inline(always)]
+    fn hit<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        if r.is_write() {
+            self.set(r.id, DIRTY);
+        }
+        sink.hit(r, 0);
     }
 }
 
 impl Policy for Lirs {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.s_table.prefetch(far);
-        prefetch(&self.resident, far as usize);
-        prefetch(&self.frames, far as usize);
-        let s = self.s_table.lookup(near);
-        if s != NIL {
-            self.s_arena.prefetch(s);
+        prefetch(&self.entries, far as usize);
+        // `near`'s entry arrived since it was `far`: fetch its S neighbours, whose links a hit
+        // rewrites.
+        if let Some(e) = self.entries.get(near as usize) {
+            let [p, n] = e.links[S];
+            if p != NIL {
+                prefetch(&self.entries, p as usize);
+            }
+            if n != NIL {
+                prefetch(&self.entries, n as usize);
+            }
         }
     }
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let id = r.id;
-        let s = self.s_table.get(id);
-        let q = self.q_table.get(id);
-        if s != NIL {
-            self.s.move_to_front(&mut self.s_arena, s);
+        let f = self.flags(id);
+        let in_s = f & IN_S != 0;
+        let in_q = f & IN_Q != 0;
+        if in_s {
+            self.s.move_to_front(&mut self.entries, id);
         }
-        if q != NIL {
-            self.q.move_to_front(&mut self.q_arena, q);
+        if in_q {
+            self.q.move_to_front(&mut self.entries, id);
         }
-        if s != NIL && self.s_arena.get(s).lir {
+        if in_s && f & LIR != 0 {
             self.hit(r, sink);
             self.prune(sink);
             self.limit_stack();
             return;
         }
-        if s != NIL && self.s_arena.get(s).in_cache {
+        if in_s && f & IN_CACHE != 0 {
             // Resident HIR page in S: promote to LIR.
             self.hit(r, sink);
-            if q != NIL {
+            if in_q {
                 self.hirs_count -= 1;
                 self.q_remove(id);
                 self.occupied -= 1;
@@ -301,16 +422,15 @@ impl Policy for Lirs {
             while self.lirs_count + 1 > self.lirs_limit {
                 self.evict_lir(sink);
             }
-            let s = self.s_table.get(id);
-            if s != NIL {
-                self.s_arena.get_mut(s).lir = true;
+            if self.has(id, IN_S) {
+                self.set(id, LIR);
             }
             self.lirs_count += 1;
             self.occupied += 1;
             self.limit_stack();
             return;
         }
-        if s == NIL && q != NIL {
+        if !in_s && in_q {
             // Resident HIR page only in Q.
             self.hit(r, sink);
             if self.libcachesim {
@@ -329,8 +449,7 @@ impl Policy for Lirs {
             sink.miss_bypass(r);
             return;
         }
-        let nonresident_in_s = s != NIL;
-        if nonresident_in_s {
+        if in_s {
             while self.lirs_count + 1 > self.lirs_limit {
                 self.evict_lir(sink);
             }
@@ -342,14 +461,13 @@ impl Policy for Lirs {
         }
         while self.occupied + 1 > self.cap {
             let before = self.occupied;
-            let s = self.s_table.get(id);
-            if s != NIL && !self.s_arena.get(s).lir && !self.s_arena.get(s).in_cache {
+            let f = self.flags(id);
+            if f & IN_S != 0 && f & (LIR | IN_CACHE) == 0 {
                 while self.hirs_count >= self.hirs_limit {
                     self.evict_hir(sink);
                 }
                 self.evict_lir(sink);
-            } else if s == NIL
-                && self.q_table.get(id) == NIL
+            } else if f & (IN_S | IN_Q) == 0
                 && self.lirs_count + 1 > self.lirs_limit
                 && self.hirs_count + 1 > self.hirs_limit
             {
@@ -360,11 +478,9 @@ impl Policy for Lirs {
                 break;
             }
         }
-        let s = self.s_table.get(id);
-        if s != NIL && !self.s_arena.get(s).lir && !self.s_arena.get(s).in_cache {
-            let n = self.s_arena.get_mut(s);
-            n.lir = true;
-            n.in_cache = true;
+        let f = self.flags(id);
+        if f & IN_S != 0 && f & (LIR | IN_CACHE) == 0 {
+            self.set(id, LIR | IN_CACHE);
             self.lirs_count += 1;
         } else if self.lirs_count < self.lirs_limit {
             self.s_insert(id, true, true);
@@ -377,10 +493,10 @@ impl Policy for Lirs {
         self.occupied += 1;
         // A page libCacheSim dropped from its count but kept in S (quirk 2)
         // may still be resident here: that is a (rare) refetch of a resident page.
-        if self.resident[id as usize] {
-            self.resident[id as usize] = false;
+        if self.has(id, RESIDENT) {
+            self.clear(id, RESIDENT);
             self.n_resident -= 1;
-            sink.evict(self.frames[id as usize].out(0));
+            sink.evict(self.out(id));
         }
         self.enter(r);
         sink.miss(r, 0);
@@ -388,20 +504,9 @@ impl Policy for Lirs {
     }
 
     fn grow(&mut self, n: usize) {
-        self.s_table.grow(n);
-        self.q_table.grow(n);
-        self.nh_table.grow(n);
-        if self.frames.len() < n {
-            self.frames.resize(
-                n,
-                Frame {
-                    page: 0,
-                    id: 0,
-                    kind: crate::trace::Kind::File,
-                    dirty: false,
-                },
-            );
-            self.resident.resize(n, false);
+        if self.entries.len() < n {
+            self.entries.resize(n, EMPTY);
+            self.pages.resize(n, 0);
         }
     }
 
@@ -411,13 +516,6 @@ impl Policy for Lirs {
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![("overfull", self.overfull)]
-    }
-}
-
-impl Lirs {
-    fn hit<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.frames[r.id as usize].dirty |= r.is_write();
-        sink.hit(r, 0);
     }
 }
 
