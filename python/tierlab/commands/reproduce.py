@@ -64,9 +64,7 @@ def run(args) -> int:
         )
     console.print(t)
     console.print(rep.summary_line(claims))
-    sens = rep.sensitivity_frame(done)
-    if not sens.empty:
-        sens = sens[sens["grade"] != papers.WITHIN]
+    sens = rep.sensitivity_frame(done, off_only=True)
     if not sens.empty:
         console.print("sensitivity of the claims not within 25% (figures in the report):")
         bands = dict(zip(zip(claims["paper"], claims["claim"], strict=True), claims["band"], strict=True))

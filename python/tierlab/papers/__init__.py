@@ -32,6 +32,16 @@ GRADES = (WITHIN, DIRECTION, WRONG, QUAL_HOLDS, QUAL_FAILS, CALIBRATED)
 TOLERANCE = 0.25
 
 
+def effect_ratio(figure: float, paper: float, neutral: float) -> float:
+    """tierlab's effect over the paper's, both measured from ``neutral`` (the no-effect figure)."""
+    return (figure - neutral) / (paper - neutral)
+
+
+def within_tolerance(ratio: float) -> bool:
+    """Same direction as the paper and ``|ratio - 1| <= TOLERANCE`` (False for NaN)."""
+    return bool(ratio > 0 and abs(ratio - 1.0) <= TOLERANCE)
+
+
 @dataclass
 class Claim:
     """One claim of a paper beside tierlab's measurement, graded.
@@ -91,7 +101,7 @@ class Claim:
         """tierlab's effect over the paper's (NaN for a qualitative claim)."""
         if not self.numeric:
             return math.nan
-        return (self.tierlab - self.neutral) / (self.paper - self.neutral)
+        return effect_ratio(self.tierlab, self.paper, self.neutral)
 
     @property
     def direction_holds(self) -> bool:
@@ -106,7 +116,7 @@ class Claim:
             return QUAL_HOLDS if self.holds else QUAL_FAILS
         if not self.direction_holds:
             return WRONG
-        return WITHIN if abs(self.ratio - 1.0) <= TOLERANCE else DIRECTION
+        return WITHIN if within_tolerance(self.ratio) else DIRECTION
 
     @property
     def evidence(self) -> bool:
@@ -150,11 +160,10 @@ class Sensitivity:
             raise ValueError(f"sensitivity of {self.claim!r}: the paper's figure equals the no-effect figure")
 
     def ratio(self, figure: float) -> float:
-        return (figure - self.neutral) / (self.paper_figure - self.neutral)
+        return effect_ratio(figure, self.paper_figure, self.neutral)
 
     def within(self, figure: float) -> bool:
-        r = self.ratio(figure)
-        return bool(r > 0 and abs(r - 1.0) <= TOLERANCE)
+        return within_tolerance(self.ratio(figure))
 
     def main(self) -> pd.DataFrame:
         """The points of the main series (all points when there is no series), sorted by x."""
@@ -184,9 +193,8 @@ class Sensitivity:
             if math.isnan(f):
                 at_paper = f"the paper's {where_paper} point {fx(self.paper_x)} lies outside the swept range; "
             elif self.within(f):
-                if self.stated:
-                    return f"within 25% at the paper's stated setup ({fx(self.paper_x)}; ratio {self.ratio(f):.2f})"
-                return f"within 25% at the assumed paper setup ({fx(self.paper_x)}; ratio {self.ratio(f):.2f})"
+                setup = "the paper's stated setup" if self.stated else "the assumed paper setup"
+                return f"within 25% at {setup} ({fx(self.paper_x)}; ratio {self.ratio(f):.2f})"
             else:
                 at_paper = f"ratio {self.ratio(f):.2f} at the paper's {where_paper} point {fx(self.paper_x)}; "
         ok = pts[[self.within(v) for v in pts["figure"]]]
@@ -205,7 +213,7 @@ def device_variant(preset: str, path: str | Path, source: str, **fields: float) 
     """Writes a device TOML file (docs/devices.md) defining a device named ``preset`` that
     replaces the preset, with ``fields`` (keys as :func:`tierlab.devices` names its columns, e.g.
     ``write.random_setup_ns``) changed: the sensitivity sweeps' way to vary one device figure."""
-    import json
+    import tomli_w
 
     from tierlab import api
 
@@ -217,28 +225,20 @@ def device_variant(preset: str, path: str | Path, source: str, **fields: float) 
     unknown = set(fields) - set(row)
     if unknown:
         raise KeyError(f"device fields {sorted(unknown)} unknown; known: {sorted(row)}")
-    row.update(fields)
-    row["source"] = source
-    top, sections = [], {"read": [], "write": []}
+    row.update(fields, source=source)
+    device: dict = {}
     for key, value in row.items():
         if isinstance(value, float) and math.isnan(value):
-            continue
-        if isinstance(value, str):
-            text = json.dumps(value)
-        elif key == "erase_block_pages":
-            text = str(int(value))
-        else:
-            text = repr(float(value))
+            continue  # an optional field the preset leaves out
+        if not isinstance(value, str):
+            value = int(value) if key == "erase_block_pages" else float(value)
         head, _, rest = key.partition(".")
         if rest:
-            sections[head].append(f"{rest} = {text}")
+            device.setdefault(head, {})[rest] = value
         else:
-            top.append(f"{key} = {text}")
-    lines = ["[[device]]", *top]
-    for name, items in sections.items():
-        lines += [f"[device.{name}]", *items]
+            device[key] = value
     path = Path(path)
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(tomli_w.dumps({"device": [device]}))
     return path
 
 

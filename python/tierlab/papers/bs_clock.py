@@ -11,8 +11,10 @@ What is reproduced, on workloads tierlab generates (the paper's traces are not s
   pages per flash write (Fig. 7).
 - Tables 4 and 5, Figures 8 and 9: BS-CLOCK (SEQ_DIRTIED_PAGES = 16) against Spatial Clock: pages
   written, hit ratio, flash I/O time reduction.
-- Sensitivity (issue 16): the I/O time reduction against the write share of the workload, with the
-  paper's Table 2 write shares and its reductions marked (docs/flash.md).
+- Sensitivity (issue 16): the I/O time reduction and Table 4's extra pages against the write share,
+  the cards' random-write cost, the share of stream requests charged as random and the workload's
+  reuse, and on the workloads as the paper describes them (:func:`generate_paper_described`);
+  docs/flash.md.
 
 The workloads. The paper replays three "before-cache" traces from a Nexus One (web browsing: mostly
 small random reads and writes; video streaming: almost only writes; mixed apps: both, Table 2).
@@ -89,8 +91,11 @@ APPEND_PAGES = (1, 2, 4, 8, 16)
 #: Burst files a rewrite may pick from (``generate_mobile_block(rewrite_share=...)``).
 RECENT_BURSTS = 16
 
+#: Table 2: read and write operations of each workload (one page each: the paper's before-cache
+#: trace is "(operation, page number)" pairs, Section IV).
+PAPER_TABLE2 = {"web": (23_383, 47_346), "video": (67, 387_701), "mixed": (134_910, 105_796)}
 #: Table 2: the share of writes among each workload's I/O operations (page requests).
-PAPER_WRITE_SHARE = {"web": 47_346 / 70_729, "video": 387_701 / 387_768, "mixed": 105_796 / 240_706}
+PAPER_WRITE_SHARE = {w: writes / (reads + writes) for w, (reads, writes) in PAPER_TABLE2.items()}
 #: Sensitivity of the I/O time reduction to the write share (issue 16): the share of activities
 #: that are app launches (the generator's read-only activity) is swept over 0-90%, the other
 #: activities keeping their workload's relative weights; the figure's x axis is the write share of
@@ -204,9 +209,6 @@ def generate_mobile_block(
     return path
 
 
-#: Table 2: read and write operations of each workload (one page each: the paper's before-cache
-#: trace is "(operation, page number)" pairs, Section IV).
-PAPER_TABLE2 = {"web": (23_383, 47_346), "video": (67, 387_701), "mixed": (134_910, 105_796)}
 #: The paper-described workloads' unstated properties, swept (issue 16 scope 2): the mean length of
 #: a run of new pages written one after another, from single random pages to 64-page (256 KB) files.
 PAPER_RUN_PAGES = (1, 2, 4, 16, 64)
@@ -274,7 +276,7 @@ def paper_described_sensitivity(outdir: Path, scale: float) -> pd.DataFrame:
             trace = generate_paper_described(outdir / f"bs_clock_{w}_paper.csv.gz", w, run, seed=21 + i)
             if scale < 1.0:
                 trace = _head(trace, round(sum(PAPER_TABLE2[w]) * scale))
-            rows.append(_replayed_row(w, trace, run_pages=run))
+            rows += _replayed_rows(w, trace, run_pages=run)
             trace.unlink()
     return pd.DataFrame(rows)
 
@@ -313,13 +315,6 @@ def _io_time_ns(after: Path, card: str, cursor: str, device_files=()) -> float:
     return model_after_cache(after, CARDS[card], cursor=cursor, device_files=device_files)["total_ns"]
 
 
-def _compare(trace: Path, device_files=(), cursor: str = CURSOR) -> dict[str, tuple[float, int, int]]:
-    """Per card: BS-CLOCK (SEQ_DIRTIED_PAGES = 16)'s I/O time reduction over Spatial Clock (%),
-    charged on the policies' after-cache traces with ``cursor``, and the pages each writes
-    (BS-CLOCK, Spatial Clock)."""
-    return _compare_cursors(trace, device_files, (cursor,))[cursor]
-
-
 def _record(trace: Path) -> tuple[list[Path], list[dict]]:
     """Spatial Clock's and BS-CLOCK (16)'s after-cache traces of ``trace`` (written beside it) and
     their result rows."""
@@ -338,19 +333,6 @@ def _reductions(afters: list[Path], device_files=(), cursor: str = CURSOR) -> di
     for card in CARDS:
         t = [_io_time_ns(a, card, cursor, device_files) for a in afters]
         out[card] = 100 * (1 - t[1] / t[0])
-    return out
-
-
-def _compare_cursors(trace: Path, device_files=(), cursors=CURSORS) -> dict[str, dict[str, tuple[float, int, int]]]:
-    """:func:`_compare` for each of ``cursors`` from one replay of each policy."""
-    afters, rows = _record(trace)
-    written = [int(r["file_pages_written"]) for r in rows]
-    out = {}
-    for cursor in cursors:
-        red = _reductions(afters, device_files, cursor)
-        out[cursor] = {card: (r, written[1], written[0]) for card, r in red.items()}
-    for a in afters:
-        a.unlink()
     return out
 
 
@@ -445,7 +427,7 @@ def rewrite_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame:
             trace = generate_mobile_block(
                 outdir / f"bs_clock_{w}_rewrite.csv.gz", w, n_ops[w], seed=11 + i, rewrite_share=share
             )
-            rows.append(_replayed_row(w, trace, rewrite_share=share))
+            rows += _replayed_rows(w, trace, rewrite_share=share)
             trace.unlink()
     return pd.DataFrame(rows)
 
@@ -460,16 +442,7 @@ def write_share_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame
             trace = generate_mobile_block(
                 outdir / f"bs_clock_{w}_sens.csv.gz", w, n_ops[w], seed=11 + i, launch_share=ls
             )
-            share = write_share(trace)
-            for cursor, comp in _compare_cursors(trace).items():
-                bs_written, sc_written = comp["samsung"][1], comp["samsung"][2]
-                red = {c: v[0] for c, v in comp.items()}
-                more = _more_pages(bs_written, sc_written)
-                rows.append(
-                    _reduction_row(
-                        w, red, cursor=cursor, launch_share=ls, write_share=share, more_pages_written_pct=more
-                    )
-                )
+            rows += _replayed_rows(w, trace, CURSORS, launch_share=ls, write_share=write_share(trace))
             trace.unlink()
     return pd.DataFrame(rows)
 
@@ -545,23 +518,27 @@ def _more_pages(bs_written: int, sc_written: int) -> float:
     return 100 * (bs_written / sc_written - 1) if sc_written else float("nan")
 
 
-def _replayed_row(workload: str, trace: Path, **fields) -> dict:
-    """Both policies replayed on ``trace``: the reduction per card, Spatial Clock's hit ratio,
-    the pages each writes and BS-CLOCK's extra pages."""
+def _replayed_rows(workload: str, trace: Path, cursors=(CURSOR,), **fields) -> list[dict]:
+    """Both policies replayed once on ``trace``; per cursor model of ``cursors`` a row with the
+    reduction per card, Spatial Clock's hit ratio, the pages each writes and BS-CLOCK's extra pages."""
     afters, result = _record(trace)
-    red = _reductions(afters)
+    sc, bs = (int(r["file_pages_written"]) for r in result)
+    rows = [
+        _reduction_row(
+            workload,
+            _reductions(afters, cursor=cursor),
+            **fields,
+            cursor=cursor,
+            spatial_clock_hit_ratio=float(result[0]["hit_ratio"]),
+            spatial_clock_pages_written=sc,
+            bs_clock_pages_written=bs,
+            more_pages_written_pct=_more_pages(bs, sc),
+        )
+        for cursor in cursors
+    ]
     for a in afters:
         a.unlink()
-    sc, bs = (int(r["file_pages_written"]) for r in result)
-    return _reduction_row(
-        workload,
-        red,
-        **fields,
-        spatial_clock_hit_ratio=float(result[0]["hit_ratio"]),
-        spatial_clock_pages_written=sc,
-        bs_clock_pages_written=bs,
-        more_pages_written_pct=_more_pages(bs, sc),
-    )
+    return rows
 
 
 def _points(table: pd.DataFrame, x: pd.Series, figure: str = "reduction_pct") -> pd.DataFrame:
@@ -767,7 +744,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     for r in comp[comp.card == "samsung"].itertuples():
         pb, ps = PAPER_TABLE4[r.workload]
         paper_more = 100 * (pb / ps - 1)
-        more = 100 * (r.bs_clock_pages_written / max(r.spatial_clock_pages_written, 1) - 1)
+        more = _more_pages(r.bs_clock_pages_written, r.spatial_clock_pages_written)
         res.claims.append(
             Claim(
                 f"Table 4: BS-CLOCK writes more pages than Spatial Clock, {r.workload}",

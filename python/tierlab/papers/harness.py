@@ -119,20 +119,23 @@ def plot_sensitivity(sens: papers.Sensitivity, path: Path, unit: str = "") -> Pa
     return path
 
 
-def sensitivity_frame(done) -> pd.DataFrame:
+def sensitivity_frame(done, off_only: bool = False) -> pd.DataFrame:
     """One row per sensitivity: the claim and its grade, the property swept, the paper's and
-    tierlab's operating points, the range and the verdict."""
+    tierlab's operating points, the range and the verdict; ``off_only`` keeps the claims not
+    within 25% (what the terminal and the report list)."""
     rows = []
     for key, res, _ in done:
         if res is None:
             continue
         grades = {c.claim: c.grade for c in res.claims}
         for s in res.sensitivities:
+            if off_only and grades[s.claim] == papers.WITHIN:
+                continue
             rows.append(
                 {
                     "paper": key,
                     "claim": s.claim,
-                    "grade": grades.get(s.claim, ""),
+                    "grade": grades[s.claim],
                     "property": s.parameter,
                     "paper's point": "not stated"
                     if s.paper_x is None
@@ -297,14 +300,13 @@ SENSITIVITY_NOTE = (
 def write_report(done, out: Path, quick: bool) -> Path:
     """Writes the HTML report to ``out`` and, beside it, ``claims.csv`` (:func:`claims_frame`) and
     ``sensitivity.csv`` (:func:`sensitivity_frame`)."""
-    claims_all = claims_frame(done)
-    claims_all.to_csv(out.parent / "claims.csv", index=False)
+    claims = claims_frame(done)
+    claims.to_csv(out.parent / "claims.csv", index=False)
     sensitivity_frame(done).to_csv(out.parent / "sensitivity.csv", index=False)
     body = [
         f"<p class='note'>mode: {'quick' if quick else 'full'}; traces: generated or captured by tierlab's "
         "own tools and shipped with the project.</p>"
     ]
-    claims = claims_all
     if not claims.empty:
         body.append(
             f"<h2>claims</h2><p><b>{html.escape(summary_line(claims))}</b></p>"
@@ -317,7 +319,7 @@ def write_report(done, out: Path, quick: bool) -> Path:
                 for _, r in cal.iterrows()
             )
             body.append(f"<p class='note'>calibrated claims (not evidence):</p><ul class='note'>{items}</ul>")
-        sens = sensitivity_frame(done)
+        sens = sensitivity_frame(done, off_only=True)
         if not sens.empty:
             body.append(
                 "<h2>sensitivity of the claims not within 25%</h2><p class='note'>"
