@@ -6,98 +6,21 @@
 
 use tierlab_core::policy::swap::linux_two_list::FileAccess;
 use tierlab_core::policy::swap::mglru::{positive_ctrl_err, CtrlPos, Mglru, MglruConfig};
-use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef};
-use tierlab_core::sim::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
-use tierlab_core::trace::{Event, Kind, Op};
+use tierlab_core::policy::{PolicyCtx, PolicyDef};
 
-#[derive(Default)]
-struct Rec {
-    hits: u64,
-    misses: u64,
-    evicted: Vec<(u64, bool)>,
+mod common;
+use common::{ctx, Driver, A, F, R, W};
+
+fn mglru(capacity: usize, cfg: MglruConfig) -> Driver<Mglru> {
+    Driver::new(Mglru::build(&cfg, &ctx(capacity)).unwrap())
 }
 
-impl Sink for Rec {
-    fn hit(&mut self, _r: &PageRef, _tier: u8) {
-        self.hits += 1;
-    }
-    fn miss(&mut self, _r: &PageRef, _tier: u8) {
-        self.misses += 1;
-    }
-    fn miss_bypass(&mut self, _r: &PageRef) {
-        panic!("no bypass expected")
-    }
-    fn evict(&mut self, p: PageOut) {
-        self.evicted.push((p.page, p.dirty));
-    }
-    fn write_back(&mut self, _pages: &[PageOut]) {
-        panic!("no write-back expected")
-    }
-    fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
-        panic!("no migration expected")
-    }
-    fn event(&mut self, _e: &Event) {}
+fn mapped(capacity: usize) -> Driver<Mglru> {
+    mglru(capacity, MglruConfig::default())
 }
 
-struct Driver {
-    p: Mglru,
-    sink: Rec,
-    seq: u64,
-}
-
-impl Driver {
-    fn new(capacity: usize, cfg: MglruConfig) -> Self {
-        let ctx = PolicyCtx {
-            capacity,
-            tiers: 1,
-            page_size: 4096,
-        };
-        let mut p = Mglru::build(&cfg, &ctx).unwrap();
-        p.grow(1 << 15);
-        Driver {
-            p,
-            sink: Rec::default(),
-            seq: 0,
-        }
-    }
-    fn at(&mut self, page: u64, op: Op, kind: Kind, time: u64) {
-        let one = RefBatch::single(
-            self.seq,
-            RefFields {
-                time,
-                page,
-                id: page as u32,
-                app: 0,
-                op,
-                kind,
-                req_start: true,
-            },
-        );
-        self.seq += 1;
-        self.p.access(&one.get(0), &mut self.sink);
-    }
-    fn go(&mut self, page: u64, op: Op, kind: Kind) {
-        self.at(page, op, kind, self.seq);
-    }
-    fn counter(&self, name: &str) -> u64 {
-        self.p.counters().iter().find(|c| c.0 == name).unwrap().1
-    }
-    fn evicted(&self) -> Vec<u64> {
-        self.sink.evicted.iter().map(|e| e.0).collect()
-    }
-}
-
-const R: Op = Op::Read;
-const W: Op = Op::Write;
-const A: Kind = Kind::Anon;
-const F: Kind = Kind::File;
-
-fn mapped(capacity: usize) -> Driver {
-    Driver::new(capacity, MglruConfig::default())
-}
-
-fn fd(capacity: usize, swappiness: u32) -> Driver {
-    Driver::new(
+fn fd(capacity: usize, swappiness: u32) -> Driver<Mglru> {
+    mglru(
         capacity,
         MglruConfig {
             file_access: FileAccess::Read,
@@ -337,7 +260,7 @@ fn pid_controller_protects_a_refaulting_tier() {
 fn swappiness_sets_the_types_that_are_evicted() {
     // Swappiness 0: anon is never evicted while file pages can be (8 anon
     // pages reused, a stream of file pages, 16 pages of memory).
-    let mut d = Driver::new(
+    let mut d = mglru(
         16,
         MglruConfig {
             swappiness: 0,
@@ -360,7 +283,7 @@ fn swappiness_sets_the_types_that_are_evicted() {
     // Swappiness 200: get_type_to_scan always picks anon; file is scanned
     // only when anon is down to MIN_NR_GENS generations. The same trace with
     // the roles swapped (8 file pages reused, an anon stream) evicts anon.
-    let mut d = Driver::new(
+    let mut d = mglru(
         16,
         MglruConfig {
             swappiness: 200,
@@ -383,7 +306,7 @@ fn swappiness_sets_the_types_that_are_evicted() {
     assert!(anon > 300 && file < anon / 4, "anon {anon} file {file}");
     // With no file pages at all and swappiness 0 the kernel would OOM-kill;
     // the replay must free a page: the bounded fallback evicts anon.
-    let mut d = Driver::new(
+    let mut d = mglru(
         4,
         MglruConfig {
             swappiness: 0,
@@ -424,7 +347,7 @@ fn min_ttl_trips_when_the_oldest_generation_is_young() {
         min_ttl: 10,
         ..Default::default()
     };
-    let mut d = Driver::new(2, cfg);
+    let mut d = mglru(2, cfg);
     d.at(1, R, A, 0);
     d.at(2, R, A, 1);
     // Reclaim at time 2: the oldest evictable generation (0) was born at

@@ -4,95 +4,11 @@
 
 use tierlab_core::policy::swap::four_area::{FourArea, FourAreaConfig};
 use tierlab_core::policy::swap::linux_two_list::{LinuxTwoList, LinuxTwoListConfig};
-use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef};
-use tierlab_core::sim::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
-use tierlab_core::trace::{Event, Kind, Op};
+use tierlab_core::policy::{Policy, PolicyDef};
+use tierlab_core::trace::{Kind, Op};
 
-/// Records what the policy reports.
-#[derive(Default)]
-struct Rec {
-    hits: u64,
-    misses: u64,
-    /// (original page, dirty) of each eviction, in order.
-    evicted: Vec<(u64, bool)>,
-    /// Pages of each bulk write-back, when the test expects them (else a
-    /// write-back panics).
-    written: Option<Vec<Vec<u64>>>,
-}
-
-impl Sink for Rec {
-    fn hit(&mut self, _r: &PageRef, _tier: u8) {
-        self.hits += 1;
-    }
-    fn miss(&mut self, _r: &PageRef, _tier: u8) {
-        self.misses += 1;
-    }
-    fn miss_bypass(&mut self, _r: &PageRef) {
-        panic!("no bypass expected")
-    }
-    fn evict(&mut self, p: PageOut) {
-        self.evicted.push((p.page, p.dirty));
-    }
-    fn write_back(&mut self, pages: &[PageOut]) {
-        match &mut self.written {
-            Some(w) => w.push(pages.iter().map(|p| p.page).collect()),
-            None => panic!("no write-back expected"),
-        }
-    }
-    fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
-        panic!("no migration expected")
-    }
-    fn event(&mut self, _e: &Event) {}
-}
-
-/// Feeds `(page, op, kind)` references; page ids are the page numbers.
-struct Driver<P: Policy> {
-    p: P,
-    sink: Rec,
-    seq: u64,
-}
-
-impl<P: Policy> Driver<P> {
-    fn new(p: P) -> Self {
-        let mut p = p;
-        p.grow(64);
-        Driver {
-            p,
-            sink: Rec::default(),
-            seq: 0,
-        }
-    }
-    fn go(&mut self, page: u64, op: Op, kind: Kind) {
-        let one = RefBatch::single(
-            self.seq,
-            RefFields {
-                time: self.seq,
-                page,
-                id: page as u32,
-                app: 0,
-                op,
-                kind,
-                req_start: true,
-            },
-        );
-        let r = one.get(0);
-        self.seq += 1;
-        self.p.access(&r, &mut self.sink);
-    }
-}
-
-const R: Op = Op::Read;
-const W: Op = Op::Write;
-const A: Kind = Kind::Anon;
-const F: Kind = Kind::File;
-
-fn ctx(capacity: usize) -> PolicyCtx {
-    PolicyCtx {
-        capacity,
-        tiers: 1,
-        page_size: 4096,
-    }
-}
+mod common;
+use common::{ctx, Driver, A, F, R, W};
 
 /// Weights file-read 10, file-write 0, anon-read 1, anon-write 2+1 = 3.
 fn four_area(capacity: usize, ghost_size: f64) -> Driver<FourArea> {

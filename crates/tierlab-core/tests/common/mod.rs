@@ -1,0 +1,104 @@
+//! Helpers shared by the swap-family tests (`swap_policies.rs`, `mglru.rs`): a
+//! sink that records what a policy reports, and a driver that feeds it
+//! hand-written references.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use tierlab_core::policy::{Policy, PolicyCtx};
+use tierlab_core::sim::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
+use tierlab_core::trace::{Event, Kind, Op};
+
+pub const R: Op = Op::Read;
+pub const W: Op = Op::Write;
+pub const A: Kind = Kind::Anon;
+pub const F: Kind = Kind::File;
+
+pub fn ctx(capacity: usize) -> PolicyCtx {
+    PolicyCtx {
+        capacity,
+        tiers: 1,
+        page_size: 4096,
+    }
+}
+
+/// Records what the policy reports.
+#[derive(Default)]
+pub struct Rec {
+    pub hits: u64,
+    pub misses: u64,
+    /// (original page, dirty) of each eviction, in order.
+    pub evicted: Vec<(u64, bool)>,
+    /// Pages of each bulk write-back, when the test expects them (else a
+    /// write-back panics).
+    pub written: Option<Vec<Vec<u64>>>,
+}
+
+impl Sink for Rec {
+    fn hit(&mut self, _r: &PageRef, _tier: u8) {
+        self.hits += 1;
+    }
+    fn miss(&mut self, _r: &PageRef, _tier: u8) {
+        self.misses += 1;
+    }
+    fn miss_bypass(&mut self, _r: &PageRef) {
+        panic!("no bypass expected")
+    }
+    fn evict(&mut self, p: PageOut) {
+        self.evicted.push((p.page, p.dirty));
+    }
+    fn write_back(&mut self, pages: &[PageOut]) {
+        match &mut self.written {
+            Some(w) => w.push(pages.iter().map(|p| p.page).collect()),
+            None => panic!("no write-back expected"),
+        }
+    }
+    fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
+        panic!("no migration expected")
+    }
+    fn event(&mut self, _e: &Event) {}
+}
+
+/// Feeds `(page, op, kind)` references; page ids are the page numbers.
+pub struct Driver<P: Policy> {
+    pub p: P,
+    pub sink: Rec,
+    pub seq: u64,
+}
+
+impl<P: Policy> Driver<P> {
+    pub fn new(p: P) -> Self {
+        let mut p = p;
+        p.grow(1 << 15);
+        Driver {
+            p,
+            sink: Rec::default(),
+            seq: 0,
+        }
+    }
+    /// One reference at trace time `time`.
+    pub fn at(&mut self, page: u64, op: Op, kind: Kind, time: u64) {
+        let one = RefBatch::single(
+            self.seq,
+            RefFields {
+                time,
+                page,
+                id: page as u32,
+                app: 0,
+                op,
+                kind,
+                req_start: true,
+            },
+        );
+        self.seq += 1;
+        self.p.access(&one.get(0), &mut self.sink);
+    }
+    /// One reference; trace time is the reference's sequence number.
+    pub fn go(&mut self, page: u64, op: Op, kind: Kind) {
+        self.at(page, op, kind, self.seq);
+    }
+    pub fn counter(&self, name: &str) -> u64 {
+        self.p.counters().iter().find(|c| c.0 == name).unwrap().1
+    }
+    pub fn evicted(&self) -> Vec<u64> {
+        self.sink.evicted.iter().map(|e| e.0).collect()
+    }
+}
