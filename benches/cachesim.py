@@ -39,8 +39,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from zipf_trace import zipf_trace
+
 import tierlab
-from tierlab.interop import page_sequence, write_oracle_general
 
 #: tierlab policy -> (tierlab spec, cachesim algorithm)
 PEERS = {
@@ -129,11 +130,7 @@ def main() -> None:
 
     out: dict = {"single": [], "sweep": None}
     with tempfile.TemporaryDirectory() as tmp:
-        spec = f"zipf:alpha={args.alpha},pages={args.pages},n={args.n},seed=1"
-        native = Path(tmp) / "zipf.tlt"
-        tierlab.convert.convert(tierlab.Trace.of(spec), native)
-        pages = page_sequence(tierlab.Trace.of(native))
-        oracle = write_oracle_general(pages, Path(tmp) / "zipf.oracleGeneral.bin")
+        spec, native, pages, oracle = zipf_trace(Path(tmp), args.alpha, args.pages, args.n)
         n = len(pages)
         size = int(args.cache * args.pages)
         print(f"trace: {spec} ({n:,} accesses), cache {size:,} pages, {args.repeats} repeats, medians\n")

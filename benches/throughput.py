@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from zipf_trace import zipf_trace
 
 import tierlab
 from tierlab import _core
-from tierlab.interop import page_sequence, write_oracle_general
 
 #: tierlab policy spec run for a policy name, where the default differs from libCacheSim's
 #: algorithm (LIRS: libCacheSim demotes differently, see policy/classic/lirs.rs)
@@ -78,11 +78,7 @@ def main() -> None:
     known = set(tierlab.policies()["name"])
     policies = [p for p in args.policies if p in known]
     with tempfile.TemporaryDirectory() as tmp:
-        spec = f"zipf:alpha={args.alpha},pages={args.pages},n={args.n},seed=1"
-        native = Path(tmp) / "zipf.tlt"
-        tierlab.convert.convert(tierlab.Trace.of(spec), native)
-        pages = page_sequence(tierlab.Trace.of(native))
-        oracle = write_oracle_general(pages, Path(tmp) / "zipf.oracleGeneral.bin")
+        spec, native, pages, oracle = zipf_trace(Path(tmp), args.alpha, args.pages, args.n)
         n = len(pages)
         size = int(args.cache * args.pages)
         trace_json = tierlab.Trace.of(native).to_json()
