@@ -13,10 +13,12 @@
 //! There is no MSR file under ../shared/traces: the tests use small fixtures
 //! written from this description.
 
-use super::common::{byte_span, check_page_size, read_lines, split_fields, LineState, Step};
+use super::common::{
+    byte_span, check_page_size, split_fields, LineAt, LineFormat, LineReader, Step,
+};
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::input::{parse_u64, show, trim};
+use crate::trace::{Access, Kind, Op};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -32,21 +34,21 @@ impl Default for MsrOptions {
     }
 }
 
-pub struct MsrReader {
-    lines: Lines,
+/// The MSR line format; [`MsrReader`] reads it.
+pub struct MsrLines {
     page_size: u32,
     fields: Vec<(usize, usize)>,
-    state: LineState,
 }
+
+pub type MsrReader = LineReader<MsrLines>;
 
 impl MsrReader {
     pub fn open(path: &Path, opts: MsrOptions) -> Result<Self> {
-        Ok(MsrReader {
+        let format = MsrLines {
             page_size: check_page_size("msr", opts.page_size)?,
-            lines: Lines::open(path)?,
             fields: Vec::with_capacity(8),
-            state: LineState::default(),
-        })
+        };
+        LineReader::new(path, format)
     }
 }
 
@@ -113,28 +115,14 @@ fn parse(
     }))
 }
 
-impl TraceReader for MsrReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        let (ps, fields) = (self.page_size, &mut self.fields);
-        let mut line_no = self.lines.line_no();
-        read_lines(
-            &mut self.lines,
-            &mut self.state,
-            "MSR csv lines 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime'",
-            out,
-            max,
-            |line| {
-                line_no += 1;
-                parse(line, line_no, ps, fields)
-            },
-        )
+impl LineFormat for MsrLines {
+    const NAME: &'static str = "msr";
+    const EXPECTED: &'static str =
+        "MSR csv lines 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime'";
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
+        parse(line, at.line, self.page_size, &mut self.fields)
     }
-
     fn page_size(&self) -> u32 {
         self.page_size
-    }
-
-    fn format(&self) -> &'static str {
-        "msr"
     }
 }

@@ -18,12 +18,12 @@
 //! written from this description.
 
 use super::common::{
-    byte_span, check_page_size, parse_seconds_ns, read_lines, split_fields, to_bytes, LineState,
-    Step, SECTOR,
+    byte_span, check_page_size, parse_seconds_ns, split_fields, to_bytes, LineAt, LineFormat,
+    LineReader, Step, SECTOR,
 };
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::input::{parse_u64, show, trim};
+use crate::trace::{Access, Kind, Op};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -42,21 +42,21 @@ impl Default for SpcOptions {
     }
 }
 
-pub struct SpcReader {
-    lines: Lines,
+/// The SPC line format; [`SpcReader`] reads it.
+pub struct SpcLines {
     page_size: u32,
     fields: Vec<(usize, usize)>,
-    state: LineState,
 }
+
+pub type SpcReader = LineReader<SpcLines>;
 
 impl SpcReader {
     pub fn open(path: &Path, opts: SpcOptions) -> Result<Self> {
-        Ok(SpcReader {
+        let format = SpcLines {
             page_size: check_page_size("spc", opts.page_size)?,
-            lines: Lines::open(path)?,
             fields: Vec::with_capacity(8),
-            state: LineState::default(),
-        })
+        };
+        LineReader::new(path, format)
     }
 }
 
@@ -131,28 +131,13 @@ fn parse(
     }))
 }
 
-impl TraceReader for SpcReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        let (ps, fields) = (self.page_size, &mut self.fields);
-        let mut line_no = self.lines.line_no();
-        read_lines(
-            &mut self.lines,
-            &mut self.state,
-            "SPC csv lines 'ASU,LBA,Size,Opcode,Timestamp'",
-            out,
-            max,
-            |line| {
-                line_no += 1;
-                parse(line, line_no, ps, fields)
-            },
-        )
+impl LineFormat for SpcLines {
+    const NAME: &'static str = "spc";
+    const EXPECTED: &'static str = "SPC csv lines 'ASU,LBA,Size,Opcode,Timestamp'";
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
+        parse(line, at.line, self.page_size, &mut self.fields)
     }
-
     fn page_size(&self) -> u32 {
         self.page_size
-    }
-
-    fn format(&self) -> &'static str {
-        "spc"
     }
 }
