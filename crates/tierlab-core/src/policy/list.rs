@@ -3,7 +3,8 @@
 //! (no allocation per access, no hashing: page ids are dense) and link slots
 //! into as many lists as they need (LRU stacks, ARC's T1/T2/B1/B2, ...).
 
-use crate::sim::{PageId, PageOut, PageRef};
+use crate::policy::Frame;
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 
 /// "No slot".
@@ -389,6 +390,21 @@ impl SlotFrames {
         self.kinds[s] = r.kind();
         self.dirty.assign(s, r.is_write());
     }
+    /// Slot `s`'s page is evicted from `tier` (forgotten by `table`, reported to `sink`) and
+    /// `r`'s page takes the slot: the steady-state miss of a full cache, with no allocation.
+    #[inline]
+    pub fn replace<S: Sink>(
+        &mut self,
+        s: usize,
+        r: &PageRef,
+        table: &mut SlotTable,
+        tier: u8,
+        sink: &mut S,
+    ) {
+        table.clear(self.id(s));
+        sink.evict(self.out(s, tier));
+        self.put(s, r);
+    }
     /// A hit by `r` on slot `s`: dirty from now on if `r` writes.
     #[inline(always)]
     pub fn touch(&mut self, s: usize, r: &PageRef) {
@@ -526,6 +542,13 @@ impl SlotTable {
     #[inline]
     pub fn clear(&mut self, id: u32) {
         self.slots[id as usize] = NIL;
+    }
+    /// `victim` leaves `tier`: its page has no slot any more, and `sink` hears of the eviction
+    /// (with its dirty bit, so a dirty page is written back).
+    #[inline]
+    pub fn forget_evicted<S: Sink>(&mut self, victim: &Frame, tier: u8, sink: &mut S) {
+        self.clear(victim.id);
+        sink.evict(victim.out(tier));
     }
 }
 

@@ -156,9 +156,8 @@ impl S3Fifo {
                 self.main.push_front(&mut self.arena, v);
             } else {
                 let f = n.f;
-                self.table.clear(f.id);
                 self.arena.release(v);
-                sink.evict(f.out(0));
+                self.table.forget_evicted(&f, 0, sink);
                 return;
             }
         }

@@ -93,9 +93,8 @@ impl TwoQ {
     fn evict_am<S: Sink>(&mut self, sink: &mut S) {
         let v = self.am.pop_back(&mut self.arena).expect("Am is not empty");
         let victim = self.arena.get(v).f;
-        self.table.clear(victim.id);
         self.arena.release(v);
-        sink.evict(victim.out(0));
+        self.table.forget_evicted(&victim, 0, sink);
     }
 
     /// The paper's `reclaimfor`: frees one page slot.
