@@ -12,24 +12,13 @@
 //! but not used: `time` is the reference's ordinal, as for every format without
 //! timestamps.
 
-use super::common::{check_page_size, LineAt, LineFormat, LineReader, Step};
+use super::common::{check_page_size, LineAt, LineFormat, LineReader, PageSizeOptions, Step};
 use crate::error::Result;
 use crate::trace::input::{parse_hex, parse_u64, show};
 use crate::trace::{Access, Kind, Op};
-use serde::Deserialize;
 use std::path::Path;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AddrOptions {
-    pub page_size: u32,
-}
-
-impl Default for AddrOptions {
-    fn default() -> Self {
-        AddrOptions { page_size: 4096 }
-    }
-}
+pub type AddrOptions = PageSizeOptions;
 
 /// The address-trace line format; [`AddrReader`] reads it.
 pub struct AddrLines {
