@@ -252,8 +252,8 @@ fn compact_numbers() {
     assert_eq!(gen("scan:pages=1e3").len(), 1000);
     assert_eq!(gen("loop:pages=10,n=2_500").len(), 2500);
     assert!(matches!(
-        parse_spec("zipf:alpha=1,pages=10,n=5").unwrap(),
-        tierlab_core::trace::synth::GenSpec::Zipf(z) if z.alpha == 1.0
+        parse_spec("zipf:alpha=1,pages=10,n=5").unwrap().shape,
+        tierlab_core::trace::synth::Shape::Zipf(z) if z.alpha == 1.0
     ));
 }
 

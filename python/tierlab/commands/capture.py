@@ -7,7 +7,7 @@ data addresses inside file mappings (sampled from /proc/PID/maps during the run)
 The references stream into OUT in tierlab's native format (``.tlt``), or with ``--format
 tlpages`` in a compact zstd stream that is several times smaller for long memory traces; any tierlab
 command reads both. The conversion rules and their limits are documented in
-crates/tierlab-core/src/trace/capture.rs.
+crates/tierlab-core/src/trace/capture/.
 """
 
 from __future__ import annotations

@@ -613,6 +613,13 @@ def figure2_table() -> pd.DataFrame:
     return df
 
 
+def _seq_dirtied_axis(ax, workload: str, seq_dirtied_pages) -> None:
+    """Figs. 6 and 7's x axis (SEQ_DIRTIED_PAGES as bytes) and panel title."""
+    ax.set_xticks(range(len(seq_dirtied_pages)))
+    ax.set_xticklabels([f"{n * 4}K" if n < 256 else f"{n // 256}M" for n in seq_dirtied_pages], rotation=60)
+    ax.set_title(f"({'abc'[WORKLOADS.index(workload)]}) {workload}")
+
+
 def _plots(fig67: pd.DataFrame, outdir: Path) -> dict[str, Path]:
     import matplotlib
 
@@ -625,9 +632,7 @@ def _plots(fig67: pd.DataFrame, outdir: Path) -> dict[str, Path]:
     for ax, w in zip(axes, WORKLOADS, strict=True):
         d = bs[(bs.workload == w) & (bs.card == "samsung")].sort_values("seq_dirtied_pages")
         ax.plot(range(len(d)), d["hit_ratio"], marker="o")
-        ax.set_xticks(range(len(d)))
-        ax.set_xticklabels([f"{n * 4}K" if n < 256 else f"{n // 256}M" for n in d["seq_dirtied_pages"]], rotation=60)
-        ax.set_title(f"({'abc'[WORKLOADS.index(w)]}) {w}")
+        _seq_dirtied_axis(ax, w, d["seq_dirtied_pages"])
         ax.set_ylim(0, 1)
         ax.set_xlabel("max amount of one bulk write")
     axes[0].set_ylabel("cache hit ratio")
@@ -646,14 +651,12 @@ def _plots(fig67: pd.DataFrame, outdir: Path) -> dict[str, Path]:
         for i, card in enumerate(CARDS):
             dc = d[d.card == card].set_index("seq_dirtied_pages").loc[ns]
             ax.bar(x + (i - 0.5) * 0.4, dc["io_time_s"], width=0.4, label=card)
-        ax.set_xticks(x)
-        ax.set_xticklabels([f"{n * 4}K" if n < 256 else f"{n // 256}M" for n in ns], rotation=60)
+        _seq_dirtied_axis(ax, w, ns)
         ax.set_ylabel("modeled flash I/O time (s)")
         ax2 = ax.twinx()
         avg = d[d.card == "samsung"].set_index("seq_dirtied_pages").loc[ns]["avg_pages_per_write"]
         ax2.plot(x, avg, color="k", marker="o", label="avg pages / write")
         ax2.set_ylabel("avg pages per flash write")
-        ax.set_title(f"({'abc'[WORKLOADS.index(w)]}) {w}")
         if w == WORKLOADS[0]:
             ax.legend(loc="upper right", fontsize=8)
     fig.suptitle("Fig. 7: flash I/O time and average pages per write by SEQ_DIRTIED_PAGES")

@@ -92,7 +92,8 @@ fn memory(
     }
 }
 
-fn storage(
+/// A storage device (no CPU-side access costs): the constructor every preset file uses.
+pub(super) fn storage(
     name: &str,
     class: DeviceClass,
     source: &str,

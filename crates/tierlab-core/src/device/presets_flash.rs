@@ -43,6 +43,7 @@
 //! reduction depends on the calibrated write numbers, not on these guesses;
 //! only its absolute value and the read share of total time do.
 
+use super::presets::storage;
 use super::{Device, DeviceClass, IoCost};
 
 /// Pages of 4 KB in the paper's 64 MB experiment.
@@ -92,21 +93,16 @@ fn read_cost(bw: f64, random_4k_ns: f64, seq_setup_ns: f64, watts: f64) -> IoCos
 }
 
 fn microsd(name: &str, source: &str, write: IoCost, read: IoCost) -> Device {
-    Device {
-        name: name.into(),
-        class: DeviceClass::Block,
-        source: source.into(),
+    // TLC-class consumer cards; 1 MB erase blocks (assumed).
+    storage(
+        name,
+        DeviceClass::Block,
+        source,
         read,
         write,
-        access_read_ns: 0.0,
-        access_write_ns: 0.0,
-        access_read_energy_nj: 0.0,
-        access_write_energy_nj: 0.0,
-        static_mw_per_gib: 0.0,
-        // TLC-class consumer cards; 1 MB erase blocks (assumed).
-        endurance_writes: Some(1000.0),
-        erase_block_pages: Some(256),
-    }
+        Some(1000.0),
+        Some(256),
+    )
 }
 
 /// The two microSD presets of the BS-CLOCK paper.

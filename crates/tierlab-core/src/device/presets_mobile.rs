@@ -8,6 +8,7 @@
 //! 4 KiB random request costs `1 / IOPS` of which the transfer is `4096 B /
 //! sequential bandwidth` and the rest is the random setup.
 
+use super::presets::storage;
 use super::{Device, DeviceClass, IoCost};
 
 const PAGE_BYTES: f64 = 4096.0;
@@ -34,34 +35,9 @@ fn block_io(iops_4k: f64, seq_mb_per_s: f64, seq_setup_ns: f64) -> IoCost {
 /// `presets.rs` uses for its cards).
 const SD_SEQ_WRITE_OVERHEAD: f64 = 1.0 / 0.65 - 1.0;
 
-fn device(
-    name: &str,
-    class: DeviceClass,
-    source: &str,
-    read: IoCost,
-    write: IoCost,
-    endurance: Option<f64>,
-    erase_pages: Option<u32>,
-) -> Device {
-    Device {
-        name: name.into(),
-        class,
-        source: source.into(),
-        read,
-        write,
-        access_read_ns: 0.0,
-        access_write_ns: 0.0,
-        access_read_energy_nj: 0.0,
-        access_write_energy_nj: 0.0,
-        static_mw_per_gib: 0.0,
-        endurance_writes: endurance,
-        erase_block_pages: erase_pages,
-    }
-}
-
 /// A microSD card read and written at the speed the paper gives for its class.
 fn paper_card(name: &str, source: &str, mb_per_s: f64, read_iops: f64, write_iops: f64) -> Device {
-    device(
+    storage(
         name,
         DeviceClass::Block,
         source,
@@ -98,7 +74,7 @@ pub fn all() -> Vec<Device> {
             1500.0,
             100.0,
         ),
-        device(
+        storage(
             "emmc-gs2",
             DeviceClass::Block,
             "the Galaxy S2's internal eMMC 4.41 (2011), approximate AndroBench-era figures \
@@ -110,7 +86,7 @@ pub fn all() -> Vec<Device> {
             Some(3_000.0),
             Some(128),
         ),
-        device(
+        storage(
             "zram-gs2",
             DeviceClass::Compressed,
             "zram with LZO on the Galaxy S2's 1.2 GHz Cortex-A9: the `zram-lzo` preset's \

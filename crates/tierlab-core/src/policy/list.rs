@@ -3,7 +3,8 @@
 //! (no allocation per access, no hashing: page ids are dense) and link slots
 //! into as many lists as they need (LRU stacks, ARC's T1/T2/B1/B2, ...).
 
-use crate::sim::{PageId, PageOut, PageRef};
+use crate::policy::Frame;
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 
 /// "No slot".
@@ -389,6 +390,21 @@ impl SlotFrames {
         self.kinds[s] = r.kind();
         self.dirty.assign(s, r.is_write());
     }
+    /// Slot `s`'s page is evicted from `tier` (forgotten by `table`, reported to `sink`) and
+    /// `r`'s page takes the slot: the steady-state miss of a full cache, with no allocation.
+    #[inline]
+    pub fn replace<S: Sink>(
+        &mut self,
+        s: usize,
+        r: &PageRef,
+        table: &mut SlotTable,
+        tier: u8,
+        sink: &mut S,
+    ) {
+        table.clear(self.id(s));
+        sink.evict(self.out(s, tier));
+        self.put(s, r);
+    }
     /// A hit by `r` on slot `s`: dirty from now on if `r` writes.
     #[inline(always)]
     pub fn touch(&mut self, s: usize, r: &PageRef) {
@@ -482,6 +498,66 @@ impl Ring {
     }
 }
 
+/// A node that knows its page's id, for structures that forget pages (e.g. [`GhostFifo`]).
+pub trait PageNode {
+    fn page_id(&self) -> PageId;
+}
+
+/// A bounded FIFO of ghosts: the nodes of evicted pages, kept in the policy's arena and table so
+/// that a page coming back is recognised (2Q's A1out, S3-FIFO's G). Front = newest.
+#[derive(Debug, Clone, Default)]
+pub struct GhostFifo {
+    list: List,
+    cap: usize,
+}
+
+impl GhostFifo {
+    pub fn new(cap: usize) -> Self {
+        GhostFifo {
+            list: List::default(),
+            cap,
+        }
+    }
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+    /// Keeps node `v`, whose page was just evicted and which is in no list, as the newest ghost,
+    /// forgetting the oldest ghost when full. With no room at all (capacity 0) `v` is forgotten
+    /// instead and `false` returned; `true` means the caller should mark `v` as a ghost.
+    pub fn admit<N: PageNode>(
+        &mut self,
+        arena: &mut Arena<N>,
+        table: &mut SlotTable,
+        v: u32,
+    ) -> bool {
+        if self.cap == 0 {
+            table.clear(arena.get(v).page_id());
+            arena.release(v);
+            return false;
+        }
+        if self.list.len() >= self.cap {
+            let oldest = self
+                .list
+                .pop_back(arena)
+                .expect("a full ghost FIFO has a back");
+            table.clear(arena.get(oldest).page_id());
+            arena.release(oldest);
+        }
+        self.list.push_front(arena, v);
+        true
+    }
+    /// Ghost `v` was requested again: it leaves the FIFO and is forgotten (the caller admits the
+    /// page anew).
+    pub fn remove<N: PageNode>(&mut self, arena: &mut Arena<N>, table: &mut SlotTable, v: u32) {
+        self.list.unlink(arena, v);
+        table.clear(arena.get(v).page_id());
+        arena.release(v);
+    }
+}
+
 /// Page id -> slot (or [`NIL`]), one `u32` per distinct page.
 #[derive(Debug, Clone, Default)]
 pub struct SlotTable {
@@ -526,6 +602,13 @@ impl SlotTable {
     #[inline]
     pub fn clear(&mut self, id: u32) {
         self.slots[id as usize] = NIL;
+    }
+    /// `victim` leaves `tier`: its page has no slot any more, and `sink` hears of the eviction
+    /// (with its dirty bit, so a dirty page is written back).
+    #[inline]
+    pub fn forget_evicted<S: Sink>(&mut self, victim: &Frame, tier: u8, sink: &mut S) {
+        self.clear(victim.id);
+        sink.evict(victim.out(tier));
     }
 }
 

@@ -38,14 +38,68 @@ struct Node {
 
 pub struct Arc {
     cap: usize,
-    /// Target size of T1.
+    p: TargetT1,
+    d: Directory<Node>,
+}
+
+/// ARC's target size `p` of T1 (Figure 4; CAR's Figure 2 adapts it alike): a hit in B1 grows
+/// it by max(|B2|/|B1|, 1) up to c, a hit in B2 shrinks it by max(|B1|/|B2|, 1) down to 0. The
+/// step is the real-valued ratio, as in libCacheSim.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TargetT1 {
     p: f64,
-    arena: Arena<Node>,
-    t1: List,
-    t2: List,
-    b1: List,
-    b2: List,
-    table: SlotTable,
+    cap: f64,
+}
+
+impl TargetT1 {
+    pub(super) fn new(cap: usize) -> Self {
+        TargetT1 {
+            p: 0.0,
+            cap: cap as f64,
+        }
+    }
+    #[inline]
+    pub(super) fn get(&self) -> f64 {
+        self.p
+    }
+    /// A request hit a ghost: in B1 (`in_b1`) or in B2, whose lengths are `b1` and `b2`.
+    #[inline]
+    pub(super) fn ghost_hit(&mut self, in_b1: bool, b1: usize, b2: usize) {
+        let (b1, b2) = (b1 as f64, b2 as f64);
+        self.p = if in_b1 {
+            (self.p + (b2 / b1).max(1.0)).min(self.cap)
+        } else {
+            (self.p - (b1 / b2).max(1.0)).max(0.0)
+        };
+    }
+}
+
+/// The four lists of ARC and CAR over one arena of `N` nodes (resident pages in T1/T2, ghosts in
+/// B1/B2; up to 2c entries) and the page-id table into it.
+pub(super) struct Directory<N> {
+    pub(super) arena: Arena<N>,
+    pub(super) t1: List,
+    pub(super) t2: List,
+    pub(super) b1: List,
+    pub(super) b2: List,
+    pub(super) table: SlotTable,
+}
+
+impl<N> Directory<N> {
+    pub(super) fn new(cap: usize) -> Self {
+        Directory {
+            arena: Arena::with_capacity(cap * 2),
+            t1: List::default(),
+            t2: List::default(),
+            b1: List::default(),
+            b2: List::default(),
+            table: SlotTable::default(),
+        }
+    }
+    /// Resident pages: |T1| + |T2|.
+    pub(super) fn resident(&self) -> usize {
+        self.t1.len() + self.t2.len()
+    }
 }
 
 impl PolicyDef for Arc {
@@ -57,13 +111,8 @@ impl PolicyDef for Arc {
     fn build(_cfg: &ArcConfig, ctx: &PolicyCtx) -> Result<Self> {
         Ok(Arc {
             cap: ctx.capacity,
-            p: 0.0,
-            arena: Arena::with_capacity(ctx.capacity * 2),
-            t1: List::default(),
-            t2: List::default(),
-            b1: List::default(),
-            b2: List::default(),
-            table: SlotTable::default(),
+            p: TargetT1::new(ctx.capacity),
+            d: Directory::new(ctx.capacity),
         })
     }
 }
@@ -71,23 +120,23 @@ impl PolicyDef for Arc {
 impl Arc {
     fn list(&mut self, loc: Loc) -> &mut List {
         match loc {
-            Loc::T1 => &mut self.t1,
-            Loc::T2 => &mut self.t2,
-            Loc::B1 => &mut self.b1,
-            Loc::B2 => &mut self.b2,
+            Loc::T1 => &mut self.d.t1,
+            Loc::T2 => &mut self.d.t2,
+            Loc::B1 => &mut self.d.b1,
+            Loc::B2 => &mut self.d.b2,
         }
     }
 
     /// Moves the LRU page of `from` (T1 or T2) to the MRU end of ghost list `to`.
     fn demote<S: Sink>(&mut self, from: Loc, to: Loc, sink: &mut S) {
         let mut l = *self.list(from);
-        let v = l.pop_back(&mut self.arena).expect("list is not empty");
+        let v = l.pop_back(&mut self.d.arena).expect("list is not empty");
         *self.list(from) = l;
-        let n = self.arena.get_mut(v);
+        let n = self.d.arena.get_mut(v);
         n.loc = to;
         let out = n.f.out(0);
         let mut g = *self.list(to);
-        g.push_front(&mut self.arena, v);
+        g.push_front(&mut self.d.arena, v);
         *self.list(to) = g;
         sink.evict(out);
     }
@@ -95,18 +144,20 @@ impl Arc {
     /// Forgets the LRU entry of a list (a ghost list, or T1 without a ghost).
     fn drop_lru(&mut self, loc: Loc) -> Frame {
         let mut l = *self.list(loc);
-        let v = l.pop_back(&mut self.arena).expect("list is not empty");
+        let v = l.pop_back(&mut self.d.arena).expect("list is not empty");
         *self.list(loc) = l;
-        let f = self.arena.get(v).f;
-        self.table.clear(f.id);
-        self.arena.release(v);
+        let f = self.d.arena.get(v).f;
+        self.d.table.clear(f.id);
+        self.d.arena.release(v);
         f
     }
 
     /// REPLACE(x, p) of the paper.
     fn replace<S: Sink>(&mut self, in_b2: bool, sink: &mut S) {
-        let t1 = self.t1.len() as f64;
-        if (!self.t1.is_empty() && (t1 > self.p || (t1 == self.p && in_b2))) || self.t2.is_empty() {
+        let t1 = self.d.t1.len() as f64;
+        if (!self.d.t1.is_empty() && (t1 > self.p.get() || (t1 == self.p.get() && in_b2)))
+            || self.d.t2.is_empty()
+        {
             self.demote(Loc::T1, Loc::B1, sink);
         } else {
             self.demote(Loc::T2, Loc::B2, sink);
@@ -117,57 +168,56 @@ impl Arc {
 impl Policy for Arc {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        self.d
+            .table
+            .prefetch_ahead(near, far, |s| self.d.arena.prefetch(s));
     }
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.table.get(r.id);
+        let slot = self.d.table.get(r.id);
         let mut ghost: Option<Loc> = None;
         if slot != NIL {
-            let loc = self.arena.get(slot).loc;
+            let loc = self.d.arena.get(slot).loc;
             match loc {
                 Loc::T1 => {
-                    self.t1.unlink(&mut self.arena, slot);
-                    self.t2.push_front(&mut self.arena, slot);
-                    let n = self.arena.get_mut(slot);
+                    self.d.t1.unlink(&mut self.d.arena, slot);
+                    self.d.t2.push_front(&mut self.d.arena, slot);
+                    let n = self.d.arena.get_mut(slot);
                     n.loc = Loc::T2;
                     n.f.dirty |= r.is_write();
                     sink.hit(r, 0);
                     return;
                 }
                 Loc::T2 => {
-                    self.t2.move_to_front(&mut self.arena, slot);
-                    self.arena.get_mut(slot).f.dirty |= r.is_write();
+                    self.d.t2.move_to_front(&mut self.d.arena, slot);
+                    self.d.arena.get_mut(slot).f.dirty |= r.is_write();
                     sink.hit(r, 0);
                     return;
                 }
                 Loc::B1 => {
-                    let delta = (self.b2.len() as f64 / self.b1.len() as f64).max(1.0);
-                    self.p = (self.p + delta).min(self.cap as f64);
-                    self.b1.unlink(&mut self.arena, slot);
+                    self.p.ghost_hit(true, self.d.b1.len(), self.d.b2.len());
+                    self.d.b1.unlink(&mut self.d.arena, slot);
                 }
                 Loc::B2 => {
-                    let delta = (self.b1.len() as f64 / self.b2.len() as f64).max(1.0);
-                    self.p = (self.p - delta).max(0.0);
-                    self.b2.unlink(&mut self.arena, slot);
+                    self.p.ghost_hit(false, self.d.b1.len(), self.d.b2.len());
+                    self.d.b2.unlink(&mut self.d.arena, slot);
                 }
             }
-            self.arena.release(slot);
-            self.table.clear(r.id);
+            self.d.arena.release(slot);
+            self.d.table.clear(r.id);
             ghost = Some(loc);
         }
         if self.cap == 0 {
             sink.miss_bypass(r);
             return;
         }
-        if self.t1.len() + self.t2.len() >= self.cap {
+        if self.d.t1.len() + self.d.t2.len() >= self.cap {
             if let Some(g) = ghost {
                 self.replace(g == Loc::B2, sink);
-            } else if self.t1.len() + self.b1.len() >= self.cap {
+            } else if self.d.t1.len() + self.d.b1.len() >= self.cap {
                 // Case IV(A): L1 is full.
-                if !self.b1.is_empty() {
+                if !self.d.b1.is_empty() {
                     self.drop_lru(Loc::B1);
                     self.replace(false, sink);
                 } else {
@@ -176,8 +226,9 @@ impl Policy for Arc {
                 }
             } else {
                 // Case IV(B).
-                if self.t1.len() + self.t2.len() + self.b1.len() + self.b2.len() >= 2 * self.cap
-                    && !self.b2.is_empty()
+                if self.d.t1.len() + self.d.t2.len() + self.d.b1.len() + self.d.b2.len()
+                    >= 2 * self.cap
+                    && !self.d.b2.is_empty()
                 {
                     self.drop_lru(Loc::B2);
                 }
@@ -185,27 +236,27 @@ impl Policy for Arc {
             }
         }
         let loc = if ghost.is_some() { Loc::T2 } else { Loc::T1 };
-        let s = self.arena.alloc(Node {
+        let s = self.d.arena.alloc(Node {
             f: Frame::of(r),
             loc,
         });
         let mut l = *self.list(loc);
-        l.push_front(&mut self.arena, s);
+        l.push_front(&mut self.d.arena, s);
         *self.list(loc) = l;
-        self.table.set(r.id, s);
+        self.d.table.set(r.id, s);
         sink.miss(r, 0);
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
+        self.d.table.grow(n);
     }
 
     fn resident(&self) -> usize {
-        self.t1.len() + self.t2.len()
+        self.d.resident()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![("p_final", self.p as u64)]
+        vec![("p_final", self.p.get() as u64)]
     }
 }
 

@@ -11,8 +11,9 @@
 //! as in the figure. CAR has no parameters; like our ARC, the adaptation step
 //! is the real-valued ratio.
 
+use super::arc::{Directory, TargetT1};
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::NIL;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -40,13 +41,8 @@ struct Node {
 /// Ghost lists: front = MRU, back = LRU.
 pub struct Car {
     cap: usize,
-    p: f64,
-    arena: Arena<Node>,
-    t1: List,
-    t2: List,
-    b1: List,
-    b2: List,
-    table: SlotTable,
+    p: TargetT1,
+    d: Directory<Node>,
 }
 
 impl PolicyDef for Car {
@@ -58,13 +54,8 @@ impl PolicyDef for Car {
     fn build(_cfg: &CarConfig, ctx: &PolicyCtx) -> Result<Self> {
         Ok(Car {
             cap: ctx.capacity,
-            p: 0.0,
-            arena: Arena::with_capacity(ctx.capacity * 2),
-            t1: List::default(),
-            t2: List::default(),
-            b1: List::default(),
-            b2: List::default(),
-            table: SlotTable::default(),
+            p: TargetT1::new(ctx.capacity),
+            d: Directory::new(ctx.capacity),
         })
     }
 }
@@ -72,41 +63,49 @@ impl PolicyDef for Car {
 impl Car {
     fn forget_lru(&mut self, ghost: Loc) {
         let v = match ghost {
-            Loc::B1 => self.b1.pop_back(&mut self.arena),
-            _ => self.b2.pop_back(&mut self.arena),
+            Loc::B1 => self.d.b1.pop_back(&mut self.d.arena),
+            _ => self.d.b2.pop_back(&mut self.d.arena),
         }
         .expect("ghost list is not empty");
-        self.table.clear(self.arena.get(v).f.id);
-        self.arena.release(v);
+        self.d.table.clear(self.d.arena.get(v).f.id);
+        self.d.arena.release(v);
     }
 
     fn replace<S: Sink>(&mut self, sink: &mut S) {
         loop {
-            if self.t1.len() as f64 >= self.p.max(1.0) {
-                let h = self.t1.pop_back(&mut self.arena).expect("T1 is not empty");
-                let n = self.arena.get_mut(h);
+            if self.d.t1.len() as f64 >= self.p.get().max(1.0) {
+                let h = self
+                    .d
+                    .t1
+                    .pop_back(&mut self.d.arena)
+                    .expect("T1 is not empty");
+                let n = self.d.arena.get_mut(h);
                 if !n.referenced {
                     n.loc = Loc::B1;
                     let out = n.f.out(0);
-                    self.b1.push_front(&mut self.arena, h);
+                    self.d.b1.push_front(&mut self.d.arena, h);
                     sink.evict(out);
                     return;
                 }
                 n.referenced = false;
                 n.loc = Loc::T2;
-                self.t2.push_front(&mut self.arena, h);
+                self.d.t2.push_front(&mut self.d.arena, h);
             } else {
-                let h = self.t2.pop_back(&mut self.arena).expect("T2 is not empty");
-                let n = self.arena.get_mut(h);
+                let h = self
+                    .d
+                    .t2
+                    .pop_back(&mut self.d.arena)
+                    .expect("T2 is not empty");
+                let n = self.d.arena.get_mut(h);
                 if !n.referenced {
                     n.loc = Loc::B2;
                     let out = n.f.out(0);
-                    self.b2.push_front(&mut self.arena, h);
+                    self.d.b2.push_front(&mut self.d.arena, h);
                     sink.evict(out);
                     return;
                 }
                 n.referenced = false;
-                self.t2.push_front(&mut self.arena, h);
+                self.d.t2.push_front(&mut self.d.arena, h);
             }
         }
     }
@@ -114,10 +113,10 @@ impl Car {
 
 impl Policy for Car {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.table.get(r.id);
-        let loc = (slot != NIL).then(|| self.arena.get(slot).loc);
+        let slot = self.d.table.get(r.id);
+        let loc = (slot != NIL).then(|| self.d.arena.get(slot).loc);
         if matches!(loc, Some(Loc::T1) | Some(Loc::T2)) {
-            let n = self.arena.get_mut(slot);
+            let n = self.d.arena.get_mut(slot);
             n.referenced = true;
             n.f.dirty |= r.is_write();
             sink.hit(r, 0);
@@ -128,12 +127,13 @@ impl Policy for Car {
             return;
         }
         let in_ghost = loc.is_some();
-        if self.t1.len() + self.t2.len() == self.cap {
+        if self.d.t1.len() + self.d.t2.len() == self.cap {
             self.replace(sink);
-            if !in_ghost && self.t1.len() + self.b1.len() == self.cap {
+            if !in_ghost && self.d.t1.len() + self.d.b1.len() == self.cap {
                 self.forget_lru(Loc::B1);
             } else if !in_ghost
-                && self.t1.len() + self.t2.len() + self.b1.len() + self.b2.len() == 2 * self.cap
+                && self.d.t1.len() + self.d.t2.len() + self.d.b1.len() + self.d.b2.len()
+                    == 2 * self.cap
             {
                 self.forget_lru(Loc::B2);
             }
@@ -145,35 +145,34 @@ impl Policy for Car {
         };
         match loc {
             None => {
-                let s = self.arena.alloc(node);
-                self.t1.push_front(&mut self.arena, s);
-                self.table.set(r.id, s);
+                let s = self.d.arena.alloc(node);
+                self.d.t1.push_front(&mut self.d.arena, s);
+                self.d.table.set(r.id, s);
             }
             Some(g) => {
-                let (grow, shrink) = (self.b1.len() as f64, self.b2.len() as f64);
+                self.p
+                    .ghost_hit(g == Loc::B1, self.d.b1.len(), self.d.b2.len());
                 if g == Loc::B1 {
-                    self.p = (self.p + (shrink / grow).max(1.0)).min(self.cap as f64);
-                    self.b1.unlink(&mut self.arena, slot);
+                    self.d.b1.unlink(&mut self.d.arena, slot);
                 } else {
-                    self.p = (self.p - (grow / shrink).max(1.0)).max(0.0);
-                    self.b2.unlink(&mut self.arena, slot);
+                    self.d.b2.unlink(&mut self.d.arena, slot);
                 }
-                *self.arena.get_mut(slot) = Node {
+                *self.d.arena.get_mut(slot) = Node {
                     loc: Loc::T2,
                     ..node
                 };
-                self.t2.push_front(&mut self.arena, slot);
+                self.d.t2.push_front(&mut self.d.arena, slot);
             }
         }
         sink.miss(r, 0);
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
+        self.d.table.grow(n);
     }
 
     fn resident(&self) -> usize {
-        self.t1.len() + self.t2.len()
+        self.d.resident()
     }
 }
 

@@ -114,9 +114,7 @@ impl Policy for Clock {
         } else {
             // The sweep leaves the victim's reference bit (count) clear: the new page starts so.
             let s = self.sweep();
-            self.table.clear(self.frames.id(s));
-            sink.evict(self.frames.out(s, 0));
-            self.frames.put(s, r);
+            self.frames.replace(s, r, &mut self.table, 0, sink);
             self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
             s
         };

@@ -58,9 +58,7 @@ impl Policy for Fifo {
             self.frames.push(r)
         } else {
             let s = self.hand;
-            self.table.clear(self.frames.id(s));
-            sink.evict(self.frames.out(s, 0));
-            self.frames.put(s, r);
+            self.frames.replace(s, r, &mut self.table, 0, sink);
             self.hand = if s + 1 == self.cap { 0 } else { s + 1 };
             s
         };

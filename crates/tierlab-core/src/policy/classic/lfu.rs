@@ -86,8 +86,7 @@ impl Policy for Lfu {
                 .pop_front(&mut self.arena)
                 .expect("the minimum frequency list is not empty");
             let victim = self.arena.get(v).f;
-            self.table.clear(victim.id);
-            sink.evict(victim.out(0));
+            self.table.forget_evicted(&victim, 0, sink);
             *self.arena.get_mut(v) = node;
             v
         } else {

@@ -62,10 +62,8 @@ impl Policy for Lru {
             // Reuse the victim's slot: no allocation in the steady state.
             let v = self.stack.back().expect("full cache has a back");
             let s = v as usize;
-            self.table.clear(self.frames.id(s));
-            sink.evict(self.frames.out(s, 0));
+            self.frames.replace(s, r, &mut self.table, 0, sink);
             self.stack.move_to_front(v);
-            self.frames.put(s, r);
             v
         } else {
             let s = self.frames.push(r);

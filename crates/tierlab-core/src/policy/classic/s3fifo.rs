@@ -23,7 +23,7 @@
 //! cycling everything through S.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{Arena, GhostFifo, List, PageNode, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -63,17 +63,22 @@ struct Node {
     freq: u32,
 }
 
+impl PageNode for Node {
+    fn page_id(&self) -> PageId {
+        self.f.id
+    }
+}
+
 pub struct S3Fifo {
     cap: usize,
     small_cap: usize,
     main_cap: usize,
-    ghost_cap: usize,
     threshold: u32,
     arena: Arena<Node>,
     /// Front = newest.
     small: List,
     main: List,
-    ghost: List,
+    ghost: GhostFifo,
     table: SlotTable,
     moved_to_main: u64,
     /// Whether memory has been full once.
@@ -105,12 +110,11 @@ impl PolicyDef for S3Fifo {
             cap: ctx.capacity,
             small_cap,
             main_cap: ctx.capacity - small_cap,
-            ghost_cap: (ctx.capacity as f64 * cfg.ghost_ratio) as usize,
             threshold: cfg.move_to_main_threshold,
             arena: Arena::with_capacity(ctx.capacity * 2),
             small: List::default(),
             main: List::default(),
-            ghost: List::default(),
+            ghost: GhostFifo::new((ctx.capacity as f64 * cfg.ghost_ratio) as usize),
             table: SlotTable::default(),
             moved_to_main: 0,
             has_evicted: false,
@@ -128,20 +132,9 @@ impl S3Fifo {
                 self.main.push_front(&mut self.arena, v);
                 self.moved_to_main += 1;
             } else {
-                let f = n.f;
-                sink.evict(f.out(0));
-                if self.ghost_cap == 0 {
-                    self.table.clear(f.id);
-                    self.arena.release(v);
-                } else {
-                    if self.ghost.len() >= self.ghost_cap {
-                        let g = self.ghost.pop_back(&mut self.arena).expect("full ghost");
-                        self.table.clear(self.arena.get(g).f.id);
-                        self.arena.release(g);
-                    }
-                    let n = self.arena.get_mut(v);
-                    n.loc = Loc::Ghost;
-                    self.ghost.push_front(&mut self.arena, v);
+                sink.evict(n.f.out(0));
+                if self.ghost.admit(&mut self.arena, &mut self.table, v) {
+                    self.arena.get_mut(v).loc = Loc::Ghost;
                 }
                 return;
             }
@@ -156,9 +149,8 @@ impl S3Fifo {
                 self.main.push_front(&mut self.arena, v);
             } else {
                 let f = n.f;
-                self.table.clear(f.id);
                 self.arena.release(v);
-                sink.evict(f.out(0));
+                self.table.forget_evicted(&f, 0, sink);
                 return;
             }
         }
@@ -184,9 +176,7 @@ impl Policy for S3Fifo {
                 sink.hit(r, 0);
                 return;
             }
-            self.ghost.unlink(&mut self.arena, slot);
-            self.arena.release(slot);
-            self.table.clear(r.id);
+            self.ghost.remove(&mut self.arena, &mut self.table, slot);
             ghost = true;
         }
         if self.small_cap == 0 {

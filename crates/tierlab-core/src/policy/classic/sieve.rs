@@ -69,8 +69,7 @@ impl Sieve {
             dirty: self.dirty.get(obj as usize),
             ..*self.arena.get(obj)
         };
-        self.table.clear(victim.id);
-        sink.evict(victim.out(0));
+        self.table.forget_evicted(&victim, 0, sink);
         obj
     }
 }

@@ -16,7 +16,7 @@
 //! is below Kin), which makes the miss counts equal to libCacheSim's.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{Arena, GhostFifo, List, PageNode, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -52,14 +52,20 @@ struct Node {
     loc: Loc,
 }
 
+impl PageNode for Node {
+    fn page_id(&self) -> PageId {
+        self.f.id
+    }
+}
+
 pub struct TwoQ {
     cap: usize,
     kin: usize,
-    kout: usize,
     am_cap: usize,
     arena: Arena<Node>,
     a1in: List,
-    a1out: List,
+    /// Ids of pages evicted from A1in, Kout of them at most.
+    a1out: GhostFifo,
     am: List,
     table: SlotTable,
 }
@@ -78,11 +84,10 @@ impl PolicyDef for TwoQ {
         Ok(TwoQ {
             cap: ctx.capacity,
             kin,
-            kout: (ctx.capacity as f64 * cfg.kout) as usize,
             am_cap: ctx.capacity - kin,
             arena: Arena::with_capacity(ctx.capacity * 2),
             a1in: List::default(),
-            a1out: List::default(),
+            a1out: GhostFifo::new((ctx.capacity as f64 * cfg.kout) as usize),
             am: List::default(),
             table: SlotTable::default(),
         })
@@ -93,9 +98,8 @@ impl TwoQ {
     fn evict_am<S: Sink>(&mut self, sink: &mut S) {
         let v = self.am.pop_back(&mut self.arena).expect("Am is not empty");
         let victim = self.arena.get(v).f;
-        self.table.clear(victim.id);
         self.arena.release(v);
-        sink.evict(victim.out(0));
+        self.table.forget_evicted(&victim, 0, sink);
     }
 
     /// The paper's `reclaimfor`: frees one page slot.
@@ -105,20 +109,10 @@ impl TwoQ {
                 .a1in
                 .pop_back(&mut self.arena)
                 .expect("A1in is not empty");
-            let victim = self.arena.get(v).f;
-            sink.evict(victim.out(0));
-            if self.kout == 0 {
-                self.table.clear(victim.id);
-                self.arena.release(v);
-                return;
+            sink.evict(self.arena.get(v).f.out(0));
+            if self.a1out.admit(&mut self.arena, &mut self.table, v) {
+                self.arena.get_mut(v).loc = Loc::A1out;
             }
-            if self.a1out.len() >= self.kout {
-                let g = self.a1out.pop_back(&mut self.arena).expect("A1out is full");
-                self.table.clear(self.arena.get(g).f.id);
-                self.arena.release(g);
-            }
-            self.arena.get_mut(v).loc = Loc::A1out;
-            self.a1out.push_front(&mut self.arena, v);
         } else {
             self.evict_am(sink);
         }
@@ -151,9 +145,7 @@ impl Policy for TwoQ {
                     return;
                 }
                 Loc::A1out => {
-                    self.a1out.unlink(&mut self.arena, slot);
-                    self.arena.release(slot);
-                    self.table.clear(r.id);
+                    self.a1out.remove(&mut self.arena, &mut self.table, slot);
                     ghost = true;
                 }
             }

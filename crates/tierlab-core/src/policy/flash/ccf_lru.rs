@@ -133,8 +133,7 @@ impl Policy for CcfLru {
         let slot = if self.cold_clean.len() + self.mixed.len() == self.cap {
             let v = self.victim();
             let victim = self.arena.get(v).frame;
-            self.table.clear(victim.id);
-            sink.evict(victim.out(0));
+            self.table.forget_evicted(&victim, 0, sink);
             *self.arena.get_mut(v) = node;
             v
         } else {

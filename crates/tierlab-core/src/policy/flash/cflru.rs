@@ -165,8 +165,7 @@ impl Policy for Cflru {
             self.leave_region(v);
             self.stack.unlink(&mut self.arena, v);
             let victim = *self.arena.get(v);
-            self.table.clear(victim.id);
-            sink.evict(victim.out(0));
+            self.table.forget_evicted(&victim, 0, sink);
             *self.arena.get_mut(v) = Frame::of(r);
             v
         } else {

@@ -85,8 +85,7 @@ impl Policy for LruWsr {
             };
             self.stack.unlink(&mut self.arena, v);
             let victim = self.arena.get(v).frame;
-            self.table.clear(victim.id);
-            sink.evict(victim.out(0));
+            self.table.forget_evicted(&victim, 0, sink);
             *self.arena.get_mut(v) = node;
             v
         } else {

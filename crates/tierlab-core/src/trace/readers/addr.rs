@@ -12,40 +12,25 @@
 //! but not used: `time` is the reference's ordinal, as for every format without
 //! timestamps.
 
-use super::common::{check_page_size, read_lines, LineState, Step};
+use super::common::{check_page_size, LineAt, LineFormat, LineReader, PageSizeOptions, Step};
 use crate::error::Result;
-use crate::trace::input::{parse_hex, parse_u64, show, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
-use serde::Deserialize;
+use crate::trace::input::{parse_hex, parse_u64, show};
+use crate::trace::{Access, Kind, Op};
 use std::path::Path;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AddrOptions {
-    pub page_size: u32,
-}
+pub type AddrOptions = PageSizeOptions;
 
-impl Default for AddrOptions {
-    fn default() -> Self {
-        AddrOptions { page_size: 4096 }
-    }
-}
-
-pub struct AddrReader {
-    lines: Lines,
+/// The address-trace line format; [`AddrReader`] reads it.
+pub struct AddrLines {
     page_size: u32,
-    seq: u64,
-    state: LineState,
 }
+
+pub type AddrReader = LineReader<AddrLines>;
 
 impl AddrReader {
     pub fn open(path: &Path, opts: AddrOptions) -> Result<Self> {
-        Ok(AddrReader {
-            page_size: check_page_size("addr", opts.page_size)?,
-            lines: Lines::open(path)?,
-            seq: 0,
-            state: LineState::default(),
-        })
+        let page_size = check_page_size("addr", opts.page_size)?;
+        LineReader::new(path, AddrLines { page_size })
     }
 }
 
@@ -89,30 +74,13 @@ fn parse(line: &[u8], page_size: u32, seq: u64) -> Result<Step, String> {
     )))
 }
 
-impl TraceReader for AddrReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        let (ps, seq) = (self.page_size, &mut self.seq);
-        read_lines(
-            &mut self.lines,
-            &mut self.state,
-            "lines 'l|s HEXADDR GAP'",
-            out,
-            max,
-            |line| {
-                let step = parse(line, ps, *seq)?;
-                if matches!(step, Step::Push(_)) {
-                    *seq += 1;
-                }
-                Ok(step)
-            },
-        )
+impl LineFormat for AddrLines {
+    const NAME: &'static str = "addr";
+    const EXPECTED: &'static str = "lines 'l|s HEXADDR GAP'";
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
+        parse(line, self.page_size, at.record)
     }
-
     fn page_size(&self) -> u32 {
         self.page_size
-    }
-
-    fn format(&self) -> &'static str {
-        "addr"
     }
 }

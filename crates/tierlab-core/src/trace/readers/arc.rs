@@ -4,9 +4,10 @@
 //! read/write flag). The request boundary is kept (`npages = COUNT`), as
 //! libCacheSim and the ARC paper's simulator expand it into COUNT blocks.
 
+use super::common::{LineAt, LineFormat, LineReader, Step};
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader, DEFAULT_PAGE_SIZE, MAX_REQUEST_PAGES};
+use crate::trace::input::{parse_u64, show};
+use crate::trace::{Access, Kind, Op, MAX_REQUEST_PAGES};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -14,79 +15,53 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 pub struct ArcOptions {}
 
-pub struct ArcReader {
-    lines: Lines,
-    seq: u64,
-}
+/// The ARC line format; [`ArcReader`] reads it.
+pub struct ArcLines;
+
+pub type ArcReader = LineReader<ArcLines>;
 
 impl ArcReader {
     pub fn open(path: &Path, _options: ArcOptions) -> Result<Self> {
-        Ok(ArcReader {
-            lines: Lines::open(path)?,
-            seq: 0,
-        })
+        LineReader::new(path, ArcLines)
     }
 }
 
-impl TraceReader for ArcReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        for _ in 0..max {
-            let Some(line) = self.lines.next_line()? else {
-                if self.seq == 0 {
-                    return Err(super::common::no_requests(
-                        &self.lines,
-                        "'START COUNT IGNORED REQNO' lines",
-                    ));
-                }
-                return Ok(false);
-            };
-            let mut fields = line
-                .split(|b| b.is_ascii_whitespace())
-                .filter(|f| !f.is_empty());
-            let Some(start) = fields.next() else { continue };
-            let Some(start_page) = parse_u64(start) else {
-                let msg = format!(
-                    "expected the start block (unsigned integer), found '{}'",
-                    show(start)
-                );
-                return Err(self.lines.error(msg));
-            };
-            let count = match fields.next().map(|f| (f, parse_u64(f))) {
-                Some((_, Some(c))) if (1..=MAX_REQUEST_PAGES).contains(&c) => c,
-                Some((f, _)) => {
-                    let msg = format!(
-                        "expected the block count (1..={MAX_REQUEST_PAGES}), found '{}'",
-                        show(f)
-                    );
-                    return Err(self.lines.error(msg));
-                }
-                None => {
-                    return Err(self
-                        .lines
-                        .error("expected 'START COUNT IGNORED REQNO', found one field"))
-                }
-            };
-            if start_page.checked_add(count).is_none() {
-                return Err(self.lines.error("start block + count overflows 64 bits"));
+impl LineFormat for ArcLines {
+    const NAME: &'static str = "arc";
+    const EXPECTED: &'static str = "'START COUNT IGNORED REQNO' lines";
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
+        let mut fields = line
+            .split(|b| b.is_ascii_whitespace())
+            .filter(|f| !f.is_empty());
+        let Some(start) = fields.next() else {
+            return Ok(Step::Skip);
+        };
+        let Some(start_page) = parse_u64(start) else {
+            return Err(format!(
+                "expected the start block (unsigned integer), found '{}'",
+                show(start)
+            ));
+        };
+        let count = match fields.next().map(|f| (f, parse_u64(f))) {
+            Some((_, Some(c))) if (1..=MAX_REQUEST_PAGES).contains(&c) => c,
+            Some((f, _)) => {
+                return Err(format!(
+                    "expected the block count (1..={MAX_REQUEST_PAGES}), found '{}'",
+                    show(f)
+                ))
             }
-            out.push(Record::Access(Access {
-                time: self.seq,
-                page: start_page,
-                op: Op::Read,
-                kind: Kind::File,
-                app: 0,
-                npages: count as u32,
-            }));
-            self.seq += 1;
+            None => return Err("expected 'START COUNT IGNORED REQNO', found one field".into()),
+        };
+        if start_page.checked_add(count).is_none() {
+            return Err("start block + count overflows 64 bits".into());
         }
-        Ok(true)
-    }
-
-    fn page_size(&self) -> u32 {
-        DEFAULT_PAGE_SIZE
-    }
-
-    fn format(&self) -> &'static str {
-        "arc"
+        Ok(Step::Push(Access {
+            time: at.record,
+            page: start_page,
+            op: Op::Read,
+            kind: Kind::File,
+            app: 0,
+            npages: count as u32,
+        }))
     }
 }

@@ -286,6 +286,140 @@ where
     Ok(true)
 }
 
+/// Where a line stands in its trace, for [`LineFormat::parse`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LineAt {
+    /// 1-based line number.
+    pub line: u64,
+    /// Records before this line's: the time of formats without timestamps.
+    pub record: u64,
+}
+
+/// The per-format part of a line-oriented trace: how one line becomes a request. A
+/// [`LineReader`] does the rest (batching, line numbers in errors, the empty-trace error).
+pub trait LineFormat: Send + 'static {
+    /// Format name (`TraceReader::format`).
+    const NAME: &'static str;
+    /// What the lines look like, for the error on a trace without a request.
+    const EXPECTED: &'static str;
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String>;
+    fn page_size(&self) -> u32 {
+        crate::trace::DEFAULT_PAGE_SIZE
+    }
+}
+
+/// A text trace read line by line through its [`LineFormat`].
+pub struct LineReader<F> {
+    lines: crate::trace::input::Lines,
+    state: LineState,
+    format: F,
+}
+
+impl<F: LineFormat> LineReader<F> {
+    pub fn new(path: &std::path::Path, format: F) -> crate::Result<Self> {
+        Ok(LineReader {
+            lines: crate::trace::input::Lines::open(path)?,
+            state: LineState::default(),
+            format,
+        })
+    }
+}
+
+impl<F: LineFormat> crate::trace::TraceReader for LineReader<F> {
+    fn read_batch(
+        &mut self,
+        out: &mut Vec<crate::trace::Record>,
+        max: usize,
+    ) -> crate::Result<bool> {
+        let mut at = LineAt {
+            line: self.lines.line_no(),
+            record: self.state.records,
+        };
+        let format = &mut self.format;
+        read_lines(
+            &mut self.lines,
+            &mut self.state,
+            F::EXPECTED,
+            out,
+            max,
+            |line| {
+                at.line += 1;
+                let step = format.parse(line, at)?;
+                if matches!(step, Step::Push(_)) {
+                    at.record += 1;
+                }
+                Ok(step)
+            },
+        )
+    }
+
+    fn page_size(&self) -> u32 {
+        self.format.page_size()
+    }
+
+    fn format(&self) -> &'static str {
+        F::NAME
+    }
+}
+
+/// Options of the formats whose only option is the page size (4096 by default).
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PageSizeOptions {
+    pub page_size: u32,
+}
+
+impl Default for PageSizeOptions {
+    fn default() -> Self {
+        PageSizeOptions { page_size: 4096 }
+    }
+}
+
+/// The rule of a comma-separated block trace (MSR, SPC): how one line becomes a request.
+pub trait CsvBlockFormat: Send + 'static {
+    const NAME: &'static str;
+    const EXPECTED: &'static str;
+    /// `fields` is a scratch buffer for [`split_fields`].
+    fn parse(
+        line: &[u8],
+        line_no: u64,
+        page_size: u32,
+        fields: &mut Vec<(usize, usize)>,
+    ) -> Result<Step, String>;
+}
+
+/// A comma-separated block trace as a [`LineFormat`]: its page size and field buffer.
+pub struct CsvBlockLines<F> {
+    page_size: u32,
+    fields: Vec<(usize, usize)>,
+    rule: std::marker::PhantomData<F>,
+}
+
+impl<F: CsvBlockFormat> CsvBlockLines<F> {
+    pub fn reader(
+        path: &std::path::Path,
+        opts: PageSizeOptions,
+    ) -> crate::Result<LineReader<Self>> {
+        let format = CsvBlockLines {
+            page_size: check_page_size(F::NAME, opts.page_size)?,
+            fields: Vec::with_capacity(8),
+            rule: std::marker::PhantomData,
+        };
+        LineReader::new(path, format)
+    }
+}
+
+impl<F: CsvBlockFormat> LineFormat for CsvBlockLines<F> {
+    const NAME: &'static str = F::NAME;
+    const EXPECTED: &'static str = F::EXPECTED;
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
+        F::parse(line, at.line, self.page_size, &mut self.fields)
+    }
+    fn page_size(&self) -> u32 {
+        self.page_size
+    }
+}
+
 /// The error for a text trace that ended without one request (an empty file,
 /// or nothing but blank and comment lines).
 pub fn no_requests(lines: &crate::trace::input::Lines, what: &str) -> crate::Error {

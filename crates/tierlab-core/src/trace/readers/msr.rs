@@ -13,128 +13,91 @@
 //! There is no MSR file under ../shared/traces: the tests use small fixtures
 //! written from this description.
 
-use super::common::{byte_span, check_page_size, read_lines, split_fields, LineState, Step};
+use super::common::{
+    byte_span, split_fields, CsvBlockFormat, CsvBlockLines, LineReader, PageSizeOptions, Step,
+};
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
-use serde::Deserialize;
+use crate::trace::input::{parse_u64, show, trim};
+use crate::trace::{Access, Kind, Op};
 use std::path::Path;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MsrOptions {
-    pub page_size: u32,
-}
+pub type MsrOptions = PageSizeOptions;
 
-impl Default for MsrOptions {
-    fn default() -> Self {
-        MsrOptions { page_size: 4096 }
-    }
-}
+/// The MSR line rule; [`MsrReader`] reads it.
+pub struct Msr;
 
-pub struct MsrReader {
-    lines: Lines,
-    page_size: u32,
-    fields: Vec<(usize, usize)>,
-    state: LineState,
-}
+pub type MsrReader = LineReader<CsvBlockLines<Msr>>;
 
 impl MsrReader {
     pub fn open(path: &Path, opts: MsrOptions) -> Result<Self> {
-        Ok(MsrReader {
-            page_size: check_page_size("msr", opts.page_size)?,
-            lines: Lines::open(path)?,
-            fields: Vec::with_capacity(8),
-            state: LineState::default(),
-        })
+        CsvBlockLines::reader(path, opts)
     }
 }
 
-fn parse(
-    line: &[u8],
-    line_no: u64,
-    page_size: u32,
-    fields: &mut Vec<(usize, usize)>,
-) -> Result<Step, String> {
-    if trim(line).is_empty() {
-        return Ok(Step::Skip);
-    }
-    if line_no == 1 && trim(line).starts_with(b"Timestamp") {
-        return Ok(Step::Skip);
-    }
-    split_fields(line, b',', fields);
-    if fields.len() != 7 {
-        return Err(format!(
-            "expected 7 fields 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime', found {}",
-            fields.len()
-        ));
-    }
-    let f = |i: usize| &line[fields[i].0..fields[i].1];
-    let ticks = parse_u64(f(0)).ok_or_else(|| {
-        format!(
-            "Timestamp: expected Windows filetime ticks (unsigned integer), found '{}'",
-            show(f(0))
-        )
-    })?;
-    let time = ticks
-        .checked_mul(100)
-        .ok_or_else(|| format!("Timestamp {ticks} x 100 ns overflows 64 bits"))?;
-    let ty = trim(f(3));
-    let op = if ty.eq_ignore_ascii_case(b"read") {
-        Op::Read
-    } else if ty.eq_ignore_ascii_case(b"write") {
-        Op::Write
-    } else {
-        return Err(format!(
-            "Type: expected 'Read' or 'Write', found '{}'",
-            show(f(3))
-        ));
-    };
-    let offset = parse_u64(f(4)).ok_or_else(|| {
-        format!(
-            "Offset: expected a byte offset (unsigned integer), found '{}'",
-            show(f(4))
-        )
-    })?;
-    let size = parse_u64(f(5)).ok_or_else(|| {
-        format!(
-            "Size: expected a size in bytes (integer > 0), found '{}'",
-            show(f(5))
-        )
-    })?;
-    let (page, npages) = byte_span(offset, size, page_size)?;
-    Ok(Step::Push(Access {
-        time,
-        page,
-        op,
-        kind: Kind::File,
-        app: 0,
-        npages,
-    }))
-}
-
-impl TraceReader for MsrReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        let (ps, fields) = (self.page_size, &mut self.fields);
-        let mut line_no = self.lines.line_no();
-        read_lines(
-            &mut self.lines,
-            &mut self.state,
-            "MSR csv lines 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime'",
-            out,
-            max,
-            |line| {
-                line_no += 1;
-                parse(line, line_no, ps, fields)
-            },
-        )
-    }
-
-    fn page_size(&self) -> u32 {
-        self.page_size
-    }
-
-    fn format(&self) -> &'static str {
-        "msr"
+impl CsvBlockFormat for Msr {
+    const NAME: &'static str = "msr";
+    const EXPECTED: &'static str =
+        "MSR csv lines 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime'";
+    fn parse(
+        line: &[u8],
+        line_no: u64,
+        page_size: u32,
+        fields: &mut Vec<(usize, usize)>,
+    ) -> Result<Step, String> {
+        if trim(line).is_empty() {
+            return Ok(Step::Skip);
+        }
+        if line_no == 1 && trim(line).starts_with(b"Timestamp") {
+            return Ok(Step::Skip);
+        }
+        split_fields(line, b',', fields);
+        if fields.len() != 7 {
+            return Err(format!(
+                "expected 7 fields 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime', found {}",
+                fields.len()
+            ));
+        }
+        let f = |i: usize| &line[fields[i].0..fields[i].1];
+        let ticks = parse_u64(f(0)).ok_or_else(|| {
+            format!(
+                "Timestamp: expected Windows filetime ticks (unsigned integer), found '{}'",
+                show(f(0))
+            )
+        })?;
+        let time = ticks
+            .checked_mul(100)
+            .ok_or_else(|| format!("Timestamp {ticks} x 100 ns overflows 64 bits"))?;
+        let ty = trim(f(3));
+        let op = if ty.eq_ignore_ascii_case(b"read") {
+            Op::Read
+        } else if ty.eq_ignore_ascii_case(b"write") {
+            Op::Write
+        } else {
+            return Err(format!(
+                "Type: expected 'Read' or 'Write', found '{}'",
+                show(f(3))
+            ));
+        };
+        let offset = parse_u64(f(4)).ok_or_else(|| {
+            format!(
+                "Offset: expected a byte offset (unsigned integer), found '{}'",
+                show(f(4))
+            )
+        })?;
+        let size = parse_u64(f(5)).ok_or_else(|| {
+            format!(
+                "Size: expected a size in bytes (integer > 0), found '{}'",
+                show(f(5))
+            )
+        })?;
+        let (page, npages) = byte_span(offset, size, page_size)?;
+        Ok(Step::Push(Access {
+            time,
+            page,
+            op,
+            kind: Kind::File,
+            app: 0,
+            npages,
+        }))
     }
 }

@@ -18,141 +18,101 @@
 //! written from this description.
 
 use super::common::{
-    byte_span, check_page_size, parse_seconds_ns, read_lines, split_fields, to_bytes, LineState,
-    Step, SECTOR,
+    byte_span, parse_seconds_ns, split_fields, to_bytes, CsvBlockFormat, CsvBlockLines, LineReader,
+    PageSizeOptions, Step, SECTOR,
 };
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
-use serde::Deserialize;
+use crate::trace::input::{parse_u64, show, trim};
+use crate::trace::{Access, Kind, Op};
 use std::path::Path;
 
 /// Bits of the page number below the ASU.
 pub const ASU_SHIFT: u32 = 44;
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SpcOptions {
-    pub page_size: u32,
-}
+pub type SpcOptions = PageSizeOptions;
 
-impl Default for SpcOptions {
-    fn default() -> Self {
-        SpcOptions { page_size: 4096 }
-    }
-}
+/// The SPC line rule; [`SpcReader`] reads it.
+pub struct Spc;
 
-pub struct SpcReader {
-    lines: Lines,
-    page_size: u32,
-    fields: Vec<(usize, usize)>,
-    state: LineState,
-}
+pub type SpcReader = LineReader<CsvBlockLines<Spc>>;
 
 impl SpcReader {
     pub fn open(path: &Path, opts: SpcOptions) -> Result<Self> {
-        Ok(SpcReader {
-            page_size: check_page_size("spc", opts.page_size)?,
-            lines: Lines::open(path)?,
-            fields: Vec::with_capacity(8),
-            state: LineState::default(),
-        })
+        CsvBlockLines::reader(path, opts)
     }
 }
 
-fn parse(
-    line: &[u8],
-    line_no: u64,
-    page_size: u32,
-    fields: &mut Vec<(usize, usize)>,
-) -> Result<Step, String> {
-    if trim(line).is_empty() || (line_no == 1 && line.starts_with(b"ASU,")) {
-        return Ok(Step::Skip);
-    }
-    split_fields(line, b',', fields);
-    if fields.len() < 5 {
-        return Err(format!(
-            "expected 5 fields 'ASU,LBA,Size,Opcode,Timestamp', found {}",
-            fields.len()
-        ));
-    }
-    let f = |i: usize| &line[fields[i].0..fields[i].1];
-    let asu = parse_u64(f(0))
-        .filter(|&a| a < 1 << (64 - ASU_SHIFT))
-        .ok_or_else(|| {
+impl CsvBlockFormat for Spc {
+    const NAME: &'static str = "spc";
+    const EXPECTED: &'static str = "SPC csv lines 'ASU,LBA,Size,Opcode,Timestamp'";
+    fn parse(
+        line: &[u8],
+        line_no: u64,
+        page_size: u32,
+        fields: &mut Vec<(usize, usize)>,
+    ) -> Result<Step, String> {
+        if trim(line).is_empty() || (line_no == 1 && line.starts_with(b"ASU,")) {
+            return Ok(Step::Skip);
+        }
+        split_fields(line, b',', fields);
+        if fields.len() < 5 {
+            return Err(format!(
+                "expected 5 fields 'ASU,LBA,Size,Opcode,Timestamp', found {}",
+                fields.len()
+            ));
+        }
+        let f = |i: usize| &line[fields[i].0..fields[i].1];
+        let asu = parse_u64(f(0))
+            .filter(|&a| a < 1 << (64 - ASU_SHIFT))
+            .ok_or_else(|| {
+                format!(
+                    "ASU: expected an unsigned integer below 2^{}, found '{}'",
+                    64 - ASU_SHIFT,
+                    show(f(0))
+                )
+            })?;
+        let lba = parse_u64(f(1)).ok_or_else(|| {
             format!(
-                "ASU: expected an unsigned integer below 2^{}, found '{}'",
-                64 - ASU_SHIFT,
-                show(f(0))
+                "LBA: expected a sector number (unsigned integer), found '{}'",
+                show(f(1))
             )
         })?;
-    let lba = parse_u64(f(1)).ok_or_else(|| {
-        format!(
-            "LBA: expected a sector number (unsigned integer), found '{}'",
-            show(f(1))
-        )
-    })?;
-    let size = parse_u64(f(2)).ok_or_else(|| {
-        format!(
-            "Size: expected a size in bytes (integer > 0), found '{}'",
-            show(f(2))
-        )
-    })?;
-    let op = match trim(f(3)) {
-        b"r" | b"R" => Op::Read,
-        b"w" | b"W" => Op::Write,
-        other => {
+        let size = parse_u64(f(2)).ok_or_else(|| {
+            format!(
+                "Size: expected a size in bytes (integer > 0), found '{}'",
+                show(f(2))
+            )
+        })?;
+        let op = match trim(f(3)) {
+            b"r" | b"R" => Op::Read,
+            b"w" | b"W" => Op::Write,
+            other => {
+                return Err(format!(
+                    "Opcode: expected 'r' or 'w', found '{}'",
+                    show(other)
+                ))
+            }
+        };
+        let time = parse_seconds_ns(f(4)).ok_or_else(|| {
+            format!(
+                "Timestamp: expected seconds (non-negative decimal), found '{}'",
+                show(f(4))
+            )
+        })?;
+        let off = to_bytes(lba, SECTOR, "LBA")?;
+        let (page, npages) = byte_span(off, size, page_size)?;
+        if (page + npages as u64 - 1) >> ASU_SHIFT != 0 {
             return Err(format!(
-                "Opcode: expected 'r' or 'w', found '{}'",
-                show(other)
-            ))
+                "LBA {lba}: page number beyond 2^{ASU_SHIFT}, the per-ASU page space"
+            ));
         }
-    };
-    let time = parse_seconds_ns(f(4)).ok_or_else(|| {
-        format!(
-            "Timestamp: expected seconds (non-negative decimal), found '{}'",
-            show(f(4))
-        )
-    })?;
-    let off = to_bytes(lba, SECTOR, "LBA")?;
-    let (page, npages) = byte_span(off, size, page_size)?;
-    if (page + npages as u64 - 1) >> ASU_SHIFT != 0 {
-        return Err(format!(
-            "LBA {lba}: page number beyond 2^{ASU_SHIFT}, the per-ASU page space"
-        ));
-    }
-    Ok(Step::Push(Access {
-        time,
-        page: asu << ASU_SHIFT | page,
-        op,
-        kind: Kind::File,
-        app: 0,
-        npages,
-    }))
-}
-
-impl TraceReader for SpcReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        let (ps, fields) = (self.page_size, &mut self.fields);
-        let mut line_no = self.lines.line_no();
-        read_lines(
-            &mut self.lines,
-            &mut self.state,
-            "SPC csv lines 'ASU,LBA,Size,Opcode,Timestamp'",
-            out,
-            max,
-            |line| {
-                line_no += 1;
-                parse(line, line_no, ps, fields)
-            },
-        )
-    }
-
-    fn page_size(&self) -> u32 {
-        self.page_size
-    }
-
-    fn format(&self) -> &'static str {
-        "spc"
+        Ok(Step::Push(Access {
+            time,
+            page: asu << ASU_SHIFT | page,
+            op,
+            kind: Kind::File,
+            app: 0,
+            npages,
+        }))
     }
 }

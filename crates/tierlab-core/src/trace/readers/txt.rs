@@ -11,11 +11,11 @@
 //! Every request is a File read (the format has no op); `time` is the ordinal.
 
 use super::common::{
-    byte_span, check_page_size, hash_id, read_lines, to_bytes, Addressing, LineState, Step,
+    byte_span, check_page_size, hash_id, to_bytes, Addressing, LineAt, LineFormat, LineReader, Step,
 };
 use crate::error::{Error, Result};
-use crate::trace::input::{parse_hex, parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::input::{parse_hex, parse_u64, show, trim};
+use crate::trace::{Access, Kind, Op};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -39,12 +39,12 @@ impl Default for TxtOptions {
     }
 }
 
-pub struct TxtReader {
-    lines: Lines,
+/// The one-id-per-line format; [`TxtReader`] reads it.
+pub struct TxtLines {
     opts: TxtOptions,
-    seq: u64,
-    state: LineState,
 }
+
+pub type TxtReader = LineReader<TxtLines>;
 
 impl TxtReader {
     pub fn open(path: &Path, opts: TxtOptions) -> Result<Self> {
@@ -54,65 +54,47 @@ impl TxtReader {
                 "options of trace format 'txt': block_size must be > 0",
             ));
         }
-        Ok(TxtReader {
-            lines: Lines::open(path)?,
-            opts,
-            seq: 0,
-            state: LineState::default(),
-        })
+        LineReader::new(path, TxtLines { opts })
     }
 }
 
-impl TraceReader for TxtReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
-        let (opts, seq) = (&self.opts, &mut self.seq);
-        read_lines(
-            &mut self.lines,
-            &mut self.state,
-            "one object id per line",
-            out,
-            max,
-            |line| {
-                let f = trim(line);
-                if f.is_empty() {
-                    return Ok(Step::Skip);
-                }
-                let id = if !opts.id_is_num {
-                    Some(hash_id(f))
-                } else if f.starts_with(b"0x") || f.starts_with(b"0X") {
-                    parse_hex(f)
-                } else {
-                    parse_u64(f)
-                };
-                let Some(id) = id else {
-                    return Err(format!(
-                    "expected an object id (unsigned integer; set id_is_num = false for string ids), found '{}'",
-                    show(f)
-                ));
-                };
-                let (page, npages) = match opts.addressing {
-                    Addressing::Object => (id, 1),
-                    Addressing::Block => byte_span(
-                        to_bytes(id, opts.block_size, "block")?,
-                        opts.block_size,
-                        opts.page_size,
-                    )?,
-                };
-                let a = Access {
-                    npages,
-                    ..Access::page(*seq, page, Op::Read, Kind::File)
-                };
-                *seq += 1;
-                Ok(Step::Push(a))
-            },
-        )
+impl LineFormat for TxtLines {
+    const NAME: &'static str = "txt";
+    const EXPECTED: &'static str = "one object id per line";
+    fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
+        let opts = &self.opts;
+        let f = trim(line);
+        if f.is_empty() {
+            return Ok(Step::Skip);
+        }
+        let id = if !opts.id_is_num {
+            Some(hash_id(f))
+        } else if f.starts_with(b"0x") || f.starts_with(b"0X") {
+            parse_hex(f)
+        } else {
+            parse_u64(f)
+        };
+        let Some(id) = id else {
+            return Err(format!(
+                "expected an object id (unsigned integer; set id_is_num = false for string ids), \
+                 found '{}'",
+                show(f)
+            ));
+        };
+        let (page, npages) = match opts.addressing {
+            Addressing::Object => (id, 1),
+            Addressing::Block => byte_span(
+                to_bytes(id, opts.block_size, "block")?,
+                opts.block_size,
+                opts.page_size,
+            )?,
+        };
+        Ok(Step::Push(Access {
+            npages,
+            ..Access::page(at.record, page, Op::Read, Kind::File)
+        }))
     }
-
     fn page_size(&self) -> u32 {
         self.opts.page_size
-    }
-
-    fn format(&self) -> &'static str {
-        "txt"
     }
 }
