@@ -166,6 +166,10 @@ registry!(
     flash::fab::Fab,
     flash::spatial_clock::SpatialClock,
     flash::bs_clock::BsClock,
+    classic::slru::Slru,
+    classic::lfuda::Lfuda,
+    classic::gdsf::Gdsf,
+    classic::size::Size,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.
