@@ -8,8 +8,15 @@
 //!
 //! `cost` is the paper's `C` (default 1: GDSF(1), which aims at the hit ratio). libCacheSim's
 //! `GDSF` uses `C = 10^6`; with unit sizes every key is then an integer times 10^6 and the
-//! decisions equal `C = 1` exactly while keys stay below 2^53 / 10^6 (about 9 * 10^9 references),
-//! so the default is checked against pip `libcachesim` by tests/libcachesim_conformance.rs.
+//! decisions equal `C = 1` exactly while keys stay below 2^53 / 10^6 (about 9 * 10^9 references).
+//!
+//! `libcachesim = true` follows libCacheSim's `GDSF`, checked against pip `libcachesim` by
+//! tests/libcachesim_conformance.rs: it inserts the missing object first and then evicts the
+//! smallest key while over capacity. So the newcomer's key is `L + C/S` with the `L` from before
+//! this eviction (the paper's uses the `L` the eviction sets), and the newcomer (set last) is
+//! itself the victim when every resident key is strictly larger: it is then not admitted (a
+//! bypass here) and `L` still becomes its key. The paper (default) evicts before it inserts, so
+//! the missing object is always admitted.
 //!
 //! Object sizes: every entry keeps its `size`, which is 1 in page mode (capacity in pages);
 //! adding object sizes later only has to fill it from the trace and count bytes.
@@ -28,11 +35,16 @@ use std::collections::BTreeSet;
 pub struct GdsfConfig {
     /// The paper's `C`: cost of fetching an object (the same for all).
     pub cost: f64,
+    /// libCacheSim's order of insertion and eviction (see the module doc).
+    pub libcachesim: bool,
 }
 
 impl Default for GdsfConfig {
     fn default() -> Self {
-        GdsfConfig { cost: 1.0 }
+        GdsfConfig {
+            cost: 1.0,
+            libcachesim: false,
+        }
     }
 }
 
@@ -48,6 +60,7 @@ struct Entry {
 pub struct Gdsf {
     cap: usize,
     cost: f64,
+    lcs: bool,
     entries: Vec<Entry>,
     free: Vec<u32>,
     order: BTreeSet<(u64, u64, u32)>,
@@ -72,6 +85,7 @@ impl PolicyDef for Gdsf {
         Ok(Gdsf {
             cap: ctx.capacity,
             cost: cfg.cost,
+            lcs: cfg.libcachesim,
             entries: Vec::with_capacity(ctx.capacity),
             free: Vec::new(),
             order: BTreeSet::new(),
@@ -85,9 +99,9 @@ impl PolicyDef for Gdsf {
 impl Gdsf {
     /// Sets slot `s`'s key from its count and size (keys are positive, so their bits order
     /// like the numbers).
-    fn rank(&mut self, s: u32) {
+    fn rank(&mut self, s: u32, inflation: f64) {
         let e = &mut self.entries[s as usize];
-        let key = self.inflation + e.freq as f64 * self.cost / e.size as f64;
+        let key = inflation + e.freq as f64 * self.cost / e.size as f64;
         e.rank = (key.to_bits(), self.clock);
         self.order.insert((e.rank.0, e.rank.1, s));
     }
@@ -103,7 +117,7 @@ impl Policy for Gdsf {
             e.freq += 1;
             let (k, t) = e.rank;
             self.order.remove(&(k, t, slot));
-            self.rank(slot);
+            self.rank(slot, self.inflation);
             sink.hit(r, 0);
             return;
         }
@@ -111,7 +125,19 @@ impl Policy for Gdsf {
             sink.miss_bypass(r);
             return;
         }
+        // libCacheSim keys the newcomer before the eviction raises L.
+        let before = self.inflation;
         if self.order.len() == self.cap {
+            if self.lcs {
+                // The newcomer's key, set last: evicted first if strictly the smallest.
+                let key = self.inflation + self.cost;
+                let min = self.order.first().expect("a full cache has a page").0;
+                if key.to_bits() < min {
+                    self.inflation = key;
+                    sink.miss_bypass(r);
+                    return;
+                }
+            }
             let (k, _, v) = self.order.pop_first().expect("a full cache has a page");
             self.inflation = f64::from_bits(k);
             let f = self.entries[v as usize].f;
@@ -135,7 +161,7 @@ impl Policy for Gdsf {
                 (self.entries.len() - 1) as u32
             }
         };
-        self.rank(s);
+        self.rank(s, if self.lcs { before } else { self.inflation });
         self.table.set(r.id, s);
         sink.miss(r, 0);
     }
@@ -159,5 +185,20 @@ mod tests {
         // 4: 1 and 3 both at 2, 1's key was set first: evict 1, L=2, H(4)=3; 3 hits (F=2:
         // H=2+2=4); 1 evicts 4 (H=3), L=3, H(1)=4; 4 evicts 3 (H=4, set before 1's).
         assert_eq!(replay_ids("gdsf", 2, &[1, 1, 2, 3, 4, 3, 1, 4]), (2, 6));
+    }
+
+    #[test]
+    fn hand_worked_libcachesim() {
+        // Memory 2. 1 1 (H=2), 2 2 (H=2): both keys 2 > a newcomer's 0+1, so 3 is not admitted
+        // and L=1; 4: newcomer key 1+1=2 is not below 1's (2, set earlier): evict 1, L=2,
+        // H(4)=2 (the L before the eviction); 1: newcomer key 3 is not below 2's 2 (set
+        // before 4's): evict 2, H(1)=3; 2: newcomer key 3 is not below 4's 2: evict 4.
+        let spec = "gdsf(libcachesim=true)";
+        assert_eq!(
+            crate::sim::check::replay_spec_ids(spec, 2, &[1, 1, 2, 2, 3, 4, 1, 2]),
+            (2, 6)
+        );
+        // The paper admits 3 (evicting 1, the first to reach key 2).
+        assert_eq!(replay_ids("gdsf", 2, &[1, 1, 2, 2, 3, 1]), (2, 4));
     }
 }

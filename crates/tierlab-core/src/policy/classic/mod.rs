@@ -3,6 +3,7 @@
 pub mod arc;
 pub mod car;
 pub mod clock;
+pub mod clock2qplus;
 pub mod clockpro;
 pub mod fifo;
 pub mod gdsf;
@@ -11,6 +12,7 @@ pub mod lfuda;
 pub mod lirs;
 pub mod lru;
 pub mod lruk;
+pub mod mq;
 pub mod opt;
 pub mod optwb;
 pub mod s3fifo;

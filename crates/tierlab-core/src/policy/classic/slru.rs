@@ -102,18 +102,21 @@ impl Slru {
         sink.evict(f.out(0));
     }
 
-    /// Pushes segment `seg`'s LRU page down (evicting from segment 0) while it is over its bound.
+    /// libCacheSim's cooling of segment `seg`: its LRU page goes down to the MRU end of the
+    /// segment below (evicted from segment 0), which is then cooled while over its bound (the
+    /// lowest segment can stand several pages over its bound, see the module doc).
     fn cool<S: Sink>(&mut self, seg: usize, sink: &mut S) {
-        let mut s = seg;
-        while self.segs[s].len() > self.max[s] {
-            if s == 0 {
-                self.evict_from(0, sink);
-                return;
-            }
-            let v = self.segs[s].pop_back(&mut self.arena).expect("over bound");
-            self.segs[s - 1].push_front(&mut self.arena, v);
-            self.arena.get_mut(v).seg = s - 1;
-            s -= 1;
+        if seg == 0 {
+            self.evict_from(0, sink);
+            return;
+        }
+        let v = self.segs[seg]
+            .pop_back(&mut self.arena)
+            .expect("over bound");
+        self.segs[seg - 1].push_front(&mut self.arena, v);
+        self.arena.get_mut(v).seg = seg - 1;
+        while self.segs[seg - 1].len() > self.max[seg - 1] {
+            self.cool(seg - 1, sink);
         }
     }
 
@@ -148,7 +151,9 @@ impl Policy for Slru {
                 self.segs[s + 1].push_front(&mut self.arena, slot);
                 self.arena.get_mut(slot).seg = s + 1;
                 if self.lcs {
-                    self.cool(s + 1, sink);
+                    while self.segs[s + 1].len() > self.max[s + 1] {
+                        self.cool(s + 1, sink);
+                    }
                 } else {
                     self.cool_paper(s + 1);
                 }
