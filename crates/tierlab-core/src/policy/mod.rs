@@ -178,6 +178,8 @@ registry!(
     classic::size::Size,
     classic::mq::Mq,
     classic::clock2qplus::Clock2QPlus,
+    classic::lruprob::LruProb,
+    classic::random::Random,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.
