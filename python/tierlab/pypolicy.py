@@ -38,9 +38,9 @@ is raised as :class:`tierlab.PolicyError`, whose message names the policy, the c
 page, with the original exception as ``__cause__``. The policy's name in the results is the
 class attribute ``name`` (default: the class name).
 
-Speed: every callback takes the GIL and calls Python, so a policy in Python replays about a
-million references per second, against some tens of millions for the built-in ``lru``; see
-docs/policies.md for the measurement.
+Speed: every callback takes the GIL and calls Python, so a policy in Python replays about 30
+times slower than the built-in ``lru`` (a few million references a second; docs/policies.md has
+the measurement, benches/python_policy.py makes it).
 """
 
 from __future__ import annotations
