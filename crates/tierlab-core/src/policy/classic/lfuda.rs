@@ -20,6 +20,10 @@
 //!   When `L` names an empty key at eviction (libCacheSim would dereference an empty list there),
 //!   this implementation evicts from the smallest non-empty key instead.
 //!
+//! In the libCacheSim variant keys grow by the age on every hit and can pass 2^64 on long
+//! traces: they saturate at `u64::MAX` (libCacheSim's 64-bit signed keys would overflow), so
+//! from there on the saturated pages tie and leave in the order they reached the maximum.
+//!
 //! Per reference: O(log n) (keys are buckets in a `BTreeMap`, each a FIFO list).
 
 use crate::error::Result;
@@ -127,10 +131,12 @@ impl Policy for Lfuda {
             n.f.dirty |= r.is_write();
             n.freq += 1;
             let (old, freq) = (n.key, n.freq);
+            // libCacheSim's keys grow by the age on every hit, so they can pass 2^64: they
+            // saturate (libCacheSim's int64 keys would overflow).
             let new = if self.lcs {
-                old + self.age
+                old.saturating_add(self.age)
             } else {
-                freq + self.age
+                freq.saturating_add(self.age)
             };
             let emptied = self.unlink(slot);
             if self.lcs {
@@ -165,7 +171,7 @@ impl Policy for Lfuda {
             key: 0,
             freq: 1,
         });
-        self.push(self.age + 1, slot);
+        self.push(self.age.saturating_add(1), slot);
         self.table.set(r.id, slot);
         sink.miss(r, 0);
     }
