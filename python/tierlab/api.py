@@ -176,6 +176,9 @@ def run(
 ) -> pd.DataFrame:
     """Replays ``trace`` once through every (policy, size) pair and returns one row per pair.
 
+    ``policies`` holds names or specs of registered policies and/or :class:`tierlab.PythonPolicy`
+    subclasses (policies written in Python, one object per size; see docs/policies.md).
+
     ``system`` is a dict ``{"tiers": [...], "file_store": ..., "swap": ..., "write_miss_fetch": ...}``
     of device names (see :func:`devices`); default: DRAM over an NVMe file store and swap.
     The native call releases the GIL; Ctrl-C raises KeyboardInterrupt within a fraction of a second.
