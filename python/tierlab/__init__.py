@@ -9,10 +9,11 @@ Quick start::
 """
 
 from tierlab import convert as convert
-from tierlab._core import ConfigError, TierlabError, TraceFormatError
+from tierlab._core import ConfigError, PolicyError, TierlabError, TraceFormatError
 from tierlab._core import __version__ as __version__
 from tierlab.api import Trace, devices, info, policies, run
 from tierlab.kernel import kernel_check
+from tierlab.pypolicy import PythonPolicy
 
 
 def reproduce(papers=None, *, quick: bool = False, outdir="tierlab-reproduce"):
@@ -28,6 +29,8 @@ def reproduce(papers=None, *, quick: bool = False, outdir="tierlab-reproduce"):
 
 __all__ = [
     "ConfigError",
+    "PolicyError",
+    "PythonPolicy",
     "TierlabError",
     "Trace",
     "TraceFormatError",

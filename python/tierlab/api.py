@@ -13,9 +13,11 @@ from typing import Any, Union
 import pandas as pd
 
 from tierlab import _core
+from tierlab.pypolicy import is_python_policy
 
-#: A policy: a name, a spec string such as ``"clock(bits=2)"``, or a dict ``{"name": ..., **params}``.
-PolicyLike = Union[str, dict]
+#: A policy: a name, a spec string such as ``"clock(bits=2)"``, a dict ``{"name": ..., **params}``,
+#: or a :class:`tierlab.PythonPolicy` subclass (a policy written in Python).
+PolicyLike = Union[str, dict, type]
 #: A size: pages (int), bytes with a unit (``"4MiB"``, ``"512KB"``), or a fraction of the trace's
 #: footprint (``"10%"`` or a float in (0, 1]).
 SizeLike = Union[int, float, str]
@@ -174,18 +176,28 @@ def run(
 ) -> pd.DataFrame:
     """Replays ``trace`` once through every (policy, size) pair and returns one row per pair.
 
+    ``policies`` holds names or specs of registered policies and/or :class:`tierlab.PythonPolicy`
+    subclasses (policies written in Python, one object per size; see docs/policies.md).
+
     ``system`` is a dict ``{"tiers": [...], "file_store": ..., "swap": ..., "write_miss_fetch": ...}``
     of device names (see :func:`devices`); default: DRAM over an NVMe file store and swap.
     The native call releases the GIL; Ctrl-C raises KeyboardInterrupt within a fraction of a second.
     """
     t = Trace.of(trace, format, options)
-    pols = [parse_policy(p) for p in policies]
+    given = list(policies)
+    pols = [None if is_python_policy(p) else parse_policy(p) for p in given]
     size_list = list(sizes)
     if not pols or not size_list:
         raise _core.ConfigError("run: need at least one policy and one size")
     pages = resolve_sizes(t, size_list, limit)
-    instances = [{"policy": p["name"], "params": p["params"], "size": n} for p in pols for n in pages]
-    requested = [str(s) for p in pols for s in size_list]
+    instances = [{"policy": p["name"], "params": p["params"], "size": n} for p in pols if p for n in pages]
+    # Policies written in Python: one object per size; the core returns their rows last.
+    external = [(cls.policy_name(), n, cls(n)) for cls in given if is_python_policy(cls) for n in pages]
+    requested = [str(s) for p in pols if p for s in size_list] + [str(s) for p in pols if p is None for s in size_list]
+    # Row k of the core's output is row order[k] of the user's policies x sizes.
+    order = [i * len(size_list) + j for i, p in enumerate(pols) if p for j in range(len(size_list))] + [
+        i * len(size_list) + j for i, p in enumerate(pols) if p is None for j in range(len(size_list))
+    ]
     callback = _progress_callback(progress, t.name)
     try:
         out = json.loads(
@@ -194,9 +206,10 @@ def run(
                 json.dumps(instances),
                 _system_json(system),
                 [str(f) for f in device_files],
-                threads or min(len(instances), os.cpu_count() or 1),
+                threads or min(len(instances) + len(external), os.cpu_count() or 1),
                 limit,
                 callback,
+                external,
             )
         )
     finally:
@@ -207,6 +220,9 @@ def run(
         return df
     df.insert(0, "trace", t.name)
     df.insert(3, "size", requested)
+    if external:
+        df.index = order
+        df = df.sort_index().reset_index(drop=True)
     df.attrs["meta"] = out["meta"]
     return df
 

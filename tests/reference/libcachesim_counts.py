@@ -14,7 +14,8 @@ Sizes: 5 per trace, fractions of the number of distinct pages (see SIZES).
 Miss counts are `round(miss_ratio * n_requests)` from `process_trace`.
 
 Run: python3 tests/reference/libcachesim_counts.py  (writes libcachesim_counts.json
-next to this file; needs `pip install libcachesim` 0.3.x).
+next to this file; needs `pip install libcachesim` 0.3.x). With `--policies NAME...` only
+those policies are run and merged into the existing JSON (every other cell is kept as it is).
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ POLICIES = {
     "sieve": lambda n: lcs.Sieve(n),
     "lfu": lambda n: lcs.LFU(n),
     "opt": lambda n: lcs.Belady(n),
+    # Added with issue 18 (each runs in tierlab as the spec in libcachesim_conformance.rs).
+    "slru": lambda n: lcs.SLRU(n),
+    "gdsf": lambda n: lcs.GDSF(n),
+    "size": lambda n: lcs.Size(n),
+    "mq": lambda n: lcs.MQ(n),
+    "clock2qplus": lambda n: lcs.Clock2QPlus(n),
 }
 
 
@@ -115,18 +122,31 @@ def sizes_for(distinct: int) -> list[int]:
 
 
 def main() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--policies", nargs="+", choices=sorted(POLICIES), help="only these, merged")
+    args = ap.parse_args()
+    out = HERE / "libcachesim_counts.json"
+    only = args.policies
     result = {
         "generator": "tests/reference/libcachesim_counts.py",
         "libcachesim_version": getattr(lcs, "__version__", "?"),
         "traces": {},
     }
+    if only:
+        result = json.loads(out.read_text())
     with tempfile.TemporaryDirectory() as tmp:
         for name, ids in traces():
             path = os.path.join(tmp, "t.oracleGeneral.bin")
             write_oracle(ids, path)
             distinct = len(set(ids))
             entry = {"requests": len(ids), "distinct": distinct, "sizes": sizes_for(distinct), "misses": {}}
+            if only:
+                entry = result["traces"][name]
             for pol, make in POLICIES.items():
+                if only and pol not in only:
+                    continue
                 row = []
                 for size in entry["sizes"]:
                     # A fresh reader per run; never close() it (double free).
@@ -137,7 +157,7 @@ def main() -> None:
                 entry["misses"][pol] = row
             result["traces"][name] = entry
             print(name, len(ids), distinct, entry["sizes"], file=sys.stderr)
-    (HERE / "libcachesim_counts.json").write_text(json.dumps(result, indent=1) + "\n")
+    out.write_text(json.dumps(result, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,10 @@ pub enum Error {
     /// The run was interrupted (e.g. Ctrl-C seen by the progress callback).
     #[error("interrupted")]
     Interrupted,
+    /// A policy defined outside the crate failed (see `policy::external`): names the policy,
+    /// the callback and the page.
+    #[error("{0}")]
+    Policy(String),
 }
 
 fn fmt_loc(loc: &Location) -> String {

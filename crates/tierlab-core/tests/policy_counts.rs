@@ -3,7 +3,8 @@
 //! and the policy's own counters, on two real block traces with writes (the
 //! first references of mobile-block/telegram_exec and cod_exec), a Zipf trace
 //! with writes and a read-only LIRS trace, at 1%, 10% and 30% of each trace's
-//! footprint, plus CFLRU at several windows and both LIRS variants.
+//! footprint, plus CFLRU at several windows, both LIRS variants and the libCacheSim variants
+//! of SLRU, LFUDA and GDSF.
 //!
 //! The counts in tests/reference/policy_counts.json were written by main's
 //! code before the per-reference scans were replaced (CFLRU's clean-first
@@ -49,6 +50,9 @@ const EXTRA: &[&str] = &[
     "cflru(window=0.5)",
     "cflru(window=0.9)",
     "lirs(libcachesim=true)",
+    "slru(libcachesim=true, segments=4)",
+    "lfuda(libcachesim=true)",
+    "gdsf(libcachesim=true)",
 ];
 
 fn trace_spec(name: &str, format: Option<&str>) -> TraceSpec {

@@ -77,6 +77,7 @@ fn core_err(e: Error) -> PyErr {
         Error::Io { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
         Error::Config(_) => ConfigError::new_err(e.to_string()),
         Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"),
+        Error::Policy(msg) => crate::pypolicy::PolicyError::new_err(msg.clone()),
     }
 }
 

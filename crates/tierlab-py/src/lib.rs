@@ -9,6 +9,7 @@ mod kernel;
 mod mobile;
 mod mrc;
 mod native;
+mod pypolicy;
 mod readers;
 mod trace;
 
@@ -17,7 +18,7 @@ use pyo3::prelude::*;
 use serde::Deserialize;
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::{all_policies, PolicySpec};
-use tierlab_core::sim::engine::{run as engine_run, InstanceSpec, RunOptions};
+use tierlab_core::sim::engine::{run_with_external as engine_run, InstanceSpec, RunOptions};
 use tierlab_core::sim::results::{rows, Value};
 
 #[derive(Deserialize)]
@@ -51,10 +52,11 @@ fn value_json(v: &Value) -> serde_json::Value {
 /// Replays one trace through many policy instances in one pass.
 ///
 /// `trace`: JSON `{"path", "format", "options"}`; `instances`: JSON list of
-/// `{"policy", "params", "size"}`; `system`: JSON system spec. Returns JSON
-/// `{"rows": [...], "meta": {...}}`.
+/// `{"policy", "params", "size"}`; `system`: JSON system spec; `external`: policies written in
+/// Python, `(name, size, object)` with `on_hit`, `evict` and `on_miss` methods (their rows follow
+/// those of `instances`). Returns JSON `{"rows": [...], "meta": {...}}`.
 #[pyfunction]
-#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None))]
+#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None, external=vec![]))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -65,8 +67,14 @@ fn run(
     threads: usize,
     limit: Option<u64>,
     callback: Option<Py<PyAny>>,
+    external: Vec<(String, usize, Py<PyAny>)>,
 ) -> PyResult<String> {
     let spec = trace::trace_spec(trace)?;
+    let pending = pypolicy::Pending::default();
+    let external = external
+        .iter()
+        .map(|(name, size, obj)| pypolicy::external(py, name, *size, obj, &pending))
+        .collect::<PyResult<Vec<_>>>()?;
     let inst: Vec<InstanceArg> = json_arg("instances", instances)?;
     let sys_spec: SystemSpec = json_arg("system", system)?;
     let instances: Vec<InstanceSpec> = inst
@@ -90,7 +98,14 @@ fn run(
             let sys = System::resolve(&sys_spec, &cat)?;
             let mut reader = tierlab_core::trace::open(&spec)?;
             let mut progress = common::progress_callback(callback.as_ref());
-            let out = engine_run(reader.as_mut(), &instances, &sys, &opts, &mut progress)?;
+            let out = engine_run(
+                reader.as_mut(),
+                &instances,
+                external,
+                &sys,
+                &opts,
+                &mut progress,
+            )?;
             let rows: Vec<serde_json::Value> = rows(&out, &sys)
                 .iter()
                 .map(|r| {
@@ -112,7 +127,15 @@ fn run(
             Ok(serde_json::json!({"rows": rows, "meta": meta}).to_string())
         })
     });
-    out.map_err(to_py_err)
+    out.map_err(|f| {
+        let cause = pending.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match (f, cause) {
+            (common::Failure::Core(e), Some(cause)) => {
+                pypolicy::policy_error(py, e.to_string(), cause)
+            }
+            (f, _) => to_py_err(f),
+        }
+    })
 }
 
 /// Registered policies as JSON.
@@ -227,5 +250,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     mrc::register(m)?;
     flash::register(m)?;
     kernel::register(m)?;
+    pypolicy::register(m)?;
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! per-access code is monomorphised; the name is looked up once per run.
 
 pub mod classic;
+pub mod external;
 pub mod flash;
 pub mod hybrid;
 pub mod swap;
@@ -55,6 +56,11 @@ pub trait Policy: Send + 'static {
     /// The policy's own counters (e.g. ghost hits), reported with the results.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
+    }
+    /// An error that stopped the policy (a policy defined outside the crate whose callback
+    /// failed, see [`external`]), taken once; the engine ends the run with it. Default: none.
+    fn failed(&mut self) -> Option<Error> {
+        None
     }
 }
 
@@ -166,6 +172,14 @@ registry!(
     flash::fab::Fab,
     flash::spatial_clock::SpatialClock,
     flash::bs_clock::BsClock,
+    classic::slru::Slru,
+    classic::lfuda::Lfuda,
+    classic::gdsf::Gdsf,
+    classic::size::Size,
+    classic::mq::Mq,
+    classic::clock2qplus::Clock2QPlus,
+    classic::lruprob::LruProb,
+    classic::random::Random,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

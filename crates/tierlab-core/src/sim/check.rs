@@ -383,6 +383,15 @@ pub fn replay_ids(policy: &str, capacity: usize, ids: &[u64]) -> (u64, u64) {
     (c.hits, c.misses)
 }
 
+/// (hits, misses) of a policy spec such as `slru(libcachesim=true)` on page ids, all reads,
+/// under the checking sink.
+pub fn replay_spec_ids(spec: &str, capacity: usize, ids: &[u64]) -> (u64, u64) {
+    let pages: Vec<(u64, bool)> = ids.iter().map(|&p| (p, false)).collect();
+    let spec = PolicySpec::parse(spec).expect("policy spec");
+    let c = check_policy(&spec, capacity, 1, &make_refs(&pages)).expect("known policy");
+    (c.hits, c.misses)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

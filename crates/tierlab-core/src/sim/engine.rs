@@ -11,6 +11,7 @@ use super::page_ids::PageIds;
 use super::{RefBatch, RefFields, Sink, NEVER};
 use crate::device::System;
 use crate::error::{Error, Result};
+use crate::policy::external::External;
 use crate::policy::{
     visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor, PREFETCH_FAR,
     PREFETCH_NEAR,
@@ -127,13 +128,17 @@ pub trait Runner: Send {
     fn grow(&mut self, n: usize);
     fn run(&mut self, refs: &RefBatch, events: &[(usize, Event)]);
     fn finish(self: Box<Self>) -> InstanceResult;
+    /// An error that stopped the policy (see [`Policy::failed`]).
+    fn failed(&mut self) -> Option<Error> {
+        None
+    }
 }
 
 /// A policy instance and its sink.
 pub struct Instance<P: Policy, S: EngineSink> {
     pub policy: P,
     pub sink: S,
-    name: &'static str,
+    name: String,
     label: String,
     params: String,
     capacity: usize,
@@ -185,7 +190,7 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
         let resident_at_end = self.policy.resident();
         let (stats, device_log) = self.sink.into_parts();
         InstanceResult {
-            policy: self.name.to_string(),
+            policy: self.name,
             label: self.label,
             params: self.params,
             capacity: self.capacity,
@@ -195,6 +200,10 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
             policy_seconds: self.seconds,
             device_log,
         }
+    }
+
+    fn failed(&mut self) -> Option<Error> {
+        self.policy.failed()
     }
 }
 
@@ -217,7 +226,7 @@ pub fn build_instance<S: EngineSink>(
             Ok(Box::new(Instance {
                 policy,
                 sink: self.sink,
-                name: P::NAME,
+                name: P::NAME.to_string(),
                 label: self.spec.label(),
                 params: serde_json::to_string(&cfg).unwrap_or_default(),
                 capacity: self.ctx.capacity,
@@ -226,6 +235,20 @@ pub fn build_instance<S: EngineSink>(
         }
     }
     visit_policy(&spec.name, Build { spec, ctx, sink })?
+}
+
+/// An instance of a policy defined outside the crate (see [`crate::policy::external`]).
+pub fn external_instance<S: EngineSink>(policy: External, sink: S) -> Box<dyn Runner> {
+    let name = policy.name().to_string();
+    Box::new(Instance {
+        capacity: policy.capacity(),
+        policy,
+        sink,
+        label: name.clone(),
+        name,
+        params: "{}".to_string(),
+        seconds: 0.0,
+    })
 }
 
 /// Whether any of the policies needs the future (next_use).
@@ -413,6 +436,20 @@ pub fn run(
     opts: &RunOptions,
     progress: &mut dyn FnMut(&Progress) -> Result<()>,
 ) -> Result<RunOutput> {
+    run_with_external(reader, instances, Vec::new(), system, opts, progress)
+}
+
+/// [`run`] with policies defined outside the crate as well: their results follow those of
+/// `instances`, in order. A failed external policy ends the run with its error after the batch
+/// in which it failed.
+pub fn run_with_external(
+    reader: &mut dyn TraceReader,
+    instances: &[InstanceSpec],
+    external: Vec<External>,
+    system: &System,
+    opts: &RunOptions,
+    progress: &mut dyn FnMut(&Progress) -> Result<()>,
+) -> Result<RunOutput> {
     let start = Instant::now();
     let page_size = reader.page_size();
     let mut runners = Vec::with_capacity(instances.len());
@@ -427,6 +464,13 @@ pub fn run(
             acct.log = Some(Vec::new());
         }
         runners.push(build_instance(&spec.policy, &ctx, acct)?);
+    }
+    for p in external {
+        let mut acct = Accounting::new(system.clone());
+        if opts.record_device_log {
+            acct.log = Some(Vec::new());
+        }
+        runners.push(external_instance(p, acct));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.max(1))
@@ -451,6 +495,10 @@ pub fn run(
                 r.run(refs, events);
             }
         }
+        runners
+            .iter_mut()
+            .find_map(|r| r.failed())
+            .map_or(Ok(()), Err)
     };
 
     let mut decoder = Decoder::default();
@@ -488,7 +536,7 @@ pub fn run(
                 &refs.slice(chunk_start..chunk_end),
                 &ev,
                 decoder.distinct(),
-            );
+            )?;
         }
     } else {
         // Reading and decoding run on threads of their own, a batch or two ahead of the replay:
@@ -527,7 +575,7 @@ pub fn run(
                 for b in full_rx.iter() {
                     let b = b?;
                     done += b.refs.len() as u64;
-                    feed(&mut runners, &b.refs, &b.events, b.distinct);
+                    feed(&mut runners, &b.refs, &b.events, b.distinct)?;
                     progress(&Progress {
                         page_refs: done,
                         requests: b.requests,

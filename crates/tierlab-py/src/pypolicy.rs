@@ -1,0 +1,99 @@
+//! Policies written in Python (`tierlab.PythonPolicy`): the core's `External` policy with
+//! callbacks that call the Python object's `on_hit`, `evict` and `on_miss` under the GIL. A
+//! Python exception becomes the policy's error (the run stops after the batch) and is kept, so
+//! that `run` raises `tierlab.PolicyError` naming the policy, with the exception as its cause.
+
+use pyo3::prelude::*;
+use std::sync::{Arc, Mutex};
+use tierlab_core::policy::external::{External, ExternalPolicy};
+
+pyo3::create_exception!(
+    _core,
+    PolicyError,
+    crate::common::PyTierlabError,
+    "A policy written in Python failed: names the policy and the callback; the Python \
+     exception it raised is the cause (`__cause__`)."
+);
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PolicyError", m.py().get_type::<PolicyError>())
+}
+
+/// The error of a run in which a Python policy raised: `PolicyError(message)` from the exception.
+pub fn policy_error(py: Python<'_>, msg: String, cause: PyErr) -> PyErr {
+    let e = PolicyError::new_err(msg);
+    e.set_cause(py, Some(cause));
+    e
+}
+
+/// The first Python exception raised by a policy callback during a run.
+pub type Pending = Arc<Mutex<Option<PyErr>>>;
+
+struct PyPolicy {
+    on_hit: Py<PyAny>,
+    evict: Py<PyAny>,
+    on_miss: Py<PyAny>,
+    pending: Pending,
+}
+
+impl PyPolicy {
+    fn keep(&self, py: Python<'_>, e: PyErr) -> String {
+        let msg = e.to_string();
+        let mut slot = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(e.clone_ref(py));
+        }
+        msg
+    }
+}
+
+impl ExternalPolicy for PyPolicy {
+    fn hit(&mut self, page: u64) -> Result<(), String> {
+        Python::attach(|py| {
+            self.on_hit
+                .call1(py, (page,))
+                .map(|_| ())
+                .map_err(|e| self.keep(py, e))
+        })
+    }
+
+    fn evict(&mut self, page: u64) -> Result<u64, String> {
+        Python::attach(|py| {
+            let v = self
+                .evict
+                .call1(py, (page,))
+                .map_err(|e| self.keep(py, e))?;
+            v.extract::<u64>(py).map_err(|e| {
+                let msg = format!("must return a resident page number (an int): {e}");
+                self.keep(py, pyo3::exceptions::PyTypeError::new_err(msg))
+            })
+        })
+    }
+
+    fn miss(&mut self, page: u64) -> Result<(), String> {
+        Python::attach(|py| {
+            self.on_miss
+                .call1(py, (page,))
+                .map(|_| ())
+                .map_err(|e| self.keep(py, e))
+        })
+    }
+}
+
+/// Builds the core policy for one Python policy object (its bound methods are looked up once).
+pub fn external(
+    py: Python<'_>,
+    name: &str,
+    capacity: usize,
+    obj: &Py<PyAny>,
+    pending: &Pending,
+) -> PyResult<External> {
+    let o = obj.bind(py);
+    let p = PyPolicy {
+        on_hit: o.getattr("on_hit")?.unbind(),
+        evict: o.getattr("evict")?.unbind(),
+        on_miss: o.getattr("on_miss")?.unbind(),
+        pending: pending.clone(),
+    };
+    Ok(External::new(name, capacity, Box::new(p)))
+}

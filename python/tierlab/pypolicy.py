@@ -1,0 +1,76 @@
+"""Replacement policies written in Python.
+
+Subclass :class:`PythonPolicy`, implement ``evict`` (and usually ``on_hit`` and ``on_miss``), and
+pass the class to :func:`tierlab.run` next to built-in policy names::
+
+    import collections
+    import tierlab
+
+    class MyLru(tierlab.PythonPolicy):
+        def __init__(self, capacity):
+            super().__init__(capacity)
+            self.order = collections.OrderedDict()
+
+        def on_hit(self, page):
+            self.order.move_to_end(page)
+
+        def on_miss(self, page):
+            self.order[page] = None
+
+        def evict(self, page):
+            victim, _ = self.order.popitem(last=False)
+            return victim
+
+    df = tierlab.run("sprite.trace.gz", policies=["lru", MyLru], sizes=["1%", "10%"])
+
+tierlab builds one object per size (``MyLru(capacity)``, the capacity in pages) and replays the
+trace through it in the same replay loop as the built-in policies, with the same accounting, so
+its rows have every column. tierlab keeps track of which pages are resident, their dirty bits
+and kinds; the object only makes decisions:
+
+- ``on_hit(page)``: ``page`` was referenced and is resident;
+- ``evict(page)``: memory is full and ``page`` missed: return the resident page to evict (it must
+  be resident, else the run stops with :class:`tierlab.PolicyError`); forget it yourself;
+- ``on_miss(page)``: ``page`` missed and is now resident (after the eviction, if there was one).
+
+Pages are the trace's page numbers (ints). An exception raised in a callback stops the run and
+is raised as :class:`tierlab.PolicyError`, whose message names the policy, the callback and the
+page, with the original exception as ``__cause__``. The policy's name in the results is the
+class attribute ``name`` (default: the class name).
+
+Speed: every callback takes the GIL and calls Python, so a policy in Python replays about 30
+times slower than the built-in ``lru`` (a few million references a second; docs/policies.md has
+the measurement, benches/python_policy.py makes it).
+"""
+
+from __future__ import annotations
+
+
+class PythonPolicy:
+    """Base class of replacement policies written in Python (see the module doc)."""
+
+    #: Name of the policy in results and errors (default: the class name).
+    name: str | None = None
+
+    def __init__(self, capacity: int):
+        #: Memory size in pages.
+        self.capacity = capacity
+
+    def on_hit(self, page: int) -> None:
+        """``page`` was referenced and is resident."""
+
+    def on_miss(self, page: int) -> None:
+        """``page`` missed and is now resident."""
+
+    def evict(self, page: int) -> int:
+        """Memory is full and ``page`` missed: return the resident page to evict."""
+        raise NotImplementedError(f"{type(self).__name__} must implement evict(page)")
+
+    @classmethod
+    def policy_name(cls) -> str:
+        return cls.name or cls.__name__
+
+
+def is_python_policy(policy: object) -> bool:
+    """Whether ``policy`` (an entry of ``run``'s ``policies``) is a :class:`PythonPolicy` class."""
+    return isinstance(policy, type) and issubclass(policy, PythonPolicy)
