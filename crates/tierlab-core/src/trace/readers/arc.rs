@@ -76,6 +76,7 @@ impl TraceReader for ArcReader {
                 kind: Kind::File,
                 app: 0,
                 npages: count as u32,
+                size: 0,
             }));
             self.seq += 1;
         }

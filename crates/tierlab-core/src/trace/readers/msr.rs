@@ -110,6 +110,7 @@ fn parse(
         kind: Kind::File,
         app: 0,
         npages,
+        size: 0,
     }))
 }
 

@@ -128,6 +128,7 @@ fn parse(
         kind: Kind::File,
         app: 0,
         npages,
+        size: 0,
     }))
 }
 

@@ -100,6 +100,7 @@ impl TraceReader for TxtReader {
                 };
                 let a = Access {
                     npages,
+                    size: 0,
                     ..Access::page(*seq, page, Op::Read, Kind::File)
                 };
                 *seq += 1;
