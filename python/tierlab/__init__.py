@@ -11,7 +11,7 @@ Quick start::
 from tierlab import convert as convert
 from tierlab._core import ConfigError, TierlabError, TraceFormatError
 from tierlab._core import __version__ as __version__
-from tierlab.api import Trace, devices, info, policies, run
+from tierlab.api import Trace, admissions, devices, info, policies, run
 from tierlab.kernel import kernel_check
 
 
@@ -35,6 +35,7 @@ __all__ = [
     "info",
     "kernel_check",
     "policies",
+    "admissions",
     "reproduce",
     "run",
 ]

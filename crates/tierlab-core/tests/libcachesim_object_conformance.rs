@@ -76,8 +76,16 @@ fn object_and_byte_misses_equal_libcachesim() {
         let policies: Vec<String> = entry.as_object().unwrap().keys().cloned().collect();
         let out = replay(form, &policies, &sizes, true);
         let totals = &r["totals"][form];
-        assert_eq!(out.page_refs, totals[0].as_u64().unwrap(), "{form}: requests");
-        assert_eq!(out.byte_accesses, totals[1].as_u64().unwrap(), "{form}: bytes");
+        assert_eq!(
+            out.page_refs,
+            totals[0].as_u64().unwrap(),
+            "{form}: requests"
+        );
+        assert_eq!(
+            out.byte_accesses,
+            totals[1].as_u64().unwrap(),
+            "{form}: bytes"
+        );
         let got: BTreeMap<(String, usize), [u64; 2]> = out
             .results
             .iter()
@@ -134,7 +142,8 @@ fn admission_equals_libcachesim() {
     let adm = &r["admission"];
     let mut diffs = Vec::new();
     let mut cells = 0;
-    for (mode, object_sizes, sizes_key) in [("object", true, "sizes"), ("unit", false, "unit_sizes")]
+    for (mode, object_sizes, sizes_key) in
+        [("object", true, "sizes"), ("unit", false, "unit_sizes")]
     {
         let sizes = sizes(&adm[sizes_key]);
         for (admission, per_policy) in adm[mode].as_object().unwrap() {
@@ -163,6 +172,9 @@ fn admission_equals_libcachesim() {
             }
         }
     }
-    eprintln!("admission conformance: {} of {cells} cells exact", cells - diffs.len());
+    eprintln!(
+        "admission conformance: {} of {cells} cells exact",
+        cells - diffs.len()
+    );
     assert!(diffs.is_empty(), "{}", diffs.join("\n"));
 }

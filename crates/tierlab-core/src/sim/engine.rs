@@ -7,11 +7,11 @@
 //! only dynamic dispatch.
 
 use super::accounting::{Accounting, DeviceRequest, Stats};
+use super::object::ObjectSink;
 use super::page_ids::PageIds;
 use super::{RefBatch, RefFields, Sink, NEVER};
 use crate::device::System;
 use crate::error::{Error, Result};
-use super::object::ObjectSink;
 use crate::policy::admission::Admitted;
 use crate::policy::{
     object_mode_policies, visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor,

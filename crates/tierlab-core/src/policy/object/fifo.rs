@@ -40,7 +40,10 @@ impl Policy for ObjFifo {
             return;
         }
         while self.s.needs_room(r) {
-            let v = self.q.pop_back(&mut self.s.arena).expect("a cache over capacity is not empty");
+            let v = self
+                .q
+                .pop_back(&mut self.s.arena)
+                .expect("a cache over capacity is not empty");
             self.s.evict(v, sink);
         }
         let slot = self.s.insert(r, 0);

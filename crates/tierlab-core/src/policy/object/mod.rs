@@ -157,5 +157,4 @@ pub(crate) mod testing {
         let s = res.stats;
         (s.hits_total(), s.misses_total(), s.byte_misses, s.too_large)
     }
-
 }

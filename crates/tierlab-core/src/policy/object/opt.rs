@@ -40,7 +40,10 @@ impl ObjOpt {
     }
     fn compact(&mut self) {
         let heap = std::mem::take(&mut self.heap);
-        self.heap = heap.into_iter().filter(|&(n, id)| self.live(n, id)).collect();
+        self.heap = heap
+            .into_iter()
+            .filter(|&(n, id)| self.live(n, id))
+            .collect();
     }
 }
 
@@ -63,7 +66,10 @@ impl Policy for ObjOpt {
         }
         while self.s.needs_room(r) {
             let id = loop {
-                let (n, id) = self.heap.pop().expect("the heap holds every resident object");
+                let (n, id) = self
+                    .heap
+                    .pop()
+                    .expect("the heap holds every resident object");
                 if self.live(n, id) {
                     break id;
                 }
