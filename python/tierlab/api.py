@@ -147,7 +147,8 @@ def resolve_object_size(size: SizeLike, footprint_bytes: Callable[[], int]) -> i
     m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
     if not m or (m.group(2) and m.group(2) not in _UNITS):
         raise _core.ConfigError(
-            f"size: expected bytes (123), bytes with a unit ({', '.join(_UNITS)}: 64MiB) or a fraction (10%), got {size!r}"
+            f"size: expected bytes (123), bytes with a unit ({', '.join(_UNITS)}: 64MiB) "
+            f"or a fraction (10%), got {size!r}"
         )
     return int(float(m.group(1)) * _UNITS.get(m.group(2), 1))
 
