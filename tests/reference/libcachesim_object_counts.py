@@ -47,6 +47,7 @@ POLICIES = {
     "sieve": lcs.Sieve,
     "lfu": lcs.LFU,
     "opt": lcs.Belady,
+    "s3fifo": lcs.S3FIFO,
 }
 ADMISSION_POLICIES = ["fifo", "lru", "clock", "sieve", "lfu"]
 SIZE_THRESHOLD = 16384

@@ -14,6 +14,7 @@ pub mod fifo;
 pub mod lfu;
 pub mod lru;
 pub mod opt;
+pub mod s3fifo;
 pub mod sieve;
 
 use crate::policy::list::{Arena, NIL};
