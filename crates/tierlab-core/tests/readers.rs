@@ -236,7 +236,7 @@ fn vscsi_version_2_records() {
                 kind: Kind::File,
                 app: 0,
                 npages: 1,
-                size: 0,
+                size: 4096,
             },
             Access {
                 time: 2_500_000_000,
@@ -245,7 +245,7 @@ fn vscsi_version_2_records() {
                 kind: Kind::File,
                 app: 0,
                 npages: 1,
-                size: 0,
+                size: 1024,
             },
         ]
     );
