@@ -341,3 +341,84 @@ impl<P: Policy> Policy for Admitted<P> {
         c
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::policy::PolicySpec;
+
+    #[test]
+    fn plus_syntax_is_the_admit_parameter() {
+        let s = PolicySpec::parse("lru+bloom").unwrap();
+        assert_eq!(s.name, "lru");
+        assert_eq!(s.params["admit"].as_str(), Some("bloom"));
+        assert_eq!(s.label(), "lru+bloom");
+        let s = PolicySpec::parse("clock(bits=2)+prob(p=0.25)").unwrap();
+        let (bare, adm) = s.split_admission().unwrap();
+        assert_eq!(bare, PolicySpec::parse("clock(bits=2)").unwrap());
+        let adm = adm.unwrap();
+        assert_eq!(
+            (adm.name.as_str(), adm.params["p"].as_float()),
+            ("prob", Some(0.25))
+        );
+        assert_eq!(s.label(), "clock(bits=2)+prob(p=0.25)");
+        // The table form experiment files use is the same spec.
+        let t: toml::Table =
+            toml::from_str("admit = {name = \"prob\", p = 0.25}\nbits = 2").unwrap();
+        assert_eq!(
+            PolicySpec {
+                name: "clock".into(),
+                params: t
+            }
+            .split_admission()
+            .unwrap()
+            .1
+            .unwrap(),
+            adm
+        );
+    }
+
+    #[test]
+    fn bad_admission_specs_are_config_errors() {
+        let e = PolicySpec::parse("lru+nope")
+            .unwrap()
+            .split_admission()
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("unknown admission policy 'nope'"),
+            "{e}"
+        );
+        let e = PolicySpec::parse("lru+size(limit=3)")
+            .unwrap()
+            .split_admission()
+            .unwrap_err();
+        assert!(e.to_string().contains("admission policy 'size'"), "{e}");
+        assert!(PolicySpec::parse("lru(admit=\"bloom\")+bloom").is_err());
+    }
+
+    #[test]
+    fn bloom_admits_second_misses_in_page_mode() {
+        // Unit sizes, 2 pages: 1 (refused) 1 (admitted) 2 (refused) 1 (hit) 2 (admitted)
+        // 3 (refused) 2 (hit).
+        use crate::sim::check::make_refs;
+        use crate::sim::engine::build_instance;
+        let pages: Vec<(u64, bool)> = [1, 1, 2, 1, 2, 3, 2].iter().map(|&p| (p, false)).collect();
+        let sys = crate::device::System::resolve(
+            &crate::device::SystemSpec::default(),
+            &crate::device::DeviceCatalog::default(),
+        )
+        .unwrap();
+        let ctx = crate::policy::PolicyCtx {
+            capacity: 2,
+            tiers: 1,
+            page_size: 4096,
+        };
+        let spec = PolicySpec::parse("lru+bloom").unwrap();
+        let mut inst = build_instance(&spec, &ctx, crate::sim::Accounting::new(sys)).unwrap();
+        inst.grow(3);
+        inst.run(&make_refs(&pages), &[]);
+        let res = inst.finish();
+        assert_eq!((res.stats.hits_total(), res.stats.misses_total()), (2, 5));
+        assert_eq!(res.label, "lru+bloom");
+        assert!(res.counters.contains(&("admission_refused".to_string(), 3)));
+    }
+}
