@@ -6,6 +6,7 @@ page mode's byte columns."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import libcachesim as lcs
@@ -110,3 +111,24 @@ def test_cli_lists_admissions_and_runs_object_sizes(capsys):
     assert main(["run", str(trace_path(ORACLE)), "--object-sizes", "-p", "lru", "-s", "64KiB", "-q"]) == 0
     out = capsys.readouterr().out
     assert "object requests" in out and "too large" in out
+
+
+def test_adaptsize_retunes_c_and_admits_by_size():
+    cap = 20 * 2**20
+    df = tierlab.run(
+        trace_path(ORACLE),
+        policies=["lru+adaptsize(reconf_interval=20000)", "lru+adaptsize(reconf_interval=1000000000)"],
+        sizes=[cap],
+        object_sizes=True,
+    )
+    tuned, untuned = df.iloc[0], df.iloc[1]
+    # 113,872 requests: five re-tunings, c stays within [1, capacity].
+    assert tuned["ctr_adaptsize_reconfigurations"] == 5
+    assert 1 <= tuned["ctr_adaptsize_c"] <= cap
+    assert tuned["ctr_admission_refused"] > 0
+    # Never re-tuned, c is the capacity: objects of at most 68 KiB are refused with
+    # probability 1 - e^(-s/c) < 0.33%; 6 standard deviations over that bound.
+    assert untuned["ctr_adaptsize_reconfigurations"] == 0 and untuned["ctr_adaptsize_c"] == cap
+    p = 1 - math.exp(-69632 / cap)
+    n = untuned["misses"]
+    assert untuned["ctr_admission_refused"] < n * p + 6 * (n * p * (1 - p)) ** 0.5

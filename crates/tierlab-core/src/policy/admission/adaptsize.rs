@@ -18,6 +18,12 @@
 //! below 0.1 are forgotten. Until the first re-tuning `c` is the capacity. The admission coin
 //! is seeded (`seed`); libCacheSim's random stream differs, so agreement with it is only
 //! statistical.
+//!
+//! Known limit (not resolved): the model is a steady state. On cloudPhysicsIO its optimum lies at
+//! a very small `c` with a very long characteristic time (admit rarely, keep forever: the
+//! knapsack-like ranking by size per request rate), which an interval of 30,000 requests never
+//! reaches, so the re-tuned AdaptSize refuses almost every object there. The paper bounds nothing
+//! of this; tierlab keeps the model as stated and reports `c` (`adaptsize_c`) with the results.
 
 use super::AdmissionDef;
 use crate::error::{Error, Result};
@@ -96,10 +102,22 @@ impl AdmissionDef for AdaptSize {
     }
 }
 
-/// `h_i` of the model for rate `r`, admission probability `a` and characteristic time `mu`.
-fn in_cache(r: f64, a: f64, mu: f64) -> f64 {
-    let e = (r * mu).min(700.0).exp_m1() * a;
-    e / (1.0 + e)
+/// `h_i` of the model for rate `r`, `s / c` (so `a = e^{-s/c}`) and characteristic time `mu`,
+/// computed as `1 / (1 + e^{s/c - ln(e^{r mu} - 1)})` so that neither a tiny `a` nor a long `mu`
+/// under- or overflows (a plain evaluation makes every small admission probability look like a
+/// sure hit once `e^{r mu}` saturates, and the search then drives `c` to its floor).
+fn in_cache(r: f64, s_over_c: f64, mu: f64) -> f64 {
+    let x = r * mu;
+    if x <= 0.0 {
+        return 0.0;
+    }
+    let lg = if x > 30.0 { x } else { x.exp_m1().ln() };
+    let z = s_over_c - lg;
+    if z > 700.0 {
+        0.0
+    } else {
+        1.0 / (1.0 + z.exp())
+    }
 }
 
 impl AdaptSize {
@@ -172,19 +190,17 @@ impl AdaptSize {
 
     /// The model's object hit ratio with size parameter `c`.
     fn ohr(&self, objs: &[(f64, f64)], c: f64) -> f64 {
-        let bytes = |mu: f64| -> f64 {
-            objs.iter()
-                .map(|&(r, s)| s * in_cache(r, (-s / c).exp(), mu))
-                .sum()
-        };
+        // Everything fits: every object is a hit in the long run, whatever c.
+        if objs.iter().map(|&(_, s)| s).sum::<f64>() <= self.capacity {
+            return 1.0;
+        }
+        let bytes =
+            |mu: f64| -> f64 { objs.iter().map(|&(r, s)| s * in_cache(r, s / c, mu)).sum() };
         // Characteristic time: the mu at which the expected bytes in cache reach capacity
-        // (infinite if everything admitted fits).
+        // (finite: as mu grows every object's h tends to 1, and they do not all fit).
         let mut hi = 1.0;
-        while bytes(hi) < self.capacity {
+        while bytes(hi) < self.capacity && hi < 1e18 {
             hi *= 2.0;
-            if hi > 1e12 {
-                break;
-            }
         }
         let mut lo = 0.0;
         for _ in 0..50 {
@@ -197,7 +213,7 @@ impl AdaptSize {
         }
         let mu = (lo + hi) / 2.0;
         let (hits, total) = objs.iter().fold((0.0, 0.0), |(h, t), &(r, s)| {
-            (h + r * in_cache(r, (-s / c).exp(), mu), t + r)
+            (h + r * in_cache(r, s / c, mu), t + r)
         });
         hits / total
     }
@@ -209,10 +225,18 @@ mod tests {
 
     #[test]
     fn model_limits() {
-        // Never admitted: never in cache; admitted and kept forever: always in cache.
-        assert_eq!(in_cache(1.0, 0.0, 10.0), 0.0);
-        assert!((in_cache(1.0, 1.0, 1e9) - 1.0).abs() < 1e-12);
-        // More popular objects are likelier to be in cache.
+        // Admitted almost never: almost never in cache; always admitted and a long
+        // characteristic time: always in cache.
+        assert_eq!(in_cache(1.0, 1e6, 10.0), 0.0);
+        assert!((in_cache(1.0, 0.0, 1e9) - 1.0).abs() < 1e-12);
+        // No time, no hits.
+        assert_eq!(in_cache(1.0, 0.0, 0.0), 0.0);
+        // More popular objects, and likelier admitted ones, are likelier to be in cache.
         assert!(in_cache(2.0, 0.5, 1.0) > in_cache(1.0, 0.5, 1.0));
+        assert!(in_cache(1.0, 0.5, 1.0) > in_cache(1.0, 2.0, 1.0));
+        // The stable form equals the paper's (e^{r mu} - 1) a / (1 + (e^{r mu} - 1) a).
+        let (r, sc, mu) = (0.7_f64, 1.3_f64, 2.0_f64);
+        let e = (r * mu).exp_m1() * (-sc).exp();
+        assert!((in_cache(r, sc, mu) - e / (1.0 + e)).abs() < 1e-12);
     }
 }
