@@ -11,8 +11,8 @@ hold the same object ids, but not the same sizes: the oracleGeneral file gives s
 sizes than the csv and vscsi forms (which agree), so every form has its own request and byte
 totals (`totals`).
 
-Admission (`admission`): libCacheSim's BloomFilter and Size admissioners in front of the
-policies without ghost history, with object sizes (oracleGeneral form, same byte sizes) and with
+Admission (`admission`): libCacheSim's BloomFilter and Size admissioners in front of FIFO, LRU,
+CLOCK, SIEVE, LFU and S3-FIFO, with object sizes (oracleGeneral form, same byte sizes) and with
 unit sizes (`ignore_obj_size`, cache sizes in objects).
 
 Counts are `round(ratio * n)` of `process_trace`'s (object miss ratio, byte miss ratio).
@@ -49,7 +49,7 @@ POLICIES = {
     "opt": lcs.Belady,
     "s3fifo": lcs.S3FIFO,
 }
-ADMISSION_POLICIES = ["fifo", "lru", "clock", "sieve", "lfu"]
+ADMISSION_POLICIES = ["fifo", "lru", "clock", "sieve", "lfu", "s3fifo"]
 SIZE_THRESHOLD = 16384
 ADMISSIONS = {
     "bloom": lambda: lcs.BloomFilterAdmissioner(),

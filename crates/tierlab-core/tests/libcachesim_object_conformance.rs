@@ -2,9 +2,8 @@
 //! cloudPhysicsIO in its three size-carrying forms (csv, oracleGeneral, vscsi) at five byte
 //! sizes, for every policy with an object-size variant that libCacheSim shares (FIFO, LRU,
 //! CLOCK, SIEVE, LFU, S3-FIFO; Belady on the oracleGeneral form, the only one with the
-//! next-access times libCacheSim's Belady needs); and admission
-//! (bloom, size threshold) in front of the policies without ghost history, in object-size and
-//! page (unit-size) mode. The reference is tests/reference/libcachesim_object_counts.json,
+//! next-access times libCacheSim's Belady needs); and admission (bloom, size threshold) in front
+//! of FIFO, LRU, CLOCK, SIEVE, LFU and S3-FIFO, in object-size and page (unit-size) mode. The reference is tests/reference/libcachesim_object_counts.json,
 //! written by tests/reference/libcachesim_object_counts.py with pip `libcachesim`.
 
 use serde_json::Value;

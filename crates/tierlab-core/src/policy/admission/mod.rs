@@ -8,10 +8,13 @@
 //! `cache_can_insert_default` does (before its too-large check): a refused miss is reported as
 //! `miss_bypass` and the replacement policy never sees it. It knows which objects are resident
 //! by watching the policy's `miss` and `evict` reports, so it needs nothing from the policy.
-//! Difference from libCacheSim: libCacheSim's policies look the object up (updating ghost
-//! entries, e.g. ARC's and S3-FIFO's) before asking the admission policy; here a refused miss
-//! leaves the policy's history untouched. For policies without ghost history (FIFO, LRU, CLOCK,
-//! SIEVE, LFU, Belady) the two agree (tests/test_admission_libcachesim.py).
+//! Difference from libCacheSim: libCacheSim's policies look the object up (dropping a ghost
+//! entry, e.g. ARC's and S3-FIFO's) before asking the admission policy; here a refused miss
+//! leaves the policy's history untouched. The two can only differ when an object that was once
+//! cached (so can be a ghost) is refused later: never with `bloom` (it refuses only first
+//! misses), nor with `size` while an object keeps its size; possible with `prob` and
+//! `adaptsize`. Bloom and size admission equal libCacheSim's for FIFO, LRU, CLOCK, SIEVE, LFU and
+//! S3-FIFO in both modes (crates/tierlab-core/tests/libcachesim_object_conformance.rs).
 
 pub mod adaptsize;
 pub mod bloom;
