@@ -11,7 +11,7 @@ Quick start::
 from tierlab import convert as convert
 from tierlab._core import ConfigError, PolicyError, TierlabError, TraceFormatError
 from tierlab._core import __version__ as __version__
-from tierlab.api import Trace, devices, info, policies, run
+from tierlab.api import Trace, admissions, devices, info, policies, run
 from tierlab.kernel import kernel_check
 from tierlab.pypolicy import PythonPolicy
 
@@ -38,6 +38,7 @@ __all__ = [
     "info",
     "kernel_check",
     "policies",
+    "admissions",
     "reproduce",
     "run",
 ]

@@ -123,6 +123,59 @@ def resolve_sizes(trace: Trace, sizes: Iterable[SizeLike], limit: int | None = N
     return [resolve_size(s, page_size, footprint) for s in sizes]
 
 
+def resolve_object_size(size: SizeLike, footprint_bytes: Callable[[], int]) -> int:
+    """Turns a size into bytes for object-size mode: a plain number is bytes, a unit scales it
+    (``"64MiB"``), a share (``"10%"`` or a float in (0, 1]) is of the bytes of the distinct
+    objects (each counted at the size of its first request)."""
+    if isinstance(size, bool):
+        raise _core.ConfigError(f"size: expected bytes or a fraction, got {size!r}")
+    if isinstance(size, int):
+        if size < 0:
+            raise _core.ConfigError(f"size: must be >= 0 bytes, got {size}")
+        return size
+    if isinstance(size, float):
+        if not 0 < size <= 1:
+            raise _core.ConfigError(f"size: a float is a fraction of the footprint in (0, 1], got {size}")
+        return max(1, round(size * footprint_bytes()))
+    text = str(size).strip().lower().replace(" ", "")
+    if text.endswith("%"):
+        try:
+            pct = float(text[:-1])
+        except ValueError:
+            raise _core.ConfigError(f"size: bad percentage {size!r}") from None
+        if not 0 < pct <= 100:
+            raise _core.ConfigError(f"size: percentage must be in (0, 100], got {size!r}")
+        return max(1, round(pct / 100 * footprint_bytes()))
+    m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
+    if not m or (m.group(2) and m.group(2) not in _UNITS):
+        raise _core.ConfigError(
+            f"size: expected bytes (123), bytes with a unit ({', '.join(_UNITS)}: 64MiB) "
+            f"or a fraction (10%), got {size!r}"
+        )
+    return int(float(m.group(1)) * _UNITS.get(m.group(2), 1))
+
+
+def object_footprint(trace: Trace, limit: int | None = None) -> int:
+    """Bytes of the distinct objects of ``trace`` (each at the size of its first request)."""
+    import numpy as np
+
+    ids = np.empty(0, dtype=np.uint64)
+    sizes = np.empty(0, dtype=np.uint64)
+    seen = 0
+    for b in trace.batches():
+        acc = b["event"] == 255
+        bid, bsize = b["page"][acc], b["size"][acc].astype(np.uint64)
+        if limit is not None:
+            bid, bsize = bid[: max(0, limit - seen)], bsize[: max(0, limit - seen)]
+        seen += len(bid)
+        # Earlier batches first, so np.unique's first index keeps the first request's size.
+        ids, first = np.unique(np.concatenate([ids, bid]), return_index=True)
+        sizes = np.concatenate([sizes, bsize])[first]
+        if limit is not None and seen >= limit:
+            break
+    return int(sizes.sum())
+
+
 def parse_policy(policy: PolicyLike) -> dict:
     """Normalises a policy to ``{"name": ..., "params": {...}}`` (validated by the core)."""
     if isinstance(policy, dict):
@@ -142,8 +195,15 @@ def info(trace: TraceLike, *, format: str | None = None, options: dict | None = 
 
 
 def policies() -> pd.DataFrame:
-    """Registered policies with family, summary and default parameters."""
+    """Registered policies with family, summary, default parameters and whether they have an
+    object-size mode (``object_sizes``)."""
     return pd.DataFrame(json.loads(_core.policies()))
+
+
+def admissions() -> pd.DataFrame:
+    """Admission policies (``-p 'lru+bloom'``, ``{"name": "lru", "admit": "bloom"}``) with
+    summary and default parameters."""
+    return pd.DataFrame(json.loads(_core.admissions()))
 
 
 def devices(device_files: Sequence[str | os.PathLike] = ()) -> pd.DataFrame:
@@ -173,11 +233,17 @@ def run(
     threads: int | None = None,
     limit: int | None = None,
     progress: bool | Callable[[int], Any] = False,
+    object_sizes: bool = False,
 ) -> pd.DataFrame:
     """Replays ``trace`` once through every (policy, size) pair and returns one row per pair.
 
     ``policies`` holds names or specs of registered policies and/or :class:`tierlab.PythonPolicy`
     subclasses (policies written in Python, one object per size; see docs/policies.md).
+
+    ``object_sizes=True`` is object-size mode: every request is one object of the size the trace
+    gives (oracleGeneral, csv with a size column, vscsi), sizes are bytes (``"64MiB"``, ``10**9``,
+    ``"10%"`` of the distinct objects' bytes), only policies with an object-size variant run
+    (``policies()["object_sizes"]``), and ``byte_misses``/``byte_miss_ratio`` count object bytes.
 
     ``system`` is a dict ``{"tiers": [...], "file_store": ..., "swap": ..., "write_miss_fetch": ...}``
     of device names (see :func:`devices`); default: DRAM over an NVMe file store and swap.
@@ -189,7 +255,19 @@ def run(
     size_list = list(sizes)
     if not pols or not size_list:
         raise _core.ConfigError("run: need at least one policy and one size")
-    pages = resolve_sizes(t, size_list, limit)
+    if object_sizes:
+        if any(p is None for p in pols):
+            raise _core.ConfigError("run: policies written in Python run in page mode only (object_sizes=False)")
+        cache: dict[str, int] = {}
+
+        def footprint_bytes() -> int:
+            if "n" not in cache:
+                cache["n"] = object_footprint(t, limit)
+            return cache["n"]
+
+        pages = [resolve_object_size(s, footprint_bytes) for s in size_list]
+    else:
+        pages = resolve_sizes(t, size_list, limit)
     instances = [{"policy": p["name"], "params": p["params"], "size": n} for p in pols if p for n in pages]
     # Policies written in Python: one object per size; the core returns their rows last.
     external = [(cls.policy_name(), n, cls(n)) for cls in given if is_python_policy(cls) for n in pages]
@@ -209,6 +287,7 @@ def run(
                 threads or min(len(instances) + len(external), os.cpu_count() or 1),
                 limit,
                 callback,
+                object_sizes,
                 external,
             )
         )

@@ -126,6 +126,25 @@ def print_results(df, title: str) -> None:
     console.print(table)
 
 
+def print_object_results(df, title: str) -> None:
+    """The run table of object-size mode: object and byte miss ratios."""
+    table = Table(title=title, title_justify="left")
+    for name in ("policy", "size", "bytes", "miss ratio", "misses", "byte miss ratio", "byte misses", "too large"):
+        table.add_column(name, justify="left" if name in ("policy", "size") else "right", no_wrap=True)
+    for _, r in df.iterrows():
+        table.add_row(
+            str(r["label"]),
+            str(r["size"]),
+            f"{r['size_bytes']:,}",
+            f"{r['miss_ratio']:.4f}",
+            f"{r['misses']:,}",
+            f"{r['byte_miss_ratio']:.4f}",
+            f"{r['byte_misses']:,}",
+            f"{r['too_large']:,}",
+        )
+    console.print(table)
+
+
 def save_frame(df, path: str) -> None:
     p = Path(path)
     if p.suffix == ".parquet":
@@ -154,13 +173,22 @@ def cmd_run(args) -> int:
         threads=args.threads,
         limit=args.limit,
         progress=not args.quiet and sys.stderr.isatty(),
+        object_sizes=args.object_sizes,
     )
     meta = df.attrs.get("meta", {})
     title = (
         f"{Path(args.trace).name}: {meta.get('page_refs', 0):,} page refs, "
         f"{meta.get('distinct_pages', 0):,} distinct pages, replayed in {meta.get('elapsed_s', 0):.2f} s"
     )
-    print_results(df, title)
+    if args.object_sizes:
+        title = (
+            f"{Path(args.trace).name}: {meta.get('page_refs', 0):,} object requests "
+            f"({meta.get('byte_accesses', 0):,} bytes), {meta.get('distinct_pages', 0):,} distinct objects, "
+            f"replayed in {meta.get('elapsed_s', 0):.2f} s"
+        )
+        print_object_results(df, title)
+    else:
+        print_results(df, title)
     if args.output:
         save_frame(df, args.output)
     return 0
@@ -204,11 +232,27 @@ def cmd_policies(args) -> int:
         print(df.to_json(orient="records", indent=1))
         return 0
     t = Table(title="policies (use -p NAME or -p 'NAME(key=value,...)')", title_justify="left")
-    for c in ("name", "family", "summary", "defaults"):
+    for c in ("name", "family", "summary", "defaults", "object sizes"):
         t.add_column(c)
     for _, r in df.iterrows():
         aliases = f" ({', '.join(r['aliases'])})" if len(r["aliases"]) else ""
-        t.add_row(r["name"] + aliases, r["family"], r["summary"], r["defaults"].strip().replace("\n", ", "))
+        t.add_row(
+            r["name"] + aliases,
+            r["family"],
+            r["summary"],
+            r["defaults"].strip().replace("\n", ", "),
+            "yes" if r["object_sizes"] else "",
+        )
+    console.print(t)
+    t = Table(
+        title="admission policies (any policy, either mode: -p 'lru+bloom', -p 'lru+prob(p=0.2)')",
+        title_justify="left",
+    )
+    for c in ("name", "summary", "defaults"):
+        t.add_column(c)
+    for _, r in api.admissions().iterrows():
+        aliases = f" ({', '.join(r['aliases'])})" if len(r["aliases"]) else ""
+        t.add_row(r["name"] + aliases, r["summary"], r["defaults"].strip().replace("\n", ", "))
     console.print(t)
     return 0
 
@@ -266,14 +310,24 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
         "  tierlab run telegram_exec.csv.gz -p lru -s 10%\n"
         "  tierlab run OLTP.lis.zst -p lru -p arc -p 'clock(bits=2)' -s 1000 -s 4MiB -o out.parquet\n"
-        "  tierlab run app.tlt -p lru -s 5% --system tiers=dram file_store=emmc swap=zram\n\n"
+        "  tierlab run app.tlt -p lru -s 5% --system tiers=dram file_store=emmc swap=zram\n"
+        "  tierlab run cloudPhysicsIO.oracleGeneral.bin --object-sizes -p lru -p 'lru+bloom' -s 64MiB\n\n"
         "sizes: pages (1000), bytes with a unit (4MiB, 512KB) or a share of the trace's\n"
         "footprint (10%). The table shows the hit ratio, pages read on misses, dirty\n"
-        "write-backs and pages written, and modeled time per component.",
+        "write-backs and pages written, and modeled time per component.\n\n"
+        "--object-sizes: every request is one object of the size the trace gives\n"
+        "(oracleGeneral, csv with a size column, vscsi); sizes are bytes (a plain number\n"
+        "too) or a share of the distinct objects' bytes; byte_misses/byte_miss_ratio in -o.\n"
+        "An admission policy follows a '+' (see `tierlab policies`).",
     )
     add_trace_args(p)
     p.add_argument("-p", "--policy", action="append", help="policy (repeatable; see `tierlab policies`)")
     p.add_argument("-s", "--size", action="append", help="memory size (repeatable; default 10%%)")
+    p.add_argument(
+        "--object-sizes",
+        action="store_true",
+        help="object-size mode: one object per request, sized from the trace; sizes in bytes",
+    )
     p.add_argument(
         "--system",
         nargs="+",

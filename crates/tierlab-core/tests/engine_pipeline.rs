@@ -31,6 +31,7 @@ impl TraceReader for Cycle {
                 kind: Kind::File,
                 app: 0,
                 npages: 1,
+                size: 0,
             }));
         }
         self.pos = end;

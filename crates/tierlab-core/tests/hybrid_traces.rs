@@ -37,6 +37,7 @@ fn acc(time: u64, app: u32) -> Record {
         kind: Kind::File,
         app,
         npages: 1,
+        size: 0,
     })
 }
 

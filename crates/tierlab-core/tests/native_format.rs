@@ -24,6 +24,7 @@ fn acc(time: u64, page: u64, op: Op, kind: Kind, app: u32, npages: u32) -> Recor
         kind,
         app,
         npages,
+        size: 0,
     })
 }
 

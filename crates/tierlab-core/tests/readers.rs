@@ -235,7 +235,8 @@ fn vscsi_version_2_records() {
                 op: Op::Read,
                 kind: Kind::File,
                 app: 0,
-                npages: 1
+                npages: 1,
+                size: 4096,
             },
             Access {
                 time: 2_500_000_000,
@@ -243,7 +244,8 @@ fn vscsi_version_2_records() {
                 op: Op::Write,
                 kind: Kind::File,
                 app: 0,
-                npages: 1
+                npages: 1,
+                size: 1024,
             },
         ]
     );
@@ -325,7 +327,8 @@ fn android_telegram() {
             op: Op::Read,
             kind: Kind::File,
             app: 0,
-            npages: 1
+            npages: 1,
+            size: 0,
         }
     );
 }
@@ -443,7 +446,8 @@ fn msr_fixture() {
                 op: Op::Read,
                 kind: Kind::File,
                 app: 0,
-                npages: 1
+                npages: 1,
+                size: 0,
             },
             Access {
                 time: 12_816_637_201_638_215_500,
@@ -451,7 +455,8 @@ fn msr_fixture() {
                 op: Op::Write,
                 kind: Kind::File,
                 app: 0,
-                npages: 2
+                npages: 2,
+                size: 0,
             },
             Access {
                 time: 12_816_637_201_638_215_600,
@@ -459,7 +464,8 @@ fn msr_fixture() {
                 op: Op::Write,
                 kind: Kind::File,
                 app: 0,
-                npages: 3
+                npages: 3,
+                size: 0,
             },
         ]
     );
@@ -499,7 +505,8 @@ fn spc_fixture() {
                 op: Op::Write,
                 kind: Kind::File,
                 app: 0,
-                npages: 2
+                npages: 2,
+                size: 0,
             },
             Access {
                 time: 26_214_000,
@@ -507,7 +514,8 @@ fn spc_fixture() {
                 op: Op::Read,
                 kind: Kind::File,
                 app: 0,
-                npages: 1
+                npages: 1,
+                size: 0,
             },
             Access {
                 time: 1_500_000_000,
@@ -515,7 +523,8 @@ fn spc_fixture() {
                 op: Op::Read,
                 kind: Kind::File,
                 app: 0,
-                npages: 2
+                npages: 2,
+                size: 0,
             },
         ]
     );

@@ -52,11 +52,12 @@ fn value_json(v: &Value) -> serde_json::Value {
 /// Replays one trace through many policy instances in one pass.
 ///
 /// `trace`: JSON `{"path", "format", "options"}`; `instances`: JSON list of
-/// `{"policy", "params", "size"}`; `system`: JSON system spec; `external`: policies written in
-/// Python, `(name, size, object)` with `on_hit`, `evict` and `on_miss` methods (their rows follow
-/// those of `instances`). Returns JSON `{"rows": [...], "meta": {...}}`.
+/// `{"policy", "params", "size"}`; `system`: JSON system spec; `object_sizes`: object-size
+/// mode (sizes are bytes); `external`: policies written in Python, `(name, size, object)` with
+/// `on_hit`, `evict` and `on_miss` methods (page mode only; their rows follow those of
+/// `instances`). Returns JSON `{"rows": [...], "meta": {...}}`.
 #[pyfunction]
-#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None, external=vec![]))]
+#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None, object_sizes=false, external=vec![]))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -67,6 +68,7 @@ fn run(
     threads: usize,
     limit: Option<u64>,
     callback: Option<Py<PyAny>>,
+    object_sizes: bool,
     external: Vec<(String, usize, Py<PyAny>)>,
 ) -> PyResult<String> {
     let spec = trace::trace_spec(trace)?;
@@ -90,6 +92,7 @@ fn run(
     let opts = RunOptions {
         threads,
         limit,
+        object_sizes,
         ..RunOptions::default()
     };
     let out = py.detach(|| {
@@ -120,6 +123,8 @@ fn run(
                 "events": out.events,
                 "distinct_pages": out.distinct_pages,
                 "page_size": out.page_size,
+                "object_sizes": out.object_sizes,
+                "byte_accesses": out.byte_accesses,
                 "apps": out.app_names,
                 "elapsed_s": out.elapsed_s,
                 "format": reader.format(),
@@ -144,6 +149,13 @@ fn policies() -> PyResult<String> {
     serde_json::to_string(&all_policies()).map_err(|e| PyTierlabError::new_err(e.to_string()))
 }
 
+/// Admission policies as JSON.
+#[pyfunction]
+fn admissions() -> PyResult<String> {
+    serde_json::to_string(&tierlab_core::policy::admission::all_admissions())
+        .map_err(|e| PyTierlabError::new_err(e.to_string()))
+}
+
 /// Device presets (plus devices from TOML files) as JSON.
 #[pyfunction]
 #[pyo3(signature = (device_files=vec![]))]
@@ -159,6 +171,7 @@ fn devices(device_files: Vec<String>) -> PyResult<String> {
 fn parse_policy(text: &str) -> PyResult<String> {
     let spec = PolicySpec::parse(text).map_err(to_py_err)?;
     tierlab_core::policy::policy_info(&spec.name).map_err(to_py_err)?;
+    spec.split_admission().map_err(to_py_err)?;
     let params =
         serde_json::to_value(&spec.params).map_err(|e| PyTierlabError::new_err(e.to_string()))?;
     Ok(serde_json::json!({"name": spec.name, "params": params}).to_string())
@@ -238,6 +251,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     common::register_exceptions(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;
+    m.add_function(wrap_pyfunction!(admissions, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(parse_policy, m)?)?;
     m.add_function(wrap_pyfunction!(bench_floor, m)?)?;

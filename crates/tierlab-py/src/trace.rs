@@ -44,7 +44,8 @@ fn trace_info(py: Python<'_>, trace: &str, limit: Option<u64>) -> PyResult<Strin
 }
 
 /// Iterates over a trace in batches of records, each a dict of numpy arrays:
-/// `time`, `page`, `npages` (u64/u32), `op` (0 read, 1 write), `kind` (0 file,
+/// `time`, `page`, `npages` (u64/u32), `size` (u32: the object size in bytes the format
+/// gives, 0 if none), `op` (0 read, 1 write), `kind` (0 file,
 /// 1 anon), `app` (u32), `event` (255 for accesses, else the event kind:
 /// 0 launch, 1 foreground, 2 background, 3 exit).
 #[pyclass(unsendable)]
@@ -107,7 +108,8 @@ impl TraceBatches {
             return Ok(None);
         }
         let n = records.len();
-        let (mut time, mut page, mut npages) = (
+        let (mut time, mut page, mut npages, mut size) = (
+            Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
             Vec::with_capacity(n),
@@ -124,6 +126,7 @@ impl TraceBatches {
                     time.push(a.time);
                     page.push(a.page);
                     npages.push(a.npages);
+                    size.push(a.size);
                     op.push(a.op as u8);
                     kind.push(a.kind as u8);
                     app.push(a.app);
@@ -133,6 +136,7 @@ impl TraceBatches {
                     time.push(e.time);
                     page.push(0);
                     npages.push(0);
+                    size.push(0u32);
                     op.push(0);
                     kind.push(0);
                     app.push(e.app);
@@ -144,6 +148,7 @@ impl TraceBatches {
         d.set_item("time", time.into_pyarray(py))?;
         d.set_item("page", page.into_pyarray(py))?;
         d.set_item("npages", npages.into_pyarray(py))?;
+        d.set_item("size", size.into_pyarray(py))?;
         d.set_item("op", op.into_pyarray(py))?;
         d.set_item("kind", kind.into_pyarray(py))?;
         d.set_item("app", app.into_pyarray(py))?;

@@ -2,10 +2,12 @@
 //! types. The replay loop is generic over the policy type, so every policy's
 //! per-access code is monomorphised; the name is looked up once per run.
 
+pub mod admission;
 pub mod classic;
 pub mod external;
 pub mod flash;
 pub mod hybrid;
+pub mod object;
 pub mod swap;
 pub mod tiered;
 
@@ -80,6 +82,13 @@ pub trait PolicyDef: Policy + Sized {
     /// Typed parameters; unknown keys are rejected.
     type Config: DeserializeOwned + Serialize + Default + std::fmt::Debug + Clone;
     fn build(cfg: &Self::Config, ctx: &PolicyCtx) -> Result<Self>;
+    /// Object-size mode (docs/design.md): calls `v.visit::<O>()` with the policy's object-size
+    /// variant `O`, a policy whose `ctx.capacity` is in bytes and which reads each object's
+    /// size from `PageRef::size`, or returns `None`, the default: a policy that does not opt in
+    /// is rejected in object-size mode with a config error naming it.
+    fn visit_object_mode<V: PolicyVisitor>(_v: V) -> Option<V::Out> {
+        None
+    }
 }
 
 /// Something to do with a policy type chosen by name at run time.
@@ -100,6 +109,8 @@ pub struct PolicyInfo {
     pub min_tiers: usize,
     /// The default parameters, as TOML.
     pub defaults: String,
+    /// Whether the policy has an object-size mode (`PolicyDef::visit_object_mode`).
+    pub object_sizes: bool,
 }
 
 /// Lists policy types once; generates the name table and the dispatcher.
@@ -137,7 +148,26 @@ fn info<P: PolicyDef>() -> PolicyInfo {
         needs_future: P::NEEDS_FUTURE,
         min_tiers: P::MIN_TIERS,
         defaults: toml::to_string(&P::Config::default()).unwrap_or_default(),
+        object_sizes: has_object_mode::<P>(),
     }
+}
+
+fn has_object_mode<P: PolicyDef>() -> bool {
+    struct Probe;
+    impl PolicyVisitor for Probe {
+        type Out = ();
+        fn visit<O: PolicyDef>(self) {}
+    }
+    P::visit_object_mode(Probe).is_some()
+}
+
+/// Names of the policies with an object-size mode.
+pub fn object_mode_policies() -> Vec<&'static str> {
+    all_policies()
+        .into_iter()
+        .filter(|p| p.object_sizes)
+        .map(|p| p.name)
+        .collect()
 }
 
 registry!(
@@ -198,9 +228,30 @@ impl PolicySpec {
     }
 
     /// Parses `name` or `name(key=value, ...)`; values are TOML values
-    /// (numbers, booleans, quoted strings).
+    /// (numbers, booleans, quoted strings). An admission policy follows a `+`:
+    /// `lru+bloom`, `lru(k=1)+prob(p=0.1)` (see [`admission`]); it is kept as the reserved
+    /// parameter `admit` (`admit = "bloom"` or `admit = {name = "prob", p = 0.1}`), which is
+    /// also how experiment files write it.
     pub fn parse(text: &str) -> Result<Self> {
         let text = text.trim();
+        if let Some(plus) = admission::top_level_plus(text) {
+            let mut spec = PolicySpec::parse(&text[..plus])?;
+            let adm = PolicySpec::parse(&text[plus + 1..])?;
+            if spec.params.contains_key(admission::ADMIT_KEY) {
+                return Err(Error::config(format!(
+                    "policy '{text}': give the admission policy once, as '+name' or admit=..."
+                )));
+            }
+            let value = if adm.params.is_empty() {
+                toml::Value::String(adm.name)
+            } else {
+                let mut t = adm.params;
+                t.insert("name".into(), toml::Value::String(adm.name));
+                toml::Value::Table(t)
+            };
+            spec.params.insert(admission::ADMIT_KEY.into(), value);
+            return Ok(spec);
+        }
         let Some(open) = text.find('(') else {
             return Ok(PolicySpec::new(text));
         };
@@ -241,8 +292,22 @@ impl PolicySpec {
         })
     }
 
-    /// A label such as `lru` or `cflru(window=0.2)`.
+    /// The spec without its admission policy, and that admission policy (validated), if any.
+    pub fn split_admission(&self) -> Result<(PolicySpec, Option<admission::AdmissionSpec>)> {
+        let Some(v) = self.params.get(admission::ADMIT_KEY) else {
+            return Ok((self.clone(), None));
+        };
+        let adm = admission::AdmissionSpec::from_value(v)?;
+        let mut bare = self.clone();
+        bare.params.remove(admission::ADMIT_KEY);
+        Ok((bare, Some(adm)))
+    }
+
+    /// A label such as `lru`, `cflru(window=0.2)` or `lru+bloom`.
     pub fn label(&self) -> String {
+        if let Ok((bare, Some(adm))) = self.split_admission() {
+            return format!("{}+{}", bare.label(), adm.label());
+        }
         if self.params.is_empty() {
             self.name.clone()
         } else {

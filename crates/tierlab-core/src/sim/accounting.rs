@@ -49,6 +49,14 @@ pub const COMPONENT_NAMES: [&str; N_FIXED] = [
 pub struct Stats {
     pub accesses: u64,
     pub requests: u64,
+    /// Bytes requested and bytes missed: object sizes in object-size mode
+    /// ([`super::object::ObjectSink`]); in page mode `byte_accesses` is `accesses * page_size`
+    /// and `byte_misses` is left 0 (the result row derives it from the misses).
+    pub byte_accesses: u64,
+    pub byte_misses: u64,
+    /// Object-size mode: misses of objects larger than the whole cache, never admitted (as
+    /// libCacheSim's `cache_can_insert_default` refuses them).
+    pub too_large: u64,
     /// `[kind][op]`, kind File=0 Anon=1, op Read=0 Write=1.
     pub hits: [[u64; 2]; 2],
     pub misses: [[u64; 2]; 2],

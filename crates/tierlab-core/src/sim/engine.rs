@@ -7,14 +7,16 @@
 //! only dynamic dispatch.
 
 use super::accounting::{Accounting, DeviceRequest, Stats};
+use super::object::ObjectSink;
 use super::page_ids::PageIds;
 use super::{RefBatch, RefFields, Sink, NEVER};
 use crate::device::System;
 use crate::error::{Error, Result};
+use crate::policy::admission::Admitted;
 use crate::policy::external::External;
 use crate::policy::{
-    visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor, PREFETCH_FAR,
-    PREFETCH_NEAR,
+    object_mode_policies, visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor,
+    PREFETCH_FAR, PREFETCH_NEAR,
 };
 use crate::trace::{Event, Record, TraceReader};
 use std::sync::mpsc;
@@ -24,7 +26,7 @@ use std::time::Instant;
 #[derive(Debug, Clone)]
 pub struct InstanceSpec {
     pub policy: PolicySpec,
-    /// Memory size in pages.
+    /// Memory size in pages (in bytes in object-size mode).
     pub capacity: usize,
 }
 
@@ -38,6 +40,10 @@ pub struct RunOptions {
     pub record_device_log: bool,
     /// Stop after this many page references (None: whole trace).
     pub limit: Option<u64>,
+    /// Object-size mode: every record is one object of the size the trace gives
+    /// (`Access::size`), capacities are in bytes, and only policies with an object-size
+    /// variant (`PolicyDef::visit_object_mode`) run. Default false: page mode.
+    pub object_sizes: bool,
 }
 
 impl Default for RunOptions {
@@ -47,6 +53,7 @@ impl Default for RunOptions {
             batch: 1 << 16,
             record_device_log: false,
             limit: None,
+            object_sizes: false,
         }
     }
 }
@@ -87,6 +94,12 @@ pub struct RunOutput {
     pub page_size: u32,
     pub app_names: Vec<String>,
     pub elapsed_s: f64,
+    /// Whether the run was in object-size mode (`page_refs` then counts object requests and
+    /// `distinct_pages` distinct objects).
+    pub object_sizes: bool,
+    /// Bytes requested: the sum of object sizes in object-size mode, `page_refs * page_size`
+    /// in page mode.
+    pub byte_accesses: u64,
 }
 
 /// A sink that can also be grown and finished (the engine's view of a sink).
@@ -207,34 +220,80 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
     }
 }
 
-/// Builds an instance of the named policy over any engine sink.
+/// Builds `P` from `spec` (its admission policy, if any, wrapped around it) over `sink`.
+struct Build<'a, S> {
+    spec: &'a PolicySpec,
+    ctx: &'a PolicyCtx,
+    sink: S,
+}
+
+impl<S: EngineSink> PolicyVisitor for Build<'_, S> {
+    type Out = Result<Box<dyn Runner>>;
+    fn visit<P: PolicyDef>(self) -> Self::Out {
+        let (bare, admission) = self.spec.split_admission()?;
+        let cfg = bare.config::<P>()?;
+        let policy = P::build(&cfg, self.ctx)?;
+        let mut params = serde_json::to_value(&cfg).unwrap_or_default();
+        if let (Some(a), serde_json::Value::Object(m)) = (&admission, &mut params) {
+            m.insert("admit".into(), a.to_json());
+        }
+        let params = params.to_string();
+        let label = self.spec.label();
+        let (name, capacity) = (P::NAME.to_string(), self.ctx.capacity);
+        Ok(match admission {
+            None => Box::new(Instance {
+                policy,
+                sink: self.sink,
+                name,
+                label,
+                params,
+                capacity,
+                seconds: 0.0,
+            }),
+            Some(a) => Box::new(Instance {
+                policy: Admitted::new(policy, a.build(self.ctx)?),
+                sink: self.sink,
+                name,
+                label,
+                params,
+                capacity,
+                seconds: 0.0,
+            }),
+        })
+    }
+}
+
+/// Builds an instance of the named policy over any engine sink (page mode).
 pub fn build_instance<S: EngineSink>(
     spec: &PolicySpec,
     ctx: &PolicyCtx,
     sink: S,
 ) -> Result<Box<dyn Runner>> {
-    struct Build<'a, S> {
-        spec: &'a PolicySpec,
-        ctx: &'a PolicyCtx,
-        sink: S,
-    }
-    impl<S: EngineSink> PolicyVisitor for Build<'_, S> {
+    visit_policy(&spec.name, Build { spec, ctx, sink })?
+}
+
+/// Builds an instance of the named policy's object-size variant (`ctx.capacity` in bytes) over
+/// `sink` wrapped in an [`ObjectSink`]; a config error naming the policy if it has none.
+pub fn build_object_instance<S: EngineSink>(
+    spec: &PolicySpec,
+    ctx: &PolicyCtx,
+    sink: S,
+) -> Result<Box<dyn Runner>> {
+    struct Object<'a, S>(Build<'a, S>);
+    impl<S: EngineSink> PolicyVisitor for Object<'_, S> {
         type Out = Result<Box<dyn Runner>>;
         fn visit<P: PolicyDef>(self) -> Self::Out {
-            let cfg = self.spec.config::<P>()?;
-            let policy = P::build(&cfg, self.ctx)?;
-            Ok(Box::new(Instance {
-                policy,
-                sink: self.sink,
-                name: P::NAME.to_string(),
-                label: self.spec.label(),
-                params: serde_json::to_string(&cfg).unwrap_or_default(),
-                capacity: self.ctx.capacity,
-                seconds: 0.0,
-            }))
+            P::visit_object_mode(self.0).unwrap_or_else(|| {
+                Err(Error::config(format!(
+                    "policy '{}' has no object-size mode; policies with one: {}",
+                    P::NAME,
+                    object_mode_policies().join(", ")
+                )))
+            })
         }
     }
-    visit_policy(&spec.name, Build { spec, ctx, sink })?
+    let sink = ObjectSink::new(sink, ctx.capacity as u64);
+    visit_policy(&spec.name, Object(Build { spec, ctx, sink }))?
 }
 
 /// An instance of a policy defined outside the crate (see [`crate::policy::external`]).
@@ -260,13 +319,18 @@ pub fn needs_future(specs: &[InstanceSpec]) -> Result<bool> {
     Ok(any)
 }
 
-/// Splits trace records into page references with dense ids.
+/// Splits trace records into page references with dense ids (or, in object-size mode, into
+/// one reference per record, sized).
 #[derive(Default)]
 pub struct Decoder {
     ids: PageIds,
     seq: u64,
     pub requests: u64,
     pub events: u64,
+    /// Object-size mode: one reference per record, with its size (see [`RunOptions`]).
+    pub object_sizes: bool,
+    /// Bytes of the object references decoded so far (object-size mode only).
+    pub bytes: u64,
 }
 
 /// Records ahead whose page-id entry the decoder prefetches.
@@ -290,6 +354,9 @@ impl Decoder {
         refs: &mut RefBatch,
         events: &mut Vec<(usize, Event)>,
     ) -> Result<()> {
+        if self.object_sizes {
+            return self.decode_objects(records, refs, events);
+        }
         refs.reserve(records.len());
         for (i, rec) in records.iter().enumerate() {
             if let Some(Record::Access(ahead)) = records.get(i + DECODE_PREFETCH) {
@@ -314,6 +381,54 @@ impl Decoder {
                         });
                         self.seq += 1;
                     }
+                }
+                Record::Event(e) => {
+                    self.events += 1;
+                    events.push((refs.len(), *e));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Decoder {
+    /// [`Decoder::decode`] in object-size mode: every access record is one reference to the
+    /// object `page` (its id), of `size` bytes, however many pages it spans.
+    fn decode_objects(
+        &mut self,
+        records: &[Record],
+        refs: &mut RefBatch,
+        events: &mut Vec<(usize, Event)>,
+    ) -> Result<()> {
+        refs.reserve(records.len());
+        for rec in records {
+            match rec {
+                Record::Access(a) => {
+                    if a.size == 0 {
+                        return Err(Error::config(format!(
+                            "object-size mode: request {} has no object size; the trace's format must carry one (oracleGeneral, csv with a size column, vscsi)",
+                            self.requests + 1
+                        )));
+                    }
+                    self.requests += 1;
+                    self.bytes += a.size as u64;
+                    let id = self.ids.id(a.page).ok_or_else(|| {
+                        Error::config("more than 2^32-1 distinct objects in one trace")
+                    })?;
+                    refs.push_sized(
+                        &RefFields {
+                            time: a.time,
+                            page: a.page,
+                            id,
+                            app: a.app,
+                            op: a.op,
+                            kind: a.kind,
+                            req_start: true,
+                        },
+                        a.size,
+                    );
+                    self.seq += 1;
                 }
                 Record::Event(e) => {
                     self.events += 1;
@@ -463,7 +578,11 @@ pub fn run_with_external(
         if opts.record_device_log {
             acct.log = Some(Vec::new());
         }
-        runners.push(build_instance(&spec.policy, &ctx, acct)?);
+        runners.push(if opts.object_sizes {
+            build_object_instance(&spec.policy, &ctx, acct)?
+        } else {
+            build_instance(&spec.policy, &ctx, acct)?
+        });
     }
     for p in external {
         let mut acct = Accounting::new(system.clone());
@@ -501,7 +620,10 @@ pub fn run_with_external(
             .map_or(Ok(()), Err)
     };
 
-    let mut decoder = Decoder::default();
+    let mut decoder = Decoder {
+        object_sizes: opts.object_sizes,
+        ..Decoder::default()
+    };
     let mut records = Vec::with_capacity(opts.batch);
     let mut refs = RefBatch::default();
     let mut events = Vec::new();
@@ -593,9 +715,17 @@ pub fn run_with_external(
     }
     let page_refs = decoder.seq.min(limit);
     let mut results: Vec<InstanceResult> = runners.into_iter().map(|r| r.finish()).collect();
+    // In object-size mode every instance's sink counted the bytes it was asked for (the decoder
+    // may have decoded past `limit`).
+    let byte_accesses = match results.first() {
+        Some(r) if opts.object_sizes => r.stats.byte_accesses,
+        _ if opts.object_sizes => decoder.bytes,
+        _ => page_refs * page_size as u64,
+    };
     for r in &mut results {
         r.stats.accesses = page_refs;
         r.stats.requests = decoder.requests;
+        r.stats.byte_accesses = byte_accesses;
     }
     Ok(RunOutput {
         results,
@@ -606,5 +736,7 @@ pub fn run_with_external(
         page_size,
         app_names: reader.app_names(),
         elapsed_s: start.elapsed().as_secs_f64(),
+        object_sizes: opts.object_sizes,
+        byte_accesses,
     })
 }

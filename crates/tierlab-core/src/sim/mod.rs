@@ -6,6 +6,7 @@ pub mod bench;
 pub mod check;
 pub mod engine;
 pub mod mrc;
+pub mod object;
 pub mod page_ids;
 pub mod results;
 
@@ -40,6 +41,9 @@ pub struct RefBatch {
     /// Position of the next reference to the same page; empty unless filled by
     /// [`engine::fill_next_use`] (offline policies).
     next_use: Vec<u64>,
+    /// Object size in bytes of each reference: filled only in object-size mode
+    /// ([`RefBatch::push_sized`]); empty in page mode, which never touches it.
+    sizes: Vec<u32>,
     /// Trace position (`seq`) of the first reference.
     pub first_seq: u64,
 }
@@ -113,6 +117,17 @@ impl RefBatch {
         self.times.push(r.time);
         self.apps.push(r.app);
     }
+    /// One reference of object-size mode: an object of `size` bytes.
+    #[inline]
+    pub fn push_sized(&mut self, r: &RefFields, size: u32) {
+        self.push(r);
+        self.sizes.push(size);
+    }
+    /// Whether the batch holds object-size references (a size column).
+    #[inline]
+    pub fn is_sized(&self) -> bool {
+        !self.sizes.is_empty()
+    }
     /// Empties the batch; the next one starts at trace position `first_seq`.
     pub fn clear(&mut self, first_seq: u64) {
         self.truncate(0);
@@ -125,6 +140,7 @@ impl RefBatch {
         self.times.truncate(n);
         self.apps.truncate(n);
         self.next_use.truncate(n);
+        self.sizes.truncate(n);
     }
     /// References `range` as a batch of their own (same `seq`s).
     pub fn slice(&self, range: std::ops::Range<usize>) -> RefBatch {
@@ -135,6 +151,7 @@ impl RefBatch {
             times: self.times[range.clone()].to_vec(),
             apps: self.apps[range.clone()].to_vec(),
             next_use: self.next_use.get(range.clone()).unwrap_or(&[]).to_vec(),
+            sizes: self.sizes.get(range.clone()).unwrap_or(&[]).to_vec(),
             first_seq: self.first_seq + range.start as u64,
         }
     }
@@ -234,6 +251,12 @@ impl PageRef<'_> {
     #[inline(always)]
     pub fn next_use(&self) -> u64 {
         self.batch.next_use.get(self.i).copied().unwrap_or(NEVER)
+    }
+    /// Size of the referenced object in bytes in object-size mode; 1 (one page) in page mode,
+    /// where capacities count pages, so capacity and size are always in the same unit.
+    #[inline(always)]
+    pub fn size(&self) -> u64 {
+        self.batch.sizes.get(self.i).map_or(1, |&s| s as u64)
     }
     /// The owned fields.
     pub fn fields(&self) -> RefFields {

@@ -54,8 +54,20 @@ pub fn instance_row(res: &InstanceResult, run: &RunOutput, system: &System) -> R
     b.str("policy", &res.policy);
     b.str("label", &res.label);
     b.str("params", &res.params);
-    b.int("size_pages", res.capacity as u64);
-    b.int("size_bytes", res.capacity as u64 * run.page_size as u64);
+    // In object-size mode capacities are bytes; `size_pages` is then the whole pages they hold.
+    let (size_pages, size_bytes) = if run.object_sizes {
+        (
+            res.capacity as u64 / run.page_size as u64,
+            res.capacity as u64,
+        )
+    } else {
+        (
+            res.capacity as u64,
+            res.capacity as u64 * run.page_size as u64,
+        )
+    };
+    b.int("size_pages", size_pages);
+    b.int("size_bytes", size_bytes);
     b.int("page_size", run.page_size as u64);
     b.int("accesses", s.accesses);
     b.int("requests", s.requests);
@@ -65,6 +77,17 @@ pub fn instance_row(res: &InstanceResult, run: &RunOutput, system: &System) -> R
     b.int("misses", misses);
     b.float("hit_ratio", ratio(hits, s.accesses));
     b.float("miss_ratio", ratio(misses, s.accesses));
+    // Bytes: object sizes in object-size mode, `page_size` per reference in page mode.
+    let byte_misses = if run.object_sizes {
+        s.byte_misses
+    } else {
+        misses * run.page_size as u64
+    };
+    b.int("object_sizes", run.object_sizes as u64);
+    b.int("byte_accesses", s.byte_accesses);
+    b.int("byte_misses", byte_misses);
+    b.float("byte_miss_ratio", ratio(byte_misses, s.byte_accesses));
+    b.int("too_large", s.too_large);
     for (name, k, o) in KIND_OP {
         b.int(&format!("hits_{name}"), s.hits[k][o]);
         b.int(&format!("misses_{name}"), s.misses[k][o]);

@@ -54,6 +54,10 @@ pub struct Access {
     pub kind: Kind,
     pub app: u32,
     pub npages: u32,
+    /// Object size in bytes, as the trace states it, for formats that carry one (oracleGeneral,
+    /// csv with a size column, vscsi); 0 otherwise. Page mode ignores it; object-size mode
+    /// (`RunOptions::object_sizes`) replays each record as one object of this size.
+    pub size: u32,
 }
 
 impl Access {
@@ -66,6 +70,7 @@ impl Access {
             kind,
             app: 0,
             npages: 1,
+            size: 0,
         }
     }
 }

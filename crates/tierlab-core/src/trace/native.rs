@@ -807,6 +807,7 @@ fn decode_payload(
                 },
                 app: u32::try_from(ap).map_err(|_| col_err(4))?,
                 npages: np as u32,
+                size: 0,
             }));
             ai += 1;
         }

@@ -464,6 +464,7 @@ impl TraceReader for SessionReader {
                 kind: Kind::File,
                 app,
                 npages: 1,
+                size: 0,
             }));
             self.seq += 1;
             emitted += 1;

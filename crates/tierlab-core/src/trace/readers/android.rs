@@ -165,6 +165,7 @@ impl Parser {
             kind: Kind::File,
             app,
             npages,
+            size: 0,
         }))
     }
 }

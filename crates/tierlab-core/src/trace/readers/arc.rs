@@ -62,6 +62,7 @@ impl LineFormat for ArcLines {
             kind: Kind::File,
             app: 0,
             npages: count as u32,
+            size: 0,
         }))
     }
 }

@@ -183,6 +183,7 @@ fn parse(line: &[u8], page_size: u32, event: u8, apps: &mut AppTable) -> Result<
         kind: Kind::File,
         app,
         npages,
+        size: 0,
     }))
 }
 

@@ -313,6 +313,12 @@ impl Parser {
                         c + 1
                     ));
                 }
+                if s > u32::MAX as u64 {
+                    return Err(format!(
+                        "column {}: size {s} is over 4 GiB - 1, the largest object size tierlab (like oracleGeneral) holds",
+                        c + 1
+                    ));
+                }
                 Some(s)
             }
             None => None,
@@ -346,6 +352,7 @@ impl Parser {
             kind: Kind::File,
             app: 0,
             npages,
+            size: size.unwrap_or(0) as u32,
         }))
     }
 }

@@ -98,6 +98,7 @@ impl CsvBlockFormat for Msr {
             kind: Kind::File,
             app: 0,
             npages,
+            size: 0,
         }))
     }
 }

@@ -104,6 +104,7 @@ impl TraceReader for OracleReader {
                 kind: Kind::File,
                 app: 0,
                 npages,
+                size,
             }));
             n += 1;
         }

@@ -113,6 +113,7 @@ impl CsvBlockFormat for Spc {
             kind: Kind::File,
             app: 0,
             npages,
+            size: 0,
         }))
     }
 }

@@ -132,6 +132,7 @@ impl TraceReader for VfsReader {
                     kind: Kind::File,
                     app: 0,
                     npages,
+                    size: 0,
                 };
                 *seq += 1;
                 Ok(Step::Push(a))

@@ -200,6 +200,7 @@ impl TraceReader for VscsiReader {
                 kind: Kind::File,
                 app: 0,
                 npages,
+                size: len,
             }));
             n += 1;
         }

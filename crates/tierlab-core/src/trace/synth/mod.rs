@@ -135,6 +135,7 @@ impl TraceReader for SynthReader {
                 kind: g.kind,
                 app: g.app,
                 npages: 1,
+                size: 0,
             }));
             self.seq += 1;
         }

@@ -1,0 +1,161 @@
+//! Object-size variants of the classic policies (docs/design.md, "Object-size mode").
+//!
+//! In object-size mode a cache's capacity is in bytes and every reference is one object of
+//! `PageRef::size` bytes. The variants here follow the semantics libCacheSim gives sizes
+//! (`cache_get_base` in its cache.c): on a miss, an object larger than the whole cache is not
+//! admitted (reported with `miss_bypass`, counted as `too_large` by the engine's sink);
+//! otherwise the policy evicts, one victim at a time by its own rule, until the object fits,
+//! then inserts it. On a hit the object keeps the size it was admitted with (libCacheSim's
+//! `cache_find_base` does not update it either). Each page-mode policy links to its variant
+//! through `PolicyDef::visit_object_mode`; page mode never runs this code.
+
+pub mod clock;
+pub mod fifo;
+pub mod lfu;
+pub mod lru;
+pub mod opt;
+pub mod s3fifo;
+pub mod sieve;
+
+use crate::policy::list::{Arena, NIL};
+use crate::policy::Frame;
+use crate::sim::{PageRef, Sink};
+
+/// A resident object: its frame (id, number, kind, dirty bit), size, and a per-policy
+/// counter (CLOCK's and SIEVE's reference bits, LFU's count).
+#[derive(Debug, Clone, Copy)]
+pub struct Obj {
+    pub f: Frame,
+    pub size: u64,
+    pub freq: u64,
+}
+
+/// The resident objects of an object-size cache: an arena of [`Obj`] (list nodes for the
+/// policy's queues), a table from object id to slot, and the bytes in use.
+pub struct Store {
+    pub arena: Arena<Obj>,
+    table: Vec<u32>,
+    /// Bytes of the resident objects.
+    pub used: u64,
+    /// Capacity in bytes.
+    pub cap: u64,
+}
+
+impl Store {
+    pub fn new(cap: usize) -> Self {
+        Store {
+            arena: Arena::with_capacity(1024),
+            table: Vec::new(),
+            used: 0,
+            cap: cap as u64,
+        }
+    }
+    pub fn grow(&mut self, n: usize) {
+        if self.table.len() < n {
+            self.table.resize(n, NIL);
+        }
+    }
+    /// The slot of object `r`, or [`NIL`].
+    #[inline]
+    pub fn slot(&self, r: &PageRef) -> u32 {
+        self.table[r.id as usize]
+    }
+    /// The slot of object id `id`, or [`NIL`].
+    #[inline]
+    pub fn slot_of_id(&self, id: u32) -> u32 {
+        self.table[id as usize]
+    }
+    /// Marks a hit on `slot` (dirty on a write) and returns its node.
+    #[inline]
+    pub fn touch(&mut self, slot: u32, r: &PageRef) -> &mut Obj {
+        let o = self.arena.get_mut(slot);
+        o.f.dirty |= r.is_write();
+        o
+    }
+    /// Whether `r` can be cached at all (libCacheSim: `obj_size > cache_size` is refused).
+    #[inline]
+    pub fn admissible(&self, r: &PageRef) -> bool {
+        r.size() <= self.cap
+    }
+    /// Whether inserting `r` now would overflow the cache.
+    #[inline]
+    pub fn needs_room(&self, r: &PageRef) -> bool {
+        self.used + r.size() > self.cap
+    }
+    /// Allocates `r`'s node (with counter `freq`) and maps it; the caller links it.
+    pub fn insert(&mut self, r: &PageRef, freq: u64) -> u32 {
+        let slot = self.arena.alloc(Obj {
+            f: Frame::of(r),
+            size: r.size(),
+            freq,
+        });
+        self.table[r.id as usize] = slot;
+        self.used += r.size();
+        slot
+    }
+    /// Evicts the (already unlinked) object in `slot`: reports it and frees its node.
+    pub fn evict<S: Sink>(&mut self, slot: u32, sink: &mut S) {
+        let o = *self.arena.get(slot);
+        self.table[o.f.id as usize] = NIL;
+        self.used -= o.size;
+        sink.evict(o.f.out(0));
+        self.arena.release(slot);
+    }
+    /// Objects resident.
+    pub fn len(&self) -> usize {
+        self.arena.live()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Replays hand-worked object traces through an object-size policy.
+    use crate::policy::PolicySpec;
+    use crate::sim::engine::{build_object_instance, fill_next_use};
+    use crate::sim::{Accounting, RefBatch, RefFields};
+    use crate::trace::{Kind, Op};
+
+    /// `(hits, misses, byte_misses, too_large)` of `policy` with `cap` bytes over
+    /// `(object, size)` requests.
+    pub fn replay_objects(policy: &str, cap: usize, reqs: &[(u64, u32)]) -> (u64, u64, u64, u64) {
+        let mut b = RefBatch::default();
+        let mut ids = std::collections::HashMap::new();
+        for (t, &(obj, size)) in reqs.iter().enumerate() {
+            let n = ids.len() as u32;
+            let id = *ids.entry(obj).or_insert(n);
+            b.push_sized(
+                &RefFields {
+                    time: t as u64,
+                    page: obj,
+                    id,
+                    app: 0,
+                    op: Op::Read,
+                    kind: Kind::File,
+                    req_start: true,
+                },
+                size,
+            );
+        }
+        fill_next_use(&mut b, ids.len());
+        let sys = crate::device::System::resolve(
+            &crate::device::SystemSpec::default(),
+            &crate::device::DeviceCatalog::default(),
+        )
+        .unwrap();
+        let ctx = crate::policy::PolicyCtx {
+            capacity: cap,
+            tiers: 1,
+            page_size: 4096,
+        };
+        let spec = PolicySpec::parse(policy).unwrap();
+        let mut inst = build_object_instance(&spec, &ctx, Accounting::new(sys)).unwrap();
+        inst.grow(ids.len());
+        inst.run(&b, &[]);
+        let res = inst.finish();
+        let s = res.stats;
+        (s.hits_total(), s.misses_total(), s.byte_misses, s.too_large)
+    }
+}
