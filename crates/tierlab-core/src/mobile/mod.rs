@@ -14,10 +14,12 @@
 //! - [`scenario`]: the scenario file (phone, apps, LMK, swap, launch model,
 //!   script from TOML steps, CSV, or a seeded model).
 //! - [`reclaim`]: the page lists of the compact two-list reclaim.
-//! - [`session`]: the loop and its metrics.
+//! - [`session`]: the loop (`session/kernel.rs`: reclaim, swap, killers;
+//!   `session/launch.rs`: launches and steps); [`records`]: its outputs.
 
 pub mod lmk;
 pub mod reclaim;
+pub mod records;
 pub mod scenario;
 pub mod session;
 
