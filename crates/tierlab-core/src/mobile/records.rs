@@ -1,7 +1,9 @@
 //! What a session yields: launches, kills, memory samples, per-app summaries
 //! and totals (split from `session.rs`).
 
+use super::compressed::ZswapStats;
 use super::lmk::LmkTable;
+use super::lmkd::KillReason;
 use serde::Serialize;
 
 /// How a launch found its process.
@@ -60,6 +62,8 @@ pub struct KillRecord {
     pub free_pages_after: u64,
     /// The LMK level's min_score_adj, or the OOM badness.
     pub threshold: i64,
+    /// lmkd's kill reason (`kill_reasons`), for kills by lmkd.
+    pub reason: Option<KillReason>,
 }
 
 /// Memory state after a step or a kill (the paper's Figure 1).
@@ -121,6 +125,18 @@ pub struct Totals {
     pub reclaim_rounds: u64,
     /// Time the session took (launches + use + idle), ms.
     pub session_ms: f64,
+    /// Most pages the compressed pool (zram or zswap) held at once.
+    pub compressed_pool_peak_pages: u64,
+    /// zswap's counters (zero without zswap).
+    pub zswap: ZswapStats,
+    /// File pages read again after reclaim had dropped them.
+    pub file_refaults: u64,
+    /// PSI stall totals (ms) as the session models them (`mobile::lmkd`).
+    pub psi_some_ms: f64,
+    pub psi_full_ms: f64,
+    /// lmkd's medium and critical PSI events.
+    pub psi_events_medium: u64,
+    pub psi_events_critical: u64,
 }
 
 /// Everything a session yields.

@@ -20,19 +20,25 @@
 
 mod kernel;
 mod launch;
+mod modern;
 
+use super::compressed::{CompressedStore, StoreKind, Stored};
 use super::lmk::{
     cached_slots, compute_minfree_kb, lmk_victim, oom_badness, oom_victim, pgtable_pages,
     AdjScheme, Level, LmkTable, OomLevelInputs, ProcInfo, OOM_SCORE_ADJ_MIN,
 };
+use super::lmkd::{lmkd_victim, KillReason, Lmkd, MemState};
 use super::reclaim::{scan_weights, swap_tendency, Lists, Loc, PageMeta, AA, AF, IA, IF};
 pub use super::records::{
     AppSummary, KillRecord, LaunchKind, LaunchRecord, MemSample, SessionResult, Totals,
 };
-use super::scenario::{background_level, AppKind, Scenario, Step, StepOp, SwappinessMode};
+use super::scenario::{
+    background_level, AppKind, Killer, ReclaimPolicy, Scenario, Step, StepOp, SwappinessMode,
+};
 use crate::device::{Device, DeviceCatalog, DeviceClass};
 use crate::error::{Error, Result};
 use crate::policy::list::NIL;
+use crate::policy::swap::mglru::Mglru;
 
 #[derive(Debug, Clone, Default)]
 struct AppRt {
@@ -82,8 +88,9 @@ pub struct Session {
     wmark_high: u64,
     res_anon: u64,
     res_file: u64,
-    zram_milli: u64,
-    zram_per_page_milli: u64,
+    /// zram's pool, or zswap's, counted against RAM.
+    store: CompressedStore,
+    wmark_min: u64,
     swap: Option<Device>,
     file_store: Device,
     slots: Vec<u32>,
@@ -107,6 +114,15 @@ pub struct Session {
     out_kills: Vec<KillRecord>,
     out_mem: Vec<MemSample>,
     tot: Totals,
+    /// lmkd when `lmk.killer = "lmkd"`.
+    lmkd: Option<Lmkd>,
+    /// MGLRU when `reclaim.policy = "mglru"` (else the two lists).
+    mg: Option<Box<Mglru>>,
+    /// Cumulative PSI stall (ns): some, full (see `super::lmkd`).
+    psi_some_ns: f64,
+    psi_full_ns: f64,
+    /// In direct reclaim (an allocation found no free page).
+    direct: bool,
 }
 
 fn pages_of(mb: f64, ps: u64) -> u64 {
@@ -141,6 +157,55 @@ pub fn lmk_table_for(sc: &Scenario) -> Result<(Vec<i64>, LmkTable)> {
     };
     let table = LmkTable::new(&minfree, &adj, l.scheme, sc.phone.page_size)?;
     Ok((minfree, table))
+}
+
+/// The compressed part of swap a scenario asks for: zram when the swap
+/// device is compressed, zswap (`swap.zswap.enabled`) in front of a block
+/// device, else none.
+fn compressed_store(
+    sc: &Scenario,
+    swap: Option<&Device>,
+    nslots: usize,
+    total: u64,
+    catalog: &DeviceCatalog,
+) -> Result<CompressedStore> {
+    let z = &sc.swap.zswap;
+    let zram = swap.is_some_and(|d| d.class == DeviceClass::Compressed);
+    let (kind, compressor) = if z.enabled {
+        let Some(dev) = swap else {
+            return Err(Error::config(
+                "swap.zswap: zswap needs a swap device behind it (swap.device)",
+            ));
+        };
+        if zram {
+            return Err(Error::config(format!(
+                "swap.zswap: the swap device '{}' is compressed (zram); zswap goes in front \
+                 of a block device",
+                dev.name
+            )));
+        }
+        let c = catalog.get(&z.compressor)?;
+        if c.class != DeviceClass::Compressed {
+            return Err(Error::config(format!(
+                "swap.zswap.compressor: '{}' is a {:?} device; expected a compressed one \
+                 (class = \"compressed\")",
+                c.name, c.class
+            )));
+        }
+        (StoreKind::Zswap, Some(c.clone()))
+    } else if zram {
+        (StoreKind::Zram, None)
+    } else {
+        (StoreKind::Device, None)
+    };
+    Ok(CompressedStore::new(
+        kind,
+        nslots,
+        total,
+        &sc.swap.compress,
+        z,
+        compressor,
+    ))
 }
 
 /// Runs a scenario.
@@ -223,6 +288,7 @@ impl Session {
                     loc: Loc::Absent,
                     young: false,
                     pgref: false,
+                    shadow: false,
                 });
                 debug_assert_eq!(id, a.anon0 + k);
             }
@@ -237,16 +303,15 @@ impl Session {
         } else {
             0
         };
-        let zram = swap
-            .as_ref()
-            .is_some_and(|d| d.class == DeviceClass::Compressed);
-        // Rounded up: swapping N pages at ratio r may free at most
-        // N (1 - 1/r) pages of RAM, never more (issue 19).
-        let zram_per_page_milli = if zram {
-            (1000.0 / sc.swap.zram_ratio).ceil() as u64
-        } else {
-            0
+        let store = compressed_store(&sc, swap.as_ref(), nslots, total, catalog)?;
+        let mg = match sc.reclaim.policy {
+            ReclaimPolicy::TwoList => None,
+            ReclaimPolicy::Mglru => {
+                let sw = sc.reclaim.mglru_swappiness.unwrap_or(sc.swap.swappiness);
+                Some(Box::new(Mglru::for_simulator(next as usize, sw)?))
+            }
         };
+        let lmkd = (sc.lmk.killer == Killer::Lmkd).then(|| Lmkd::new(sc.lmkd.clone()));
         let scheme = sc.lmk.scheme;
         let tot = Totals {
             page_size: ps,
@@ -269,8 +334,8 @@ impl Session {
             wmark_high,
             res_anon: 0,
             res_file: 0,
-            zram_milli: 0,
-            zram_per_page_milli,
+            store,
+            wmark_min: wmin,
             swap,
             file_store,
             slots: vec![NIL; nslots],
@@ -294,6 +359,11 @@ impl Session {
             out_kills: Vec::new(),
             out_mem: Vec::new(),
             tot,
+            lmkd,
+            mg,
+            psi_some_ns: 0.0,
+            psi_full_ns: 0.0,
+            direct: false,
             sc,
         };
         s.boot()?;
@@ -302,7 +372,7 @@ impl Session {
 
     /// Free pages (`MemFree`).
     pub fn free_pages(&self) -> u64 {
-        let used = self.system + self.res_anon + self.res_file + self.zram_milli.div_ceil(1000);
+        let used = self.system + self.res_anon + self.res_file + self.store.pool_pages();
         self.total.saturating_sub(used)
     }
 
@@ -364,7 +434,7 @@ impl Session {
             file_pages: self.res_file,
             anon_pages: self.res_anon,
             swap_pages: self.slots_used as u64,
-            zram_pages: self.zram_milli.div_ceil(1000),
+            zram_pages: self.store.pool_pages(),
             running_apps: running,
         });
     }
@@ -402,16 +472,8 @@ impl Session {
                 continue;
             };
             let Some(slot) = self.alloc_slot() else { break };
-            self.lists.lists[l as usize].unlink(&mut self.lists.arena, p);
-            self.lists.arena.get_mut(p).loc = Loc::Swapped(slot);
-            self.slots[slot as usize] = p;
-            self.res_anon -= 1;
-            self.zram_milli += self.zram_per_page_milli;
-            let a = &mut self.apps[i];
-            a.anon_res -= 1;
-            a.swapped += 1;
-            a.sum.swapped_out += 1;
-            written.push(slot);
+            self.lru_del(p, l as usize);
+            self.swap_out_page(p, slot, &mut written);
             k += 1;
         }
         self.write_swap(&mut written);
@@ -429,6 +491,13 @@ impl Session {
 
     pub fn finish(mut self) -> SessionResult {
         self.tot.session_ms = self.t_ms;
+        self.tot.zswap = self.store.stats;
+        self.tot.psi_some_ms = self.psi_some_ns / 1e6;
+        self.tot.psi_full_ms = self.psi_full_ns / 1e6;
+        if let Some(l) = &self.lmkd {
+            self.tot.psi_events_medium = l.events[1];
+            self.tot.psi_events_critical = l.events[2];
+        }
         self.tot.swap_bytes_written = self.tot.swap_pages_out * self.ps;
         // Wear only for flash with erase blocks (not zram).
         if let Some(ebp) = self.swap.as_ref().and_then(|d| d.erase_block_pages) {

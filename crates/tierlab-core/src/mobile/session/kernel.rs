@@ -17,8 +17,15 @@ impl Session {
             m.loc = Loc::Lru(list as u8);
             m.young = true;
             m.pgref = false;
+            m.shadow = false;
         }
-        self.lists.lists[list].push_front(&mut self.lists.arena, p);
+        match &mut self.mg {
+            // MGLRU placement: a fault (AA) is active; a page-cache read
+            // (IF) or swap readahead (IA) joins the oldest generation, the
+            // read-ahead one without its young bit.
+            Some(mg) => mg.insert(p, anon, list == AA, list != IA),
+            None => self.lists.lists[list].push_front(&mut self.lists.arena, p),
+        }
         let a = &mut self.apps[app];
         if anon {
             self.res_anon += 1;
@@ -37,6 +44,10 @@ impl Session {
     pub(super) fn touch(&mut self, p: u32) {
         let m = *self.lists.arena.get(p);
         let Loc::Lru(l) = m.loc else { return };
+        if let Some(mg) = &mut self.mg {
+            mg.touch(p);
+            return;
+        }
         let mm = self.lists.arena.get_mut(p);
         mm.young = true;
         if !m.anon && l as usize == IF {
@@ -57,7 +68,9 @@ impl Session {
             self.reclaim(self.wmark_high);
         }
         while self.free_pages() == 0 {
+            self.direct = true;
             self.reclaim(1);
+            self.direct = false;
             if self.free_pages() > 0 {
                 break;
             }
@@ -104,11 +117,15 @@ impl Session {
                 return;
             }
             self.tot.reclaim_rounds += 1;
-            if self.sc.lmk.enabled {
+            if self.sc.lmk.enabled && self.lmkd.is_some() {
+                if self.lmkd_wake() {
+                    continue;
+                }
+            } else if self.sc.lmk.enabled {
                 if let Some(min_adj) = self.table.min_score_adj(self.free_pages(), self.res_file) {
                     let procs = self.procs();
                     if let Some(v) = lmk_victim(&procs, min_adj) {
-                        self.kill(v, "lmk", min_adj as i64);
+                        self.kill(v, "lmk", min_adj as i64, None);
                         continue;
                     }
                 }
@@ -130,6 +147,9 @@ impl Session {
 
     /// One pass of `shrink_zone` at `priority`; returns pages freed.
     pub(super) fn shrink(&mut self, priority: u32, target: u64) -> u64 {
+        if self.mg.is_some() {
+            return self.shrink_mglru(priority, target);
+        }
         let before = self.free_pages();
         let swap_ok = self.swap_ok();
         let mut nr = [0u64; 4];
@@ -283,21 +303,10 @@ impl Session {
             }
             if file {
                 self.lists.lists[l].unlink(&mut self.lists.arena, p);
-                self.lists.arena.get_mut(p).loc = Loc::Absent;
-                self.res_file -= 1;
-                self.apps[m.app as usize].file_res -= 1;
-                self.tot.file_pages_dropped += 1;
+                self.drop_file_page(p);
             } else if let Some(slot) = self.alloc_slot() {
                 self.lists.lists[l].unlink(&mut self.lists.arena, p);
-                self.lists.arena.get_mut(p).loc = Loc::Swapped(slot);
-                self.slots[slot as usize] = p;
-                self.res_anon -= 1;
-                self.zram_milli += self.zram_per_page_milli;
-                let a = &mut self.apps[m.app as usize];
-                a.anon_res -= 1;
-                a.swapped += 1;
-                a.sum.swapped_out += 1;
-                written.push(slot);
+                self.swap_out_page(p, slot, &mut written);
             } else {
                 self.lists.move_between(p, l, AA);
             }
@@ -307,8 +316,51 @@ impl Session {
 
     pub(super) fn scan_cost(&mut self, pages: u64) {
         self.tot.pages_scanned += pages;
-        self.meter.reclaim_ns +=
-            pages as f64 * self.sc.reclaim.scan_ns_per_page * self.sc.reclaim.stall;
+        self.charge_reclaim(
+            pages as f64 * self.sc.reclaim.scan_ns_per_page * self.sc.reclaim.stall,
+        );
+    }
+
+    /// Reclaim drops clean file page `p` (already off its list); a later
+    /// read of it is a refault.
+    pub(super) fn drop_file_page(&mut self, p: u32) {
+        let app = self.lists.arena.get(p).app as usize;
+        let m = self.lists.arena.get_mut(p);
+        m.loc = Loc::Absent;
+        m.shadow = true;
+        self.res_file -= 1;
+        self.apps[app].file_res -= 1;
+        self.tot.file_pages_dropped += 1;
+    }
+
+    /// Anon page `p` (already off its list) goes to swap slot `slot`: into
+    /// the compressed store, and `written` gets the slots to write to the
+    /// swap device (the page itself unless zswap kept it, and anything
+    /// zswap wrote back).
+    pub(super) fn swap_out_page(&mut self, p: u32, slot: u32, written: &mut Vec<u32>) {
+        let app = self.lists.arena.get(p).app as usize;
+        self.lists.arena.get_mut(p).loc = Loc::Swapped(slot);
+        self.slots[slot as usize] = p;
+        self.res_anon -= 1;
+        let ratio = self
+            .sc
+            .apps
+            .get(app)
+            .and_then(|a| a.zram_ratio)
+            .unwrap_or(self.sc.swap.zram_ratio);
+        let mut cpu = 0.0;
+        self.store.store(slot, ratio, &mut cpu, written);
+        if cpu > 0.0 {
+            self.charge_reclaim(cpu * self.sc.reclaim.stall);
+        }
+        self.tot.compressed_pool_peak_pages = self
+            .tot
+            .compressed_pool_peak_pages
+            .max(self.store.pool_pages());
+        let a = &mut self.apps[app];
+        a.anon_res -= 1;
+        a.swapped += 1;
+        a.sum.swapped_out += 1;
     }
 
     /// Next-fit swap slot allocation (the kernel's cluster allocator hands out
@@ -333,7 +385,7 @@ impl Session {
         debug_assert_ne!(self.slots[s as usize], NIL);
         self.slots[s as usize] = NIL;
         self.slots_used -= 1;
-        self.zram_milli = self.zram_milli.saturating_sub(self.zram_per_page_milli);
+        self.store.release(s, false, &mut 0.0);
     }
 
     /// Charges the swap writes of one reclaim batch: one request per run of
@@ -357,7 +409,7 @@ impl Session {
             self.tot.swap_write_requests += 1;
             self.tot.swap_pages_out += n;
             self.tot.swap_write_ms += t / 1e6;
-            self.meter.reclaim_ns += t * self.sc.reclaim.stall;
+            self.charge_reclaim(t * self.sc.reclaim.stall);
             i = j;
         }
         slots.clear();
@@ -365,7 +417,13 @@ impl Session {
 
     // ---- killing ----------------------------------------------------------
 
-    pub(super) fn kill(&mut self, v: usize, killer: &'static str, threshold: i64) {
+    pub(super) fn kill(
+        &mut self,
+        v: usize,
+        killer: &'static str,
+        threshold: i64,
+        reason: Option<KillReason>,
+    ) {
         let free_before = self.free_pages();
         let file_before = self.res_file;
         let a = &self.apps[v];
@@ -375,14 +433,14 @@ impl Session {
         self.exit_process(v);
         let a = &mut self.apps[v];
         a.killed_by = Some(killer);
-        if killer == "lmk" {
+        if killer != "oom" {
             a.sum.lmk_kills += 1;
             self.tot.lmk_kills += 1;
         } else {
             a.sum.oom_kills += 1;
             self.tot.oom_kills += 1;
         }
-        self.meter.reclaim_ns += self.sc.reclaim.kill_ms * 1e6 * self.sc.reclaim.stall;
+        self.charge_reclaim(self.sc.reclaim.kill_ms * 1e6 * self.sc.reclaim.stall);
         self.out_kills.push(KillRecord {
             step: self.step,
             t_ms: self.t_ms,
@@ -395,6 +453,7 @@ impl Session {
             file_pages_before: file_before,
             free_pages_after: self.free_pages(),
             threshold,
+            reason,
         });
         self.sample(&format!("{killer} kill {}", self.names[v]));
         self.update_levels();
@@ -410,7 +469,7 @@ impl Session {
                     .find(|p| p.id == v)
                     .expect("victim is a process");
                 let badness = oom_badness(p, total) as i64;
-                self.kill(v, "oom", badness);
+                self.kill(v, "oom", badness, None);
                 true
             }
             None => false,
@@ -424,7 +483,7 @@ impl Session {
         for p in a0..a0 + n {
             match self.lists.arena.get(p).loc {
                 Loc::Lru(l) => {
-                    self.lists.lists[l as usize].unlink(&mut self.lists.arena, p);
+                    self.lru_del(p, l as usize);
                     self.res_anon -= 1;
                 }
                 Loc::Swapped(s) => self.free_slot(s),

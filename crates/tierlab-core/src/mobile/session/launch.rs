@@ -51,6 +51,7 @@ impl Session {
     pub(super) fn touch_range(&mut self, p0: u32, n: u32) -> Result<()> {
         let mut run_start = NIL;
         let mut run_len = 0u32;
+        let mut run_refaults = 0u32;
         let ra = self.sc.launch.file_readahead_pages.max(1);
         for p in p0..p0 + n {
             let m = *self.lists.arena.get(p);
@@ -68,20 +69,27 @@ impl Session {
                     if run_len > 0 && run_start + run_len == p && run_len < ra {
                         run_len += 1;
                     } else {
-                        self.flush_file_run(run_start, run_len);
+                        self.flush_file_run(run_start, run_len, run_refaults);
                         run_start = p;
                         run_len = 1;
+                        run_refaults = 0;
+                    }
+                    if m.shadow {
+                        self.tot.file_refaults += 1;
+                        run_refaults += 1;
                     }
                 }
                 Loc::Absent => {}
                 Loc::Swapped(s) => self.swap_in(s, p)?,
             }
         }
-        self.flush_file_run(run_start, run_len);
+        self.flush_file_run(run_start, run_len, run_refaults);
         Ok(())
     }
 
-    pub(super) fn flush_file_run(&mut self, start: u32, len: u32) {
+    /// Charges one file read of `len` pages, `refaults` of them refaults
+    /// (their share of the time is a memory stall for PSI).
+    pub(super) fn flush_file_run(&mut self, start: u32, len: u32, refaults: u32) {
         if len == 0 {
             return;
         }
@@ -89,6 +97,7 @@ impl Session {
         let t = self.file_store.read.time_ns(len as u64, seq);
         self.last_file_read_end = start + len;
         self.meter.file_ns += t;
+        self.psi_some_ns += t * refaults as f64 / len as f64;
     }
 
     /// Swap-in of the page in slot `s` (page `p`), reading the aligned window
@@ -105,14 +114,35 @@ impl Session {
                 batch.push((q, page));
             }
         }
-        let t = dev
-            .read
-            .time_ns(batch.len() as u64, start == self.last_swap_read_end);
+        let t = if self.store.kind == StoreKind::Zswap {
+            // Pages in the pool are decompressed (and leave it); the rest
+            // come from the device in one request.
+            let mut cpu = 0.0;
+            let mut on_dev = 0u64;
+            for &(q, _) in &batch {
+                if self.store.release(q, true, &mut cpu) == Stored::Device {
+                    on_dev += 1;
+                }
+            }
+            let mut t = cpu;
+            if on_dev > 0 {
+                t += dev.read.time_ns(on_dev, start == self.last_swap_read_end);
+                self.last_swap_read_end = end;
+                self.tot.swap_read_requests += 1;
+            }
+            t
+        } else {
+            let t = dev
+                .read
+                .time_ns(batch.len() as u64, start == self.last_swap_read_end);
+            self.last_swap_read_end = end;
+            self.tot.swap_read_requests += 1;
+            t
+        };
         self.meter.swap_pages += batch.len() as u64;
-        self.last_swap_read_end = end;
-        self.tot.swap_read_requests += 1;
         self.tot.swap_read_ms += t / 1e6;
         self.meter.swap_ns += t;
+        self.psi_some_ns += t;
         self.meter.swapped_any = true;
         for (q, page) in batch {
             self.alloc_page()?;

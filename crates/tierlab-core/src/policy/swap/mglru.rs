@@ -272,7 +272,12 @@ pub struct Mglru {
     c_refaults_recent: u64,
     c_min_ttl_oom: u64,
     c_forced: u64,
+    /// No swap space (a simulator that owns the swap area says so): the
+    /// kernel's `get_swappiness` is then 0. Always false in trace replay.
+    swap_off: bool,
 }
+
+mod external;
 
 impl PolicyDef for Mglru {
     const NAME: &'static str = "mglru";
@@ -326,6 +331,7 @@ impl PolicyDef for Mglru {
             c_refaults_recent: 0,
             c_min_ttl_oom: 0,
             c_forced: 0,
+            swap_off: false,
         })
     }
 }
@@ -410,8 +416,17 @@ impl Mglru {
         now < birth.saturating_add(self.min_ttl)
     }
 
+    /// `get_swappiness`: 0 without swap space.
+    fn swappiness(&self) -> u64 {
+        if self.swap_off {
+            0
+        } else {
+            self.swappiness
+        }
+    }
+
     fn anon_evictable(&self) -> bool {
-        self.swappiness > 0
+        self.swappiness() > 0
     }
 
     /// `evictable_min_seq`: the oldest min_seq over the evictable types.
@@ -471,14 +486,15 @@ impl Mglru {
 
     /// `get_type_to_scan`: 1 = file.
     fn get_type_to_scan(&self) -> usize {
-        if self.swappiness <= 1 {
+        let swappiness = self.swappiness();
+        if swappiness <= 1 {
             return 1;
         }
-        if self.swappiness >= MAX_SWAPPINESS {
+        if swappiness >= MAX_SWAPPINESS {
             return 0;
         }
-        let sp = self.read_ctrl_pos(0, MAX_NR_TIERS, self.swappiness);
-        let pv = self.read_ctrl_pos(1, MAX_NR_TIERS, MAX_SWAPPINESS - self.swappiness);
+        let sp = self.read_ctrl_pos(0, MAX_NR_TIERS, swappiness);
+        let pv = self.read_ctrl_pos(1, MAX_NR_TIERS, MAX_SWAPPINESS - swappiness);
         positive_ctrl_err(&sp, &pv) as usize
     }
 
@@ -583,7 +599,7 @@ impl Mglru {
                 *seq += 1;
             }
         }
-        if self.swappiness > 0 {
+        if self.swappiness() > 0 {
             let seq = self.max_seq - MIN_NR_GENS;
             if min_seq[0] > seq && min_seq[1] < seq {
                 min_seq[0] = seq;
@@ -712,6 +728,12 @@ impl Mglru {
             self.c_min_ttl_oom += 1;
         }
         let target = self.reclaim_batch.min(self.resident).max(1);
+        self.reclaim_pages(target, true, sink);
+    }
+
+    /// Frees up to `target` pages; without `force`, gives up (returning
+    /// fewer) where the forced eviction would have run.
+    fn reclaim_pages<S: Sink>(&mut self, target: usize, force: bool, sink: &mut S) -> usize {
         let mut freed = 0;
         // Bound on steps without progress before forcing an eviction.
         let limit = 4 * self.resident + 64;
@@ -719,6 +741,9 @@ impl Mglru {
         while freed < target {
             let first = self.get_type_to_scan();
             if idle > limit {
+                if !force {
+                    break;
+                }
                 self.force_evict(first, sink);
                 freed += 1;
                 idle = 0;
@@ -756,6 +781,71 @@ impl Mglru {
                 }
             }
         }
+        freed
+    }
+
+    /// A page comes in (a miss): refault feedback from its shadow, then
+    /// placement (`lru_gen_folio_seq`: `active` for a page faulted through
+    /// page tables, else the oldest generation) and its first access (the
+    /// young bit when `young`, else a read() access when `fd`).
+    fn fault_in(&mut self, id: u32, page: u64, anon: bool, write: bool, fd: bool, active: bool) {
+        self.fault_in_as(id, page, anon, write, fd, active, active);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fault_in_as(
+        &mut self,
+        id: u32,
+        page: u64,
+        anon: bool,
+        write: bool,
+        fd: bool,
+        active: bool,
+        young: bool,
+    ) {
+        let st = self.pages[id as usize];
+        let t = !anon as usize;
+        let mut ws = false;
+        if st.shadow_seq != NO_SHADOW {
+            self.c_refaults += 1;
+            // lru_gen_test_recent.
+            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
+                self.c_refaults_recent += 1;
+                let refs = st.shadow_refs.max(1);
+                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
+                ws = st.shadow_ws;
+            }
+        }
+        let n = self.arena.alloc(id);
+        {
+            let p = &mut self.pages[id as usize];
+            p.node = n;
+            p.page = page;
+            p.shadow_seq = NO_SHADOW;
+            p.refs = 0;
+            p.flags = if anon { ANON } else { 0 };
+            if ws {
+                p.flags |= WORKINGSET;
+            }
+            if write {
+                p.flags |= DIRTY;
+            }
+        }
+        // lru_gen_folio_seq: a fault makes the page active.
+        let seq = if active {
+            self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
+        } else {
+            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
+        };
+        let seq = seq.max(self.min_seq[t]);
+        self.link(id, seq, false);
+        if young {
+            self.set_young(id);
+        } else if fd && !write {
+            // filemap_read marks the new page accessed.
+            self.inc_refs(id);
+        }
+        self.resident += 1;
     }
 
     /// Sets the young bit, remembering the page for the aging walk.
@@ -805,48 +895,7 @@ impl Policy for Mglru {
         if self.resident >= self.cap {
             self.reclaim(sink);
         }
-        let t = !anon as usize;
-        let mut ws = false;
-        if st.shadow_seq != NO_SHADOW {
-            self.c_refaults += 1;
-            // lru_gen_test_recent.
-            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
-                self.c_refaults_recent += 1;
-                let refs = st.shadow_refs.max(1);
-                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
-                ws = st.shadow_ws;
-            }
-        }
-        let n = self.arena.alloc(r.id);
-        {
-            let p = &mut self.pages[r.id as usize];
-            p.node = n;
-            p.page = r.page();
-            p.shadow_seq = NO_SHADOW;
-            p.refs = 0;
-            p.flags = if anon { ANON } else { 0 };
-            if ws {
-                p.flags |= WORKINGSET;
-            }
-            if write {
-                p.flags |= DIRTY;
-            }
-        }
-        // lru_gen_folio_seq: a fault makes the page active.
-        let seq = if !fd {
-            self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
-        } else {
-            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
-        };
-        let seq = seq.max(self.min_seq[t]);
-        self.link(r.id, seq, false);
-        if !fd {
-            self.set_young(r.id);
-        } else if !write {
-            // filemap_read marks the new page accessed.
-            self.inc_refs(r.id);
-        }
-        self.resident += 1;
+        self.fault_in(r.id, r.page(), anon, write, fd, !fd);
         sink.miss(r, 0);
     }
 
