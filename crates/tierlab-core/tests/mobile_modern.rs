@@ -322,3 +322,25 @@ fn bad_parameters_are_named() {
     let e = run_session(&bad_app, &catalog()).unwrap_err().to_string();
     assert!(e.contains("zram_ratio must be >= 1"), "{e}");
 }
+
+#[test]
+fn the_compressed_device_file_loads_with_its_cited_speeds() {
+    let mut cat = catalog();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../experiments/devices/compressed.toml"
+    );
+    cat.load_toml_file(std::path::Path::new(path)).unwrap();
+    // lz4 1.10.0: 675 MB/s compression, 3,850 MB/s decompression per 4 KiB.
+    let lz4 = cat.get("zram-lz4-lzbench").unwrap();
+    assert!((lz4.write.time_ns(1, false) - 4096.0 / 675e6 * 1e9).abs() < 0.1);
+    assert!((lz4.read.time_ns(1, false) - 4096.0 / 3850e6 * 1e9).abs() < 0.1);
+    // The phone versions are 10x slower; zstd compresses slower than lz4.
+    let gs2 = cat.get("zram-lz4-gs2").unwrap();
+    assert!((gs2.write.per_page_ns / lz4.write.per_page_ns - 10.0).abs() < 1e-3);
+    let zstd = cat.get("zram-zstd-gs2").unwrap();
+    assert!(zstd.write.per_page_ns > gs2.write.per_page_ns);
+    for d in [lz4, gs2, zstd] {
+        assert_eq!(d.class, tierlab_core::device::DeviceClass::Compressed);
+    }
+}
