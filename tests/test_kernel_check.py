@@ -120,3 +120,38 @@ def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path):
     p.wait(timeout=30)
     kc.cleanup_stale(tmp_path)
     assert _nothing_left(tmp_path) == []
+
+
+def test_mm_stat_is_read_as_the_pool_of_the_swapped_pages():
+    # 1000 pages stored (4,096,000 B) compressed to 1,365,334 B (ratio 3.0), the pool using
+    # 1,400,000 B (342 pages rounded up); same_pages 10, huge_pages 2.
+    k = kc.parse_mm_stat("4096000 1365334 1400000 0 1400000 10 0 2 0\n")
+    assert k == {
+        "zram_pages": 1000,
+        "zram_compr_bytes": 1365334,
+        "zram_pool_pages": 342,
+        "zram_same_pages": 10,
+        "zram_huge_pages": 2,
+    }
+    a = kc.zram_accounting(k)
+    # The model: 1,365,334 B = 333.3 pages -> 334 pages of pool, 666 freed <= 1000 (1 - 1/3).
+    assert (a["model_pool_pages"], a["model_freed"], a["kernel_freed"]) == (334, 666, 658)
+    assert abs(a["ratio"] - 3.0) < 1e-5 and a["model_freed"] <= a["bound"] + 1e-9
+    assert a["kernel_freed"] <= a["model_freed"]
+    with pytest.raises(ValueError, match="mm_stat"):
+        kc.parse_mm_stat("1 2 3")
+    assert kc.zram_accounting({"zram_pages": 0}) == {}
+
+
+@needs_kernel
+def test_zram_pool_frees_no_more_than_the_model(tmp_path):
+    """On this kernel: after an anonymous workload swapped to zram, the pool holds at least the
+    compressed bytes, so the kernel frees no more than tierlab's N - ceil(compressed / page)."""
+    res = kc.run_cell(kc.Cell("anon_zipf", 16, "zram", 0.5, 1), tmp_path)
+    if res.trace is not None:
+        res.trace.unlink(missing_ok=True)
+    a = kc.zram_accounting(res.kernel)
+    print(a)
+    assert a["pages"] > 0
+    assert a["kernel_freed"] <= a["model_freed"] <= a["bound"] + 1e-9
+    assert _nothing_left(tmp_path) == []

@@ -418,6 +418,47 @@ def _drop_caches() -> None:
 # one cell
 
 
+def parse_mm_stat(text: str) -> dict[str, int]:
+    """zram's ``mm_stat`` (Documentation/admin-guide/blockdev/zram.rst: orig_data_size,
+    compr_data_size, mem_used_total in bytes, then mem_limit, mem_used_max, same_pages,
+    pages_compacted, huge_pages) as the pool the swapped pages hold: ``zram_pages`` stored
+    (uncompressed size / page), ``zram_compr_bytes``, and ``zram_pool_pages`` (mem_used_total, the
+    RAM the pool takes, in pages, rounded up), ``zram_same_pages`` and ``zram_huge_pages``."""
+    f = [int(x) for x in text.split()]
+    if len(f) < 8:
+        raise ValueError(f"mm_stat: expected at least 8 fields, got {len(f)}: {text!r}")
+    return {
+        "zram_pages": f[0] // PAGE,
+        "zram_compr_bytes": f[1],
+        "zram_pool_pages": -(-f[2] // PAGE),
+        "zram_same_pages": f[5],
+        "zram_huge_pages": f[7],
+    }
+
+
+def zram_accounting(kernel: dict[str, int]) -> dict[str, float]:
+    """The kernel's zram pool against tierlab's accounting for the same pages: N pages stored at
+    the measured ratio r = N pages / compressed bytes free N - pool pages in the kernel; tierlab's
+    model frees N - ceil(N / r) (the compressed bytes, rounded up to pages) and never more than
+    N (1 - 1/r). ``kernel_freed <= model_freed`` holds when zsmalloc's pool is no smaller than the
+    compressed data, which the model assumes."""
+    n = kernel.get("zram_pages", 0)
+    if not n:
+        return {}
+    compr = kernel["zram_compr_bytes"]
+    ratio = n * PAGE / compr if compr else float("inf")
+    model_pool = -(-compr // PAGE)
+    return {
+        "pages": n,
+        "ratio": ratio,
+        "kernel_pool_pages": kernel["zram_pool_pages"],
+        "model_pool_pages": model_pool,
+        "kernel_freed": n - kernel["zram_pool_pages"],
+        "model_freed": n - model_pool,
+        "bound": n * (1 - 1 / ratio) if compr else float(n),
+    }
+
+
 @dataclass
 class CellResult:
     cell: Cell
@@ -458,6 +499,8 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
         _drop_caches()
         out = json.loads(_core.kernel_drive(json.dumps(spec), str(trace_path), str(data), str(cg), False, 0))
         counts = _read_trace(inst)
+    # zram's pool as the driver read it after the last reference, the child still alive.
+    zram = parse_mm_stat(out["done"]["zram_mm_stat"]) if cell.swap == "zram" else {}
     ready, done = out["ready"], out["done"]
     ms0, ms1 = _stat(ready["memory_stat"]), _stat(done["memory_stat"])
     vm0, vm1 = _stat(ready["vmstat"]), _stat(done["vmstat"])
@@ -479,6 +522,7 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     if anon_pages:
         # anonymous misses: the first touch of each page plus every swap-in
         kernel["misses"] = anon_pages + kernel["swap_ins"]
+    kernel.update(zram)
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,

@@ -29,7 +29,10 @@ def add_parser(sub) -> None:
         "  tierlab mobile experiments/android_lmk.toml --compare none,microsd-class6-paper,emmc-gs2,zram-gs2\n"
         "  tierlab mobile experiments/android_lmk.toml --set swap.mode=scan_count --set swap.swappiness=100 "
         "--swap zram-gs2\n"
-        "  tierlab mobile experiments/android_lmk.toml -o out/session  (writes out/session_*.csv)",
+        "  tierlab mobile experiments/android_lmk.toml -o out/session  (writes out/session_*.csv)\n"
+        "  tierlab mobile experiments/android_lmk.toml --reclaim mglru --killer lmkd --set lmk.scheme=modern \\\n"
+        "      --devices experiments/devices/compressed.toml --swap zram-lz4-gs2 --set swap.page_cluster=0\n"
+        "  tierlab mobile experiments/android_lmk.toml --swap emmc-gs2 --set swap.zswap.enabled=true",
     )
     p.add_argument("scenario", help="scenario TOML file")
     p.add_argument("--swap", help="swap device (a preset or one from --devices); 'none' for no swap")
@@ -39,6 +42,16 @@ def add_parser(sub) -> None:
         default=[],
         metavar="SECTION.KEY=VALUE",
         help="override a scenario value, e.g. --set phone.memory_mb=1900 (repeatable; values are TOML)",
+    )
+    p.add_argument(
+        "--killer",
+        choices=["kernel", "lmkd"],
+        help="low-memory killer: the in-kernel LMK table (kernel, the default) or lmkd in PSI mode ([lmkd] section)",
+    )
+    p.add_argument(
+        "--reclaim",
+        choices=["two-list", "mglru"],
+        help="page reclaim: Linux's two lists (the default) or the multi-generational LRU",
     )
     p.add_argument("--compare", help="comma-separated swap devices (or 'none') to run side by side")
     p.add_argument("--devices", action="append", default=[], help="TOML file of extra [[device]] tables")
@@ -84,9 +97,19 @@ def kind_table(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values("kind", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
+def _with_choices(over: dict, args) -> dict:
+    """Applies --killer and --reclaim over the --set overrides."""
+    if getattr(args, "killer", None):
+        over = {**over, "lmk": {**over.get("lmk", {}), "killer": args.killer}}
+    if getattr(args, "reclaim", None):
+        policy = args.reclaim.replace("-", "_")
+        over = {**over, "reclaim": {**over.get("reclaim", {}), "policy": policy}}
+    return over
+
+
 def run(args) -> int:
     console = Console(width=150)
-    over = parse_sets(args.set)
+    over = _with_choices(parse_sets(args.set), args)
     if args.compare:
         rows = []
         for dev in [d.strip() for d in args.compare.split(",") if d.strip()]:
@@ -125,6 +148,15 @@ def run(args) -> int:
         f"watermarks min/low/high {t['wmark_min'] * mb:.1f}/{t['wmark_low'] * mb:.1f}/{t['wmark_high'] * mb:.1f} MB, "
         f"file store {r.file_store}, swap {r.swap_device or 'none'}"
     )
+    sc_killer = over.get("lmk", {}).get("killer", "kernel")
+    if t.get("compressed_pool_peak_pages") or sc_killer == "lmkd":
+        z = t.get("zswap", {})
+        console.print(
+            f"compressed pool peak {t['compressed_pool_peak_pages'] * mb:.1f} MB; zswap stored {z.get('stored', 0)}, "
+            f"rejected {z.get('rejected', 0)}, written back {z.get('written_back', 0)}; PSI stall some "
+            f"{t['psi_some_ms']:.0f} ms, full {t['psi_full_ms']:.0f} ms; lmkd events medium "
+            f"{t['psi_events_medium']}, critical {t['psi_events_critical']}; file refaults {t['file_refaults']}"
+        )
     lt = Table(title="low-memory killer levels", title_justify="left")
     for c in ("minfree MB", "kill oom_score_adj >="):
         lt.add_column(c, justify="right")

@@ -21,3 +21,12 @@ def scenario(name: str) -> Path:
         known = sorted(q.stem for q in (DATA / "scenarios").glob("*.toml"))
         raise FileNotFoundError(f"no shipped scenario {name!r}; known: {', '.join(known)}")
     return p
+
+
+def devices(name: str) -> Path:
+    """Path of a shipped device file (``[[device]]`` tables), e.g. ``devices("compressed")``."""
+    p = DATA / "devices" / f"{name}.toml"
+    if not p.exists():
+        known = sorted(q.stem for q in (DATA / "devices").glob("*.toml"))
+        raise FileNotFoundError(f"no shipped device file {name!r}; known: {', '.join(known)}")
+    return p

@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from tierlab import _core, data, mobile  # noqa: E402
-from tierlab.papers import Claim, PaperResult  # noqa: E402
+from tierlab.papers import Claim, PaperResult, android_modern  # noqa: E402
 
 KEY = "android-lmk"
 TITLE = "Swap vs the low-memory killer on Android (Kim, Kwon, Shin; Galaxy S2, class-6 microSD)"
@@ -332,6 +332,11 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             )
         res.tables["generated_session"] = pd.DataFrame(drows)
 
+    # Beyond the paper: the same session on MGLRU + zram + lmkd (papers/android_modern.py).
+    modern_tables = android_modern.run(path, apps, quick)
+    res.tables.update(modern_tables)
+    res.figures["modern_phone"] = android_modern.figure(modern_tables, outdir / "modern_phone.png")
+
     # Claims.
     kills = no_swap.kills
     first_kill_mb = (kills.free_mb_after - kills.free_mb_before).iloc[0] if not kills.empty else 0.0
@@ -401,6 +406,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             bool(len(beats) > 0),
         )
     )
+    res.claims.extend(android_modern.claims(modern_tables))
     wear = (
         float(sweep[sweep.swap_device == "microsd-class6-paper"].wear_cycles_per_block.iloc[0])
         if ("microsd-class6-paper" in set(sweep.swap_device))

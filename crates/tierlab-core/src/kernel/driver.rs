@@ -57,6 +57,9 @@ pub struct Snapshot {
     pub memory_stat: String,
     /// /proc/vmstat, verbatim (swap-in/out are only system-wide).
     pub vmstat: String,
+    /// /sys/block/zram0/mm_stat, verbatim, while the child still holds its
+    /// pages (empty without zram0): the pool the swapped pages take.
+    pub zram_mm_stat: String,
 }
 
 /// What a drive returns.
@@ -102,6 +105,7 @@ fn snapshot(cg: &Path) -> Result<Snapshot> {
             .map_err(|e| Error::io(cg.join("memory.stat"), e))?,
         vmstat: std::fs::read_to_string("/proc/vmstat")
             .map_err(|e| Error::io("/proc/vmstat", e))?,
+        zram_mm_stat: std::fs::read_to_string("/sys/block/zram0/mm_stat").unwrap_or_default(),
     })
 }
 

@@ -13,11 +13,17 @@
 //!   interpolation, the LMK table and victim choice, the OOM badness.
 //! - [`scenario`]: the scenario file (phone, apps, LMK, swap, launch model,
 //!   script from TOML steps, CSV, or a seeded model).
+//! - [`compressed`]: zram's pool and zswap in front of a swap device.
+//! - [`lmkd`]: the user-space killer's PSI mode and minfree fallback.
 //! - [`reclaim`]: the page lists of the compact two-list reclaim.
-//! - [`session`]: the loop and its metrics.
+//! - [`session`]: the loop (`session/kernel.rs`: reclaim, swap, killers;
+//!   `session/launch.rs`: launches and steps); [`records`]: its outputs.
 
+pub mod compressed;
 pub mod lmk;
+pub mod lmkd;
 pub mod reclaim;
+pub mod records;
 pub mod scenario;
 pub mod session;
 

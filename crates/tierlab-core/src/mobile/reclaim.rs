@@ -44,6 +44,9 @@ pub struct PageMeta {
     pub young: bool,
     /// PG_referenced.
     pub pgref: bool,
+    /// Dropped by reclaim (a file page's shadow entry): its next read is a
+    /// refault.
+    pub shadow: bool,
 }
 
 /// The four lists.

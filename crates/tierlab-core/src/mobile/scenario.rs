@@ -5,7 +5,9 @@
 //! Every parameter has a default; a scenario file names only what it changes.
 //! Unknown keys are rejected with the key's name.
 
+use super::compressed::{CompressConfig, ZswapConfig};
 use super::lmk::{AdjScheme, Level, MinfreeTable};
+use super::lmkd::LmkdConfig;
 use crate::error::{Error, Location, Result};
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -17,6 +19,8 @@ use std::path::{Path, PathBuf};
 pub struct Scenario {
     pub phone: Phone,
     pub lmk: LmkConfig,
+    /// lmkd's properties, used when `lmk.killer = "lmkd"`.
+    pub lmkd: LmkdConfig,
     pub swap: SwapConfig,
     pub reclaim: ReclaimConfig,
     pub launch: LaunchModel,
@@ -72,11 +76,37 @@ impl Default for Phone {
     }
 }
 
+/// Which low-memory killer runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Killer {
+    /// The in-kernel lowmemorykiller driver (the paper's): a shrinker that
+    /// kills by the minfree table at every reclaim round.
+    #[default]
+    Kernel,
+    /// The user-space lmkd in PSI mode ([`super::lmkd`]), with its minfree
+    /// fallback (`lmkd.use_minfree_levels`).
+    Lmkd,
+}
+
+/// Which page reclaim the session runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimPolicy {
+    /// The compact two-list reclaim of [`super::reclaim`] (the paper's kernel).
+    #[default]
+    TwoList,
+    /// The multi-generational LRU (`policy::swap::mglru`, Linux 6.1+).
+    Mglru,
+}
+
 /// The low-memory killer.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LmkConfig {
     pub enabled: bool,
+    /// `kernel` (default) or `lmkd`.
+    pub killer: Killer,
     pub scheme: AdjScheme,
     /// Which ProcessList tables to interpolate (ignored when `minfree_kb` is set).
     pub table: MinfreeTable,
@@ -98,6 +128,7 @@ impl Default for LmkConfig {
     fn default() -> Self {
         LmkConfig {
             enabled: true,
+            killer: Killer::Kernel,
             scheme: AdjScheme::Kitkat,
             table: MinfreeTable::Kitkat,
             mem_lo_mb: 350,
@@ -142,9 +173,14 @@ pub struct SwapConfig {
     /// `vm.page-cluster`: swap-in reads the aligned window of `2^page_cluster`
     /// slots around a faulting slot (default 3; Android uses 0 with zram).
     pub page_cluster: u32,
-    /// Compression ratio of a compressed (zram) device: a swapped page keeps
-    /// `1 / ratio` of a page of RAM.
+    /// Compression ratio of a compressed (zram) device, and of zswap: a
+    /// swapped page keeps `1 / ratio` of a page of RAM (the mean ratio with
+    /// `compress.model = "lognormal"`; an app's `zram_ratio` overrides it).
     pub zram_ratio: f64,
+    /// Per-page compression ratios (`[swap.compress]`).
+    pub compress: CompressConfig,
+    /// zswap in front of `device` (`[swap.zswap]`).
+    pub zswap: ZswapConfig,
 }
 
 impl Default for SwapConfig {
@@ -156,6 +192,8 @@ impl Default for SwapConfig {
             mode: SwappinessMode::SwapTendency,
             page_cluster: 3,
             zram_ratio: 3.0,
+            compress: CompressConfig::default(),
+            zswap: ZswapConfig::default(),
         }
     }
 }
@@ -178,6 +216,10 @@ pub struct ReclaimConfig {
     pub stall: f64,
     /// Time to kill a process and return its memory (ms).
     pub kill_ms: f64,
+    /// `two_list` (default) or `mglru`.
+    pub policy: ReclaimPolicy,
+    /// MGLRU's `vm.swappiness` (0..=200); `None`: `swap.swappiness`.
+    pub mglru_swappiness: Option<u32>,
 }
 
 impl Default for ReclaimConfig {
@@ -186,6 +228,8 @@ impl Default for ReclaimConfig {
             scan_ns_per_page: 1000.0,
             stall: 0.2,
             kill_ms: 5.0,
+            policy: ReclaimPolicy::TwoList,
+            mglru_swappiness: None,
         }
     }
 }
@@ -277,6 +321,9 @@ pub struct AppSpec {
     pub relaunch_file: f64,
     /// Whether the app is running when the session starts (home, services).
     pub start_running: bool,
+    /// The compression ratio of this app's anonymous pages in zram/zswap
+    /// (default: `swap.zram_ratio`).
+    pub zram_ratio: Option<f64>,
 }
 
 impl Default for AppSpec {
@@ -291,6 +338,7 @@ impl Default for AppSpec {
             relaunch_anon: 0.15,
             relaunch_file: 0.4,
             start_running: false,
+            zram_ratio: None,
         }
     }
 }
@@ -473,6 +521,12 @@ impl Scenario {
                     )));
                 }
             }
+            if let Some(r) = a.zram_ratio.filter(|r| !(r.is_finite() && *r >= 1.0)) {
+                return Err(Error::config(format!(
+                    "app '{}': zram_ratio must be >= 1, got {r}",
+                    a.name
+                )));
+            }
         }
         let l = &self.launch;
         let r = &self.reclaim;
@@ -520,6 +574,14 @@ impl Scenario {
             return Err(Error::config(format!(
                 "swap.page_cluster must be 0..=6, got {}",
                 s.page_cluster
+            )));
+        }
+        s.compress.validate()?;
+        s.zswap.validate()?;
+        self.lmkd.validate()?;
+        if let Some(sw) = self.reclaim.mglru_swappiness.filter(|&v| v > 200) {
+            return Err(Error::config(format!(
+                "reclaim.mglru_swappiness must be 0..=200, got {sw}"
             )));
         }
         if !(self.reclaim.stall >= 0.0 && self.reclaim.stall <= 1.0) {

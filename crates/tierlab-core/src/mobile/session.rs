@@ -13,149 +13,32 @@
 //! per priority round; when reclaim cannot free a page, the OOM killer kills
 //! the process with the highest badness.
 
+//!
+//! Layout: this file holds the session's state, its construction and its
+//! outputs; [`kernel`] the page placement, reclaim, swap slots and the killers;
+//! [`launch`] the launch-cost model and the step loop.
+
+mod kernel;
+mod launch;
+mod modern;
+
+use super::compressed::{CompressedStore, StoreKind, Stored};
 use super::lmk::{
     cached_slots, compute_minfree_kb, lmk_victim, oom_badness, oom_victim, pgtable_pages,
     AdjScheme, Level, LmkTable, OomLevelInputs, ProcInfo, OOM_SCORE_ADJ_MIN,
 };
+use super::lmkd::{lmkd_victim, KillReason, Lmkd, MemState};
 use super::reclaim::{scan_weights, swap_tendency, Lists, Loc, PageMeta, AA, AF, IA, IF};
-use super::scenario::{background_level, AppKind, Scenario, Step, StepOp, SwappinessMode};
+pub use super::records::{
+    AppSummary, KillRecord, LaunchKind, LaunchRecord, MemSample, SessionResult, Totals,
+};
+use super::scenario::{
+    background_level, AppKind, Killer, ReclaimPolicy, Scenario, Step, StepOp, SwappinessMode,
+};
 use crate::device::{Device, DeviceCatalog, DeviceClass};
 use crate::error::{Error, Result};
 use crate::policy::list::NIL;
-use serde::Serialize;
-
-/// How a launch found its process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LaunchKind {
-    /// The first launch of the app in the session (a cold start).
-    First,
-    /// The process was running and everything it touched was in memory (file
-    /// pages dropped from the page cache may have been re-read).
-    Hot,
-    /// The process was running but some touched pages came back from swap.
-    Swap,
-    /// The process had been killed (by the LMK or the OOM killer): cold start.
-    Cold,
-    /// The process had exited (user closed it): cold start.
-    Restart,
-}
-
-/// One launch.
-#[derive(Debug, Clone, Serialize)]
-pub struct LaunchRecord {
-    pub step: usize,
-    pub t_ms: f64,
-    pub app: String,
-    pub kind: LaunchKind,
-    pub time_ms: f64,
-    /// Fixed part (process start or activity resume).
-    pub start_ms: f64,
-    pub file_read_ms: f64,
-    pub swap_read_ms: f64,
-    pub anon_init_ms: f64,
-    /// Reclaim the launch waited for (scanning, swap writes, kills).
-    pub reclaim_ms: f64,
-    pub file_pages_read: u64,
-    /// Pages read from swap (faulted and read ahead).
-    pub swap_pages_in: u64,
-    pub anon_pages_built: u64,
-    /// Which killer ended the previous process, for `cold` launches.
-    pub killed_by: Option<String>,
-}
-
-/// One kill.
-#[derive(Debug, Clone, Serialize)]
-pub struct KillRecord {
-    pub step: usize,
-    pub t_ms: f64,
-    pub app: String,
-    /// "lmk" or "oom".
-    pub killer: String,
-    pub score_adj: i32,
-    pub rss_pages: u64,
-    pub swap_pages: u64,
-    pub free_pages_before: u64,
-    pub file_pages_before: u64,
-    pub free_pages_after: u64,
-    /// The LMK level's min_score_adj, or the OOM badness.
-    pub threshold: i64,
-}
-
-/// Memory state after a step or a kill (the paper's Figure 1).
-#[derive(Debug, Clone, Serialize)]
-pub struct MemSample {
-    pub step: usize,
-    pub t_ms: f64,
-    pub event: String,
-    pub free_pages: u64,
-    pub file_pages: u64,
-    pub anon_pages: u64,
-    pub swap_pages: u64,
-    pub zram_pages: u64,
-    pub running_apps: u32,
-}
-
-/// Per-app summary (the paper's Figure 3: pages allocated per app).
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct AppSummary {
-    pub app: String,
-    pub anon_pages: u64,
-    pub file_pages: u64,
-    /// Most pages (resident anon + file + swapped) the process held at once.
-    pub peak_pages: u64,
-    pub launches: u64,
-    pub lmk_kills: u64,
-    pub oom_kills: u64,
-    pub swapped_out: u64,
-    pub swapped_in: u64,
-}
-
-/// Session totals.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct Totals {
-    pub page_size: u64,
-    pub total_pages: u64,
-    pub system_pages: u64,
-    pub wmark_min: u64,
-    pub wmark_low: u64,
-    pub wmark_high: u64,
-    pub lmk_kills: u64,
-    pub oom_kills: u64,
-    pub swap_pages_out: u64,
-    pub swap_pages_in: u64,
-    pub swap_readahead_pages: u64,
-    pub swap_write_requests: u64,
-    pub swap_read_requests: u64,
-    pub swap_bytes_written: u64,
-    pub swap_read_ms: f64,
-    pub swap_write_ms: f64,
-    /// Erase blocks' worth of swap writes (bytes written / erase block size).
-    pub erase_blocks_written: f64,
-    /// Program/erase cycles per block of the swap area, with ideal wear
-    /// leveling over the area (the paper's lifetime concern: ~10,000 cycles).
-    pub wear_cycles_per_block: f64,
-    pub file_pages_read: u64,
-    pub file_pages_dropped: u64,
-    pub pages_scanned: u64,
-    pub reclaim_rounds: u64,
-    /// Time the session took (launches + use + idle), ms.
-    pub session_ms: f64,
-}
-
-/// Everything a session yields.
-#[derive(Debug, Clone, Serialize)]
-pub struct SessionResult {
-    pub launches: Vec<LaunchRecord>,
-    pub kills: Vec<KillRecord>,
-    pub memory: Vec<MemSample>,
-    pub apps: Vec<AppSummary>,
-    pub totals: Totals,
-    pub lmk: LmkTable,
-    pub minfree_kb: Vec<i64>,
-    pub swap_device: Option<String>,
-    pub file_store: String,
-}
+use crate::policy::swap::mglru::Mglru;
 
 #[derive(Debug, Clone, Default)]
 struct AppRt {
@@ -205,8 +88,9 @@ pub struct Session {
     wmark_high: u64,
     res_anon: u64,
     res_file: u64,
-    zram_milli: u64,
-    zram_per_page_milli: u64,
+    /// zram's pool, or zswap's, counted against RAM.
+    store: CompressedStore,
+    wmark_min: u64,
     swap: Option<Device>,
     file_store: Device,
     slots: Vec<u32>,
@@ -230,6 +114,15 @@ pub struct Session {
     out_kills: Vec<KillRecord>,
     out_mem: Vec<MemSample>,
     tot: Totals,
+    /// lmkd when `lmk.killer = "lmkd"`.
+    lmkd: Option<Lmkd>,
+    /// MGLRU when `reclaim.policy = "mglru"` (else the two lists).
+    mg: Option<Box<Mglru>>,
+    /// Cumulative PSI stall (ns): some, full (see `super::lmkd`).
+    psi_some_ns: f64,
+    psi_full_ns: f64,
+    /// In direct reclaim (an allocation found no free page).
+    direct: bool,
 }
 
 fn pages_of(mb: f64, ps: u64) -> u64 {
@@ -264,6 +157,55 @@ pub fn lmk_table_for(sc: &Scenario) -> Result<(Vec<i64>, LmkTable)> {
     };
     let table = LmkTable::new(&minfree, &adj, l.scheme, sc.phone.page_size)?;
     Ok((minfree, table))
+}
+
+/// The compressed part of swap a scenario asks for: zram when the swap
+/// device is compressed, zswap (`swap.zswap.enabled`) in front of a block
+/// device, else none.
+fn compressed_store(
+    sc: &Scenario,
+    swap: Option<&Device>,
+    nslots: usize,
+    total: u64,
+    catalog: &DeviceCatalog,
+) -> Result<CompressedStore> {
+    let z = &sc.swap.zswap;
+    let zram = swap.is_some_and(|d| d.class == DeviceClass::Compressed);
+    let (kind, compressor) = if z.enabled {
+        let Some(dev) = swap else {
+            return Err(Error::config(
+                "swap.zswap: zswap needs a swap device behind it (swap.device)",
+            ));
+        };
+        if zram {
+            return Err(Error::config(format!(
+                "swap.zswap: the swap device '{}' is compressed (zram); zswap goes in front \
+                 of a block device",
+                dev.name
+            )));
+        }
+        let c = catalog.get(&z.compressor)?;
+        if c.class != DeviceClass::Compressed {
+            return Err(Error::config(format!(
+                "swap.zswap.compressor: '{}' is a {:?} device; expected a compressed one \
+                 (class = \"compressed\")",
+                c.name, c.class
+            )));
+        }
+        (StoreKind::Zswap, Some(c.clone()))
+    } else if zram {
+        (StoreKind::Zram, None)
+    } else {
+        (StoreKind::Device, None)
+    };
+    Ok(CompressedStore::new(
+        kind,
+        nslots,
+        total,
+        &sc.swap.compress,
+        z,
+        compressor,
+    ))
 }
 
 /// Runs a scenario.
@@ -346,6 +288,7 @@ impl Session {
                     loc: Loc::Absent,
                     young: false,
                     pgref: false,
+                    shadow: false,
                 });
                 debug_assert_eq!(id, a.anon0 + k);
             }
@@ -360,16 +303,15 @@ impl Session {
         } else {
             0
         };
-        let zram = swap
-            .as_ref()
-            .is_some_and(|d| d.class == DeviceClass::Compressed);
-        // Rounded up: swapping N pages at ratio r may free at most
-        // N (1 - 1/r) pages of RAM, never more (issue 19).
-        let zram_per_page_milli = if zram {
-            (1000.0 / sc.swap.zram_ratio).ceil() as u64
-        } else {
-            0
+        let store = compressed_store(&sc, swap.as_ref(), nslots, total, catalog)?;
+        let mg = match sc.reclaim.policy {
+            ReclaimPolicy::TwoList => None,
+            ReclaimPolicy::Mglru => {
+                let sw = sc.reclaim.mglru_swappiness.unwrap_or(sc.swap.swappiness);
+                Some(Box::new(Mglru::for_simulator(next as usize, sw)?))
+            }
         };
+        let lmkd = (sc.lmk.killer == Killer::Lmkd).then(|| Lmkd::new(sc.lmkd.clone()));
         let scheme = sc.lmk.scheme;
         let tot = Totals {
             page_size: ps,
@@ -392,8 +334,8 @@ impl Session {
             wmark_high,
             res_anon: 0,
             res_file: 0,
-            zram_milli: 0,
-            zram_per_page_milli,
+            store,
+            wmark_min: wmin,
             swap,
             file_store,
             slots: vec![NIL; nslots],
@@ -417,6 +359,11 @@ impl Session {
             out_kills: Vec::new(),
             out_mem: Vec::new(),
             tot,
+            lmkd,
+            mg,
+            psi_some_ns: 0.0,
+            psi_full_ns: 0.0,
+            direct: false,
             sc,
         };
         s.boot()?;
@@ -425,7 +372,7 @@ impl Session {
 
     /// Free pages (`MemFree`).
     pub fn free_pages(&self) -> u64 {
-        let used = self.system + self.res_anon + self.res_file + self.zram_milli.div_ceil(1000);
+        let used = self.system + self.res_anon + self.res_file + self.store.pool_pages();
         self.total.saturating_sub(used)
     }
 
@@ -474,734 +421,6 @@ impl Session {
         (self.apps[i].n_file as f64 * self.sc.apps[i].launch_file).round() as u32
     }
 
-    // ---- page placement -------------------------------------------------
-
-    fn make_resident(&mut self, p: u32, list: usize) {
-        let (app, anon) = {
-            let m = self.lists.arena.get(p);
-            (m.app as usize, m.anon)
-        };
-        debug_assert!(!matches!(self.lists.arena.get(p).loc, Loc::Lru(_)));
-        {
-            let m = self.lists.arena.get_mut(p);
-            m.loc = Loc::Lru(list as u8);
-            m.young = true;
-            m.pgref = false;
-        }
-        self.lists.lists[list].push_front(&mut self.lists.arena, p);
-        let a = &mut self.apps[app];
-        if anon {
-            self.res_anon += 1;
-            a.anon_res += 1;
-        } else {
-            self.res_file += 1;
-            a.file_res += 1;
-        }
-        let held = (a.anon_res + a.file_res + a.swapped) as u64;
-        a.sum.peak_pages = a.sum.peak_pages.max(held);
-    }
-
-    /// Marks a resident page accessed: the PTE young bit; a file page read
-    /// through the page cache also goes through `mark_page_accessed`
-    /// (inactive+referenced -> active, else referenced).
-    fn touch(&mut self, p: u32) {
-        let m = *self.lists.arena.get(p);
-        let Loc::Lru(l) = m.loc else { return };
-        let mm = self.lists.arena.get_mut(p);
-        mm.young = true;
-        if !m.anon && l as usize == IF {
-            if m.pgref {
-                mm.pgref = false;
-                self.lists.move_between(p, IF, AF);
-            } else {
-                mm.pgref = true;
-            }
-        }
-    }
-
-    // ---- allocation and reclaim ----------------------------------------
-
-    /// Makes sure one page is free, reclaiming and killing as the kernel would.
-    fn alloc_page(&mut self) -> Result<()> {
-        if self.free_pages() < self.wmark_low {
-            self.reclaim(self.wmark_high);
-        }
-        while self.free_pages() == 0 {
-            self.reclaim(1);
-            if self.free_pages() > 0 {
-                break;
-            }
-            if !self.oom_kill() {
-                return Err(Error::config(format!(
-                    "step {}: out of memory with nothing left to kill (the apps' footprints exceed \
-                     the phone's memory and swap)",
-                    self.step
-                )));
-            }
-        }
-        Ok(())
-    }
-
-    fn procs(&self) -> Vec<ProcInfo> {
-        self.apps
-            .iter()
-            .enumerate()
-            .filter(|(_, a)| a.alive)
-            .map(|(i, a)| {
-                let score_adj = if i == self.sys {
-                    OOM_SCORE_ADJ_MIN
-                } else {
-                    self.scheme.score_adj(a.level.unwrap_or(Level::Foreground))
-                };
-                let rss = (a.anon_res + a.file_res) as u64;
-                ProcInfo {
-                    id: i,
-                    score_adj,
-                    rss,
-                    swap: a.swapped as u64,
-                    pgtables: pgtable_pages(rss + a.swapped as u64),
-                }
-            })
-            .collect()
-    }
-
-    /// kswapd/direct reclaim up to `target` free pages: priority rounds 12..0,
-    /// each calling the LMK shrinker then scanning the LRU lists.
-    fn reclaim(&mut self, target: u64) {
-        let mut priority: u32 = 12;
-        loop {
-            if self.free_pages() >= target {
-                return;
-            }
-            self.tot.reclaim_rounds += 1;
-            if self.sc.lmk.enabled {
-                if let Some(min_adj) = self.table.min_score_adj(self.free_pages(), self.res_file) {
-                    let procs = self.procs();
-                    if let Some(v) = lmk_victim(&procs, min_adj) {
-                        self.kill(v, "lmk", min_adj as i64);
-                        continue;
-                    }
-                }
-            }
-            let freed = self.shrink(priority, target);
-            if priority == 0 {
-                if freed == 0 {
-                    return;
-                }
-            } else {
-                priority -= 1;
-            }
-        }
-    }
-
-    fn swap_ok(&self) -> bool {
-        self.swap.is_some() && self.slots_used < self.slots.len()
-    }
-
-    /// One pass of `shrink_zone` at `priority`; returns pages freed.
-    fn shrink(&mut self, priority: u32, target: u64) -> u64 {
-        let before = self.free_pages();
-        let swap_ok = self.swap_ok();
-        let mut nr = [0u64; 4];
-        let mut reclaim_mapped = true;
-        let size = |s: &Self, l: usize| s.lists.lists[l].len() as u64;
-        match self.sc.swap.mode {
-            SwappinessMode::ScanCount => {
-                let anon = size(self, IA) + size(self, AA);
-                let file = size(self, IF) + size(self, AF);
-                let (fa, ff) = if !swap_ok {
-                    (0u64, 1u64)
-                } else if file + self.free_pages() <= self.wmark_high {
-                    (1, 0)
-                } else {
-                    scan_weights(
-                        self.sc.swap.swappiness,
-                        self.recent_scanned,
-                        self.recent_rotated,
-                    )
-                };
-                let _ = anon;
-                let denom = fa + ff + 1;
-                for l in [IA, AA, IF, AF] {
-                    let frac = if l == IA || l == AA { fa } else { ff };
-                    let mut scan = size(self, l) >> priority;
-                    if priority > 0 || !swap_ok {
-                        scan = scan * frac / denom;
-                    }
-                    if scan == 0 && frac > 0 && size(self, l) > 0 && priority <= 2 {
-                        scan = size(self, l).min(32);
-                    }
-                    nr[l] = scan;
-                }
-            }
-            SwappinessMode::SwapTendency => {
-                // 2.6 refill_inactive_zone: mapped pages are pages of live
-                // processes: the unmodeled system part (its processes' memory
-                // is mapped), anon pages, and the file pages they map.
-                let mapped = self.system
-                    + self.res_anon
-                    + self
-                        .apps
-                        .iter()
-                        .filter(|a| a.alive)
-                        .map(|a| a.file_res as u64)
-                        .sum::<u64>();
-                let mapped_ratio = mapped * 100 / self.total;
-                reclaim_mapped =
-                    swap_tendency(mapped_ratio, priority, self.sc.swap.swappiness) >= 100;
-                for l in [IA, AA, IF, AF] {
-                    let mut scan = size(self, l) >> priority;
-                    if scan == 0 && size(self, l) > 0 && priority <= 2 {
-                        scan = size(self, l).min(32);
-                    }
-                    nr[l] = scan;
-                }
-                if !swap_ok {
-                    nr[IA] = 0;
-                    nr[AA] = 0;
-                }
-            }
-        }
-        let old = self.sc.swap.mode == SwappinessMode::SwapTendency;
-        while nr.iter().any(|&n| n > 0) {
-            for l in [IA, AA, IF, AF] {
-                if nr[l] == 0 {
-                    continue;
-                }
-                let n = nr[l].min(32);
-                nr[l] -= n;
-                let file = l == IF || l == AF;
-                if l == AA || l == AF {
-                    // 3.x shrinks an active list only when its inactive list
-                    // is low; 2.6 refilled the inactive list every round.
-                    if old || self.lists.inactive_is_low(file, self.total, self.ps) {
-                        self.shrink_active(l, n, reclaim_mapped, old);
-                    }
-                } else {
-                    self.shrink_inactive(l, n);
-                }
-            }
-            if self.free_pages() >= target {
-                break;
-            }
-        }
-        if !old && swap_ok && self.lists.inactive_is_low(false, self.total, self.ps) {
-            self.shrink_active(AA, 32, true, false);
-        }
-        self.free_pages().saturating_sub(before)
-    }
-
-    fn is_mapped(&self, p: u32) -> bool {
-        let m = self.lists.arena.get(p);
-        self.apps[m.app as usize].alive
-    }
-
-    /// `shrink_active_list`: deactivate up to `n` pages from the active tail.
-    fn shrink_active(&mut self, l: usize, n: u64, reclaim_mapped: bool, old: bool) {
-        let file = l == AF;
-        let inactive = if file { IF } else { IA };
-        for _ in 0..n {
-            let Some(p) = self.lists.lists[l].back() else {
-                break;
-            };
-            self.scan_cost(1);
-            self.recent_scanned[file as usize] += 1;
-            let m = *self.lists.arena.get(p);
-            if old {
-                // 2.6: a mapped page stays active unless reclaim_mapped, and
-                // a referenced page is rotated.
-                if (self.is_mapped(p) && !reclaim_mapped) || m.young {
-                    self.lists.arena.get_mut(p).young = false;
-                    self.lists.lists[l].move_to_front(&mut self.lists.arena, p);
-                    self.recent_rotated[file as usize] += 1;
-                    continue;
-                }
-            } else if m.young {
-                self.recent_rotated[file as usize] += 1;
-            }
-            let mm = self.lists.arena.get_mut(p);
-            mm.young = false;
-            self.lists.move_between(p, l, inactive);
-        }
-    }
-
-    /// `shrink_inactive_list` + `page_check_references`: up to `n` pages from
-    /// the inactive tail are activated (referenced anon, or file referenced
-    /// twice), rotated (file referenced once) or reclaimed.
-    fn shrink_inactive(&mut self, l: usize, n: u64) {
-        let file = l == IF;
-        let mut written: Vec<u32> = Vec::new();
-        for _ in 0..n {
-            let Some(p) = self.lists.lists[l].back() else {
-                break;
-            };
-            self.scan_cost(1);
-            self.recent_scanned[file as usize] += 1;
-            let m = *self.lists.arena.get(p);
-            if m.young {
-                let mm = self.lists.arena.get_mut(p);
-                mm.young = false;
-                if m.anon || m.pgref {
-                    mm.pgref = false;
-                    self.lists.move_between(p, l, if file { AF } else { AA });
-                    self.recent_rotated[file as usize] += 1;
-                } else {
-                    mm.pgref = true;
-                    self.lists.lists[l].move_to_front(&mut self.lists.arena, p);
-                }
-                continue;
-            }
-            if file {
-                self.lists.lists[l].unlink(&mut self.lists.arena, p);
-                self.lists.arena.get_mut(p).loc = Loc::Absent;
-                self.res_file -= 1;
-                self.apps[m.app as usize].file_res -= 1;
-                self.tot.file_pages_dropped += 1;
-            } else if let Some(slot) = self.alloc_slot() {
-                self.lists.lists[l].unlink(&mut self.lists.arena, p);
-                self.lists.arena.get_mut(p).loc = Loc::Swapped(slot);
-                self.slots[slot as usize] = p;
-                self.res_anon -= 1;
-                self.zram_milli += self.zram_per_page_milli;
-                let a = &mut self.apps[m.app as usize];
-                a.anon_res -= 1;
-                a.swapped += 1;
-                a.sum.swapped_out += 1;
-                written.push(slot);
-            } else {
-                self.lists.move_between(p, l, AA);
-            }
-        }
-        self.write_swap(&mut written);
-    }
-
-    fn scan_cost(&mut self, pages: u64) {
-        self.tot.pages_scanned += pages;
-        self.meter.reclaim_ns +=
-            pages as f64 * self.sc.reclaim.scan_ns_per_page * self.sc.reclaim.stall;
-    }
-
-    /// Next-fit swap slot allocation (the kernel's cluster allocator hands out
-    /// consecutive slots while it can).
-    fn alloc_slot(&mut self) -> Option<u32> {
-        if !self.swap_ok() {
-            return None;
-        }
-        let n = self.slots.len();
-        for k in 0..n {
-            let s = (self.slot_cursor + k) % n;
-            if self.slots[s] == NIL {
-                self.slot_cursor = (s + 1) % n;
-                self.slots_used += 1;
-                return Some(s as u32);
-            }
-        }
-        None
-    }
-
-    fn free_slot(&mut self, s: u32) {
-        debug_assert_ne!(self.slots[s as usize], NIL);
-        self.slots[s as usize] = NIL;
-        self.slots_used -= 1;
-        self.zram_milli = self.zram_milli.saturating_sub(self.zram_per_page_milli);
-    }
-
-    /// Charges the swap writes of one reclaim batch: one request per run of
-    /// consecutive slots, sequential when it continues the previous write.
-    fn write_swap(&mut self, slots: &mut Vec<u32>) {
-        if slots.is_empty() {
-            return;
-        }
-        let dev = self.swap.clone().expect("swap writes need a swap device");
-        slots.sort_unstable();
-        let mut i = 0;
-        while i < slots.len() {
-            let mut j = i + 1;
-            while j < slots.len() && slots[j] == slots[j - 1] + 1 {
-                j += 1;
-            }
-            let n = (j - i) as u64;
-            let seq = slots[i] == self.last_swap_write_end;
-            let t = dev.write.time_ns(n, seq);
-            self.last_swap_write_end = slots[j - 1] + 1;
-            self.tot.swap_write_requests += 1;
-            self.tot.swap_pages_out += n;
-            self.tot.swap_write_ms += t / 1e6;
-            self.meter.reclaim_ns += t * self.sc.reclaim.stall;
-            i = j;
-        }
-        slots.clear();
-    }
-
-    // ---- killing ----------------------------------------------------------
-
-    fn kill(&mut self, v: usize, killer: &'static str, threshold: i64) {
-        let free_before = self.free_pages();
-        let file_before = self.res_file;
-        let a = &self.apps[v];
-        let score_adj = self.scheme.score_adj(a.level.unwrap_or(Level::Foreground));
-        let rss = (a.anon_res + a.file_res) as u64;
-        let swap = a.swapped as u64;
-        self.exit_process(v);
-        let a = &mut self.apps[v];
-        a.killed_by = Some(killer);
-        if killer == "lmk" {
-            a.sum.lmk_kills += 1;
-            self.tot.lmk_kills += 1;
-        } else {
-            a.sum.oom_kills += 1;
-            self.tot.oom_kills += 1;
-        }
-        self.meter.reclaim_ns += self.sc.reclaim.kill_ms * 1e6 * self.sc.reclaim.stall;
-        self.out_kills.push(KillRecord {
-            step: self.step,
-            t_ms: self.t_ms,
-            app: self.names[v].clone(),
-            killer: killer.into(),
-            score_adj,
-            rss_pages: rss,
-            swap_pages: swap,
-            free_pages_before: free_before,
-            file_pages_before: file_before,
-            free_pages_after: self.free_pages(),
-            threshold,
-        });
-        self.sample(&format!("{killer} kill {}", self.names[v]));
-        self.update_levels();
-    }
-
-    fn oom_kill(&mut self) -> bool {
-        let total = self.total + self.slots.len() as u64;
-        let procs = self.procs();
-        match oom_victim(&procs, total) {
-            Some(v) => {
-                let p = procs
-                    .iter()
-                    .find(|p| p.id == v)
-                    .expect("victim is a process");
-                let badness = oom_badness(p, total) as i64;
-                self.kill(v, "oom", badness);
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// The process ends: its anon pages and swap slots are freed; its file
-    /// pages stay in the page cache (unmapped).
-    fn exit_process(&mut self, v: usize) {
-        let (a0, n) = (self.apps[v].anon0, self.apps[v].allocated);
-        for p in a0..a0 + n {
-            match self.lists.arena.get(p).loc {
-                Loc::Lru(l) => {
-                    self.lists.lists[l as usize].unlink(&mut self.lists.arena, p);
-                    self.res_anon -= 1;
-                }
-                Loc::Swapped(s) => self.free_slot(s),
-                Loc::Absent => {}
-            }
-            self.lists.arena.get_mut(p).loc = Loc::Absent;
-        }
-        let a = &mut self.apps[v];
-        a.alive = false;
-        a.allocated = 0;
-        a.anon_res = 0;
-        a.swapped = 0;
-        a.level = None;
-        if self.fg == Some(v) {
-            self.fg = None;
-        }
-        if self.previous == Some(v) {
-            self.previous = None;
-        }
-    }
-
-    /// ActivityManager's levels: foreground, the app's own kind, previous,
-    /// then cached slots by recency.
-    fn update_levels(&mut self) {
-        let mut cached: Vec<usize> = Vec::new();
-        for i in 0..self.sc.apps.len() {
-            if !self.apps[i].alive {
-                continue;
-            }
-            let lvl = if Some(i) == self.fg {
-                Some(Level::Foreground)
-            } else if let Some(l) = background_level(self.apps[i].kind) {
-                Some(l)
-            } else if Some(i) == self.previous {
-                Some(Level::Previous)
-            } else {
-                cached.push(i);
-                None
-            };
-            self.apps[i].level = lvl;
-        }
-        cached.sort_by(|&a, &b| self.apps[b].last_fg.cmp(&self.apps[a].last_fg));
-        for (i, slot) in cached.iter().zip(cached_slots(cached.len())) {
-            self.apps[*i].level = Some(Level::Cached(slot));
-        }
-    }
-
-    // ---- launches -------------------------------------------------------------
-
-    fn set_foreground(&mut self, app: usize) {
-        if self.fg != Some(app) {
-            if let Some(f) = self.fg {
-                self.previous = Some(f);
-            }
-        }
-        self.fg = Some(app);
-        self.fg_seq += 1;
-        self.apps[app].last_fg = self.fg_seq;
-        self.update_levels();
-    }
-
-    /// Brings `n` pages starting at `p0` of `app` in: resident pages are
-    /// touched, absent file pages are read (runs of up to the readahead window),
-    /// swapped anon pages are read back (with page-cluster readahead).
-    fn touch_range(&mut self, p0: u32, n: u32) -> Result<()> {
-        let mut run_start = NIL;
-        let mut run_len = 0u32;
-        let ra = self.sc.launch.file_readahead_pages.max(1);
-        for p in p0..p0 + n {
-            let m = *self.lists.arena.get(p);
-            let app = m.app as usize;
-            if !self.apps[app].alive {
-                return Ok(());
-            }
-            match m.loc {
-                Loc::Lru(_) => self.touch(p),
-                Loc::Absent if !m.anon => {
-                    self.alloc_page()?;
-                    self.make_resident(p, IF);
-                    self.tot.file_pages_read += 1;
-                    self.meter.file_pages += 1;
-                    if run_len > 0 && run_start + run_len == p && run_len < ra {
-                        run_len += 1;
-                    } else {
-                        self.flush_file_run(run_start, run_len);
-                        run_start = p;
-                        run_len = 1;
-                    }
-                }
-                Loc::Absent => {}
-                Loc::Swapped(s) => self.swap_in(s, p)?,
-            }
-        }
-        self.flush_file_run(run_start, run_len);
-        Ok(())
-    }
-
-    fn flush_file_run(&mut self, start: u32, len: u32) {
-        if len == 0 {
-            return;
-        }
-        let seq = start == self.last_file_read_end;
-        let t = self.file_store.read.time_ns(len as u64, seq);
-        self.last_file_read_end = start + len;
-        self.meter.file_ns += t;
-    }
-
-    /// Swap-in of the page in slot `s` (page `p`), reading the aligned window
-    /// of `2^page_cluster` slots in one request.
-    fn swap_in(&mut self, s: u32, p: u32) -> Result<()> {
-        let dev = self.swap.clone().expect("swapped pages need a swap device");
-        let w = 1u32 << self.sc.swap.page_cluster;
-        let start = s & !(w - 1);
-        let end = (start + w).min(self.slots.len() as u32);
-        let mut batch: Vec<(u32, u32)> = Vec::new();
-        for q in start..end {
-            let page = self.slots[q as usize];
-            if page != NIL {
-                batch.push((q, page));
-            }
-        }
-        let t = dev
-            .read
-            .time_ns(batch.len() as u64, start == self.last_swap_read_end);
-        self.meter.swap_pages += batch.len() as u64;
-        self.last_swap_read_end = end;
-        self.tot.swap_read_requests += 1;
-        self.tot.swap_read_ms += t / 1e6;
-        self.meter.swap_ns += t;
-        self.meter.swapped_any = true;
-        for (q, page) in batch {
-            self.alloc_page()?;
-            // Reclaim may have killed the owner meanwhile.
-            if self.slots[q as usize] != page {
-                continue;
-            }
-            self.free_slot(q);
-            let app = self.lists.arena.get(page).app as usize;
-            {
-                let a = &mut self.apps[app];
-                a.swapped -= 1;
-                a.sum.swapped_in += 1;
-            }
-            self.lists.arena.get_mut(page).loc = Loc::Absent;
-            if page == p {
-                self.make_resident(page, AA);
-                self.tot.swap_pages_in += 1;
-            } else {
-                self.make_resident(page, IA);
-                self.lists.arena.get_mut(page).young = false;
-                self.tot.swap_readahead_pages += 1;
-            }
-        }
-        Ok(())
-    }
-
-    /// Grows the app's anon memory to `upto` pages, building each page.
-    fn grow_anon(&mut self, app: usize, upto: u32, charge: bool) -> Result<()> {
-        while self.apps[app].alive && self.apps[app].allocated < upto {
-            self.alloc_page()?;
-            if !self.apps[app].alive {
-                break;
-            }
-            let p = self.apps[app].anon0 + self.apps[app].allocated;
-            self.apps[app].allocated += 1;
-            self.make_resident(p, AA);
-            if charge {
-                self.meter.anon_pages += 1;
-                self.meter.init_ns += self.sc.launch.anon_init_us_per_page * 1e3;
-            }
-        }
-        Ok(())
-    }
-
-    fn touch_system(&mut self) -> Result<()> {
-        let (f0, nf) = (self.apps[self.sys].file0, self.apps[self.sys].n_file);
-        let n = (nf as f64 * self.sc.phone.system_file_touch).round() as u32;
-        self.touch_range(f0, n)
-    }
-
-    fn cold_start(&mut self, app: usize) -> Result<()> {
-        self.apps[app].alive = true;
-        self.apps[app].exited = false;
-        self.set_foreground(app);
-        self.touch_system()?;
-        let (f0, nf) = (self.apps[app].file0, self.launch_file_pages(app));
-        self.touch_range(f0, nf)?;
-        let upto = (self.apps[app].n_anon as f64 * self.sc.apps[app].launch_anon).round() as u32;
-        self.grow_anon(app, upto, true)
-    }
-
-    fn launch(&mut self, app: usize) -> Result<()> {
-        self.meter = Meter::default();
-        let lm = self.sc.launch.clone();
-        let a = &self.apps[app];
-        let (kind, start_ms, killed_by) = if a.alive {
-            (LaunchKind::Hot, lm.hot_start_ms, None)
-        } else if !a.launched_once {
-            (LaunchKind::First, lm.process_start_ms, None)
-        } else if let Some(k) = a.killed_by {
-            (LaunchKind::Cold, lm.process_start_ms, Some(k.to_string()))
-        } else {
-            (LaunchKind::Restart, lm.process_start_ms, None)
-        };
-        if kind == LaunchKind::Hot {
-            self.set_foreground(app);
-            self.touch_system()?;
-            let spec = &self.sc.apps[app];
-            let a = &self.apps[app];
-            let na = (a.allocated as f64 * spec.relaunch_anon).round() as u32;
-            let nf = (a.n_file as f64 * spec.relaunch_file).round() as u32;
-            let (a0, f0) = (a.anon0, a.file0);
-            self.touch_range(a0, na)?;
-            self.touch_range(f0, nf)?;
-        } else {
-            self.apps[app].killed_by = None;
-            self.cold_start(app)?;
-        }
-        self.apps[app].launched_once = true;
-        self.apps[app].sum.launches += 1;
-        let kind = if kind == LaunchKind::Hot && self.meter.swapped_any {
-            LaunchKind::Swap
-        } else {
-            kind
-        };
-        let m = &self.meter;
-        let time_ms = start_ms + (m.file_ns + m.swap_ns + m.init_ns + m.reclaim_ns) / 1e6;
-        let rec = LaunchRecord {
-            step: self.step,
-            t_ms: self.t_ms,
-            app: self.names[app].clone(),
-            kind,
-            time_ms,
-            start_ms,
-            file_read_ms: m.file_ns / 1e6,
-            swap_read_ms: m.swap_ns / 1e6,
-            anon_init_ms: m.init_ns / 1e6,
-            reclaim_ms: m.reclaim_ns / 1e6,
-            file_pages_read: m.file_pages,
-            swap_pages_in: m.swap_pages,
-            anon_pages_built: m.anon_pages,
-            killed_by,
-        };
-        self.t_ms += time_ms;
-        self.out_launches.push(rec);
-        Ok(())
-    }
-
-    /// Applies one script step.
-    pub fn apply(&mut self, st: &Step) -> Result<()> {
-        match st.op {
-            StepOp::Launch => {
-                let app = st.app.expect("launch steps name an app");
-                self.launch(app)?;
-                self.sample(&format!("launch {}", self.names[app]));
-            }
-            StepOp::Use => {
-                if let Some(app) = self.fg {
-                    self.meter = Meter::default();
-                    let full = self.apps[app].n_anon;
-                    self.grow_anon(app, full, false)?;
-                    if self.apps[app].alive {
-                        let a = &self.apps[app];
-                        let (a0, na) = (a.anon0, a.allocated);
-                        let nf = (a.n_file as f64 * self.sc.apps[app].relaunch_file).round() as u32;
-                        let f0 = a.file0;
-                        self.touch_range(a0, na)?;
-                        self.touch_range(f0, nf)?;
-                    }
-                }
-                self.t_ms += st.seconds * 1e3;
-                self.sample("use");
-            }
-            StepOp::Background => {
-                let home = (0..self.sc.apps.len()).find(|&i| self.apps[i].kind == AppKind::Home);
-                match home {
-                    Some(h) if Some(h) != self.fg => {
-                        self.launch(h)?;
-                    }
-                    _ => {
-                        if let Some(f) = self.fg.take() {
-                            self.previous = Some(f);
-                            self.update_levels();
-                        }
-                    }
-                }
-                self.t_ms += st.seconds * 1e3;
-                self.sample("background");
-            }
-            StepOp::Idle => {
-                self.t_ms += st.seconds * 1e3;
-                self.sample("idle");
-            }
-            StepOp::Exit => {
-                let app = st.app.expect("exit steps name an app");
-                if self.apps[app].alive {
-                    self.exit_process(app);
-                    self.apps[app].exited = true;
-                    self.apps[app].killed_by = None;
-                    self.update_levels();
-                }
-                self.sample(&format!("exit {}", self.names[app]));
-            }
-        }
-        Ok(())
-    }
-
     fn sample(&mut self, event: &str) {
         let running = self.apps[..self.sc.apps.len()]
             .iter()
@@ -1215,7 +434,7 @@ impl Session {
             file_pages: self.res_file,
             anon_pages: self.res_anon,
             swap_pages: self.slots_used as u64,
-            zram_pages: self.zram_milli.div_ceil(1000),
+            zram_pages: self.store.pool_pages(),
             running_apps: running,
         });
     }
@@ -1253,16 +472,8 @@ impl Session {
                 continue;
             };
             let Some(slot) = self.alloc_slot() else { break };
-            self.lists.lists[l as usize].unlink(&mut self.lists.arena, p);
-            self.lists.arena.get_mut(p).loc = Loc::Swapped(slot);
-            self.slots[slot as usize] = p;
-            self.res_anon -= 1;
-            self.zram_milli += self.zram_per_page_milli;
-            let a = &mut self.apps[i];
-            a.anon_res -= 1;
-            a.swapped += 1;
-            a.sum.swapped_out += 1;
-            written.push(slot);
+            self.lru_del(p, l as usize);
+            self.swap_out_page(p, slot, &mut written);
             k += 1;
         }
         self.write_swap(&mut written);
@@ -1280,6 +491,13 @@ impl Session {
 
     pub fn finish(mut self) -> SessionResult {
         self.tot.session_ms = self.t_ms;
+        self.tot.zswap = self.store.stats;
+        self.tot.psi_some_ms = self.psi_some_ns / 1e6;
+        self.tot.psi_full_ms = self.psi_full_ns / 1e6;
+        if let Some(l) = &self.lmkd {
+            self.tot.psi_events_medium = l.events[1];
+            self.tot.psi_events_critical = l.events[2];
+        }
         self.tot.swap_bytes_written = self.tot.swap_pages_out * self.ps;
         // Wear only for flash with erase blocks (not zram).
         if let Some(ebp) = self.swap.as_ref().and_then(|d| d.erase_block_pages) {

@@ -220,22 +220,7 @@ pub fn tier_from_refs(refs: u8, workingset: bool) -> usize {
     }
 }
 
-/// `struct ctrl_pos`: refaults and pages evicted or protected (the
-/// averages plus the current generation's counts), and the gain.
-#[derive(Debug, Clone, Copy)]
-pub struct CtrlPos {
-    pub refaulted: u64,
-    pub total: u64,
-    pub gain: u64,
-}
-
-/// `positive_ctrl_err`: true if the PV has few refaults or a refault rate
-/// (weighted by the gains) no higher than the SP's.
-pub fn positive_ctrl_err(sp: &CtrlPos, pv: &CtrlPos) -> bool {
-    pv.refaulted < MIN_LRU_BATCH
-        || pv.refaulted * (sp.total + MIN_LRU_BATCH) * sp.gain
-            <= (sp.refaulted + 1) * pv.total * pv.gain
-}
+pub use ctrl::{positive_ctrl_err, CtrlPos};
 
 pub struct Mglru {
     cap: usize,
@@ -272,7 +257,14 @@ pub struct Mglru {
     c_refaults_recent: u64,
     c_min_ttl_oom: u64,
     c_forced: u64,
+    /// No swap space (a simulator that owns the swap area says so): the
+    /// kernel's `get_swappiness` is then 0. Always false in trace replay.
+    swap_off: bool,
 }
+
+mod ctrl;
+mod external;
+mod gens;
 
 impl PolicyDef for Mglru {
     const NAME: &'static str = "mglru";
@@ -326,6 +318,7 @@ impl PolicyDef for Mglru {
             c_refaults_recent: 0,
             c_min_ttl_oom: 0,
             c_forced: 0,
+            swap_off: false,
         })
     }
 }
@@ -410,8 +403,17 @@ impl Mglru {
         now < birth.saturating_add(self.min_ttl)
     }
 
+    /// `get_swappiness`: 0 without swap space.
+    fn swappiness(&self) -> u64 {
+        if self.swap_off {
+            0
+        } else {
+            self.swappiness
+        }
+    }
+
     fn anon_evictable(&self) -> bool {
-        self.swappiness > 0
+        self.swappiness() > 0
     }
 
     /// `evictable_min_seq`: the oldest min_seq over the evictable types.
@@ -425,183 +427,6 @@ impl Mglru {
 
     fn nr_gens(&self, t: usize) -> u64 {
         self.max_seq - self.min_seq[t] + 1
-    }
-
-    /// `read_ctrl_pos`; `tier` = MAX_NR_TIERS sums every tier.
-    fn read_ctrl_pos(&self, t: usize, tier: usize, gain: u64) -> CtrlPos {
-        let mut pos = CtrlPos {
-            refaulted: 0,
-            total: 0,
-            gain,
-        };
-        for i in tier % MAX_NR_TIERS..=tier.min(MAX_NR_TIERS - 1) {
-            pos.refaulted += self.avg_refaulted[t][i] + self.refaulted[t][i];
-            pos.total += self.avg_total[t][i] + self.protected[t][i] + self.evicted[t][i];
-        }
-        pos
-    }
-
-    /// `reset_ctrl_pos(lruvec, type, carryover = true)` with one history
-    /// generation: fold the counts into the averages and clear them.
-    fn reset_ctrl_pos(&mut self, t: usize) {
-        for tier in 0..MAX_NR_TIERS {
-            self.avg_refaulted[t][tier] =
-                (self.avg_refaulted[t][tier] + self.refaulted[t][tier]) / 2;
-            self.avg_total[t][tier] =
-                (self.avg_total[t][tier] + self.protected[t][tier] + self.evicted[t][tier]) / 2;
-            self.refaulted[t][tier] = 0;
-            self.evicted[t][tier] = 0;
-            self.protected[t][tier] = 0;
-        }
-    }
-
-    /// `get_tier_idx`: gains 2 (SP, tier 0) : 3 (PV).
-    fn get_tier_idx(&self, t: usize) -> usize {
-        let sp = self.read_ctrl_pos(t, 0, 2);
-        let mut tier = 1;
-        while tier < MAX_NR_TIERS {
-            let pv = self.read_ctrl_pos(t, tier, 3);
-            if !positive_ctrl_err(&sp, &pv) {
-                break;
-            }
-            tier += 1;
-        }
-        tier - 1
-    }
-
-    /// `get_type_to_scan`: 1 = file.
-    fn get_type_to_scan(&self) -> usize {
-        if self.swappiness <= 1 {
-            return 1;
-        }
-        if self.swappiness >= MAX_SWAPPINESS {
-            return 0;
-        }
-        let sp = self.read_ctrl_pos(0, MAX_NR_TIERS, self.swappiness);
-        let pv = self.read_ctrl_pos(1, MAX_NR_TIERS, MAX_SWAPPINESS - self.swappiness);
-        positive_ctrl_err(&sp, &pv) as usize
-    }
-
-    /// Unlinks a resident page from its generation list.
-    fn unlink(&mut self, id: u32) {
-        let p = self.pages[id as usize];
-        let t = (p.flags & ANON == 0) as usize;
-        self.lists[p.gen as usize][t].unlink(&mut self.arena, p.node);
-    }
-
-    /// Links a resident page at the head (or tail) of generation `seq`.
-    fn link(&mut self, id: u32, seq: u64, tail: bool) {
-        let p = &mut self.pages[id as usize];
-        let t = (p.flags & ANON == 0) as usize;
-        p.gen = slot(seq) as u8;
-        let n = p.node;
-        let l = &mut self.lists[slot(seq)][t];
-        if tail {
-            l.push_back(&mut self.arena, n);
-        } else {
-            l.push_front(&mut self.arena, n);
-        }
-    }
-
-    /// `folio_update_gen` for a page the aging walk found young.
-    fn update_gen(&mut self, id: u32) {
-        let p = &mut self.pages[id as usize];
-        if p.refs == 0 && p.flags & WORKINGSET == 0 {
-            p.refs = 1;
-            return;
-        }
-        p.refs = 0;
-        p.flags |= WORKINGSET;
-        self.unlink(id);
-        self.link(id, self.max_seq, false);
-        self.c_promoted += 1;
-    }
-
-    /// `inc_min_seq`: moves the oldest generation of a type into the next,
-    /// counting the pages as protected, and retires it.
-    fn inc_min_seq(&mut self, t: usize) {
-        // A type that cannot be evicted (anon with swappiness 0) is not
-        // sorted: its oldest generation becomes the youngest ("goto done").
-        if t == 0 && !self.anon_evictable() {
-            self.reset_ctrl_pos(t);
-            self.min_seq[t] += 1;
-            return;
-        }
-        let old = slot(self.min_seq[t]);
-        let next = self.min_seq[t] + 1;
-        while let Some(n) = self.lists[old][t].back() {
-            let id = *self.arena.get(n);
-            let p = self.pages[id as usize];
-            let ws = p.flags & WORKINGSET != 0;
-            self.lists[old][t].unlink(&mut self.arena, n);
-            self.pages[id as usize].refs = 0;
-            self.link(id, next, true);
-            if !(p.refs == MAX_REFS && ws) {
-                self.protected[t][tier_from_refs(p.refs, ws)] += 1;
-            }
-        }
-        self.reset_ctrl_pos(t);
-        self.min_seq[t] = next;
-    }
-
-    /// The aging: the page-table walk, then `inc_max_seq`.
-    fn age(&mut self) {
-        let young = std::mem::take(&mut self.young);
-        for &id in &young {
-            let p = self.pages[id as usize];
-            if p.node == NIL || p.flags & YOUNG == 0 {
-                continue;
-            }
-            let anon = p.flags & ANON != 0;
-            // should_skip_vma: anon VMAs are skipped with swappiness 0.
-            if anon && !self.anon_evictable() {
-                continue;
-            }
-            self.pages[id as usize].flags &= !YOUNG;
-            self.update_gen(id);
-        }
-        self.young = young;
-        self.young.clear();
-        for t in 0..2 {
-            if self.nr_gens(t) == MAX_NR_GENS {
-                self.inc_min_seq(t);
-            }
-        }
-        self.timestamps[slot(self.max_seq + 1)] = self.now;
-        self.max_seq += 1;
-        self.c_aging += 1;
-    }
-
-    /// `try_to_inc_min_seq`.
-    fn try_to_inc_min_seq(&mut self) {
-        let mut min_seq = self.min_seq;
-        for (t, seq) in min_seq.iter_mut().enumerate() {
-            if t == 0 && !self.anon_evictable() {
-                continue;
-            }
-            while *seq + MIN_NR_GENS <= self.max_seq && self.lists[slot(*seq)][t].is_empty() {
-                *seq += 1;
-            }
-        }
-        if self.swappiness > 0 {
-            let seq = self.max_seq - MIN_NR_GENS;
-            if min_seq[0] > seq && min_seq[1] < seq {
-                min_seq[0] = seq;
-            } else if min_seq[1] > seq && min_seq[0] < seq {
-                min_seq[1] = seq;
-            }
-        }
-        for (t, &seq) in min_seq.iter().enumerate() {
-            if t == 0 && !self.anon_evictable() {
-                continue;
-            }
-            // The coupling rule may lower a min_seq the loop raised, never
-            // below the current one; generations it skipped are empty.
-            if seq > self.min_seq[t] {
-                self.reset_ctrl_pos(t);
-                self.min_seq[t] = seq;
-            }
-        }
     }
 
     /// Evicts page `id` (already unlinked) from type `t`.
@@ -712,6 +537,12 @@ impl Mglru {
             self.c_min_ttl_oom += 1;
         }
         let target = self.reclaim_batch.min(self.resident).max(1);
+        self.reclaim_pages(target, true, sink);
+    }
+
+    /// Frees up to `target` pages; without `force`, gives up (returning
+    /// fewer) where the forced eviction would have run.
+    fn reclaim_pages<S: Sink>(&mut self, target: usize, force: bool, sink: &mut S) -> usize {
         let mut freed = 0;
         // Bound on steps without progress before forcing an eviction.
         let limit = 4 * self.resident + 64;
@@ -719,6 +550,9 @@ impl Mglru {
         while freed < target {
             let first = self.get_type_to_scan();
             if idle > limit {
+                if !force {
+                    break;
+                }
                 self.force_evict(first, sink);
                 freed += 1;
                 idle = 0;
@@ -756,6 +590,71 @@ impl Mglru {
                 }
             }
         }
+        freed
+    }
+
+    /// A page comes in (a miss): refault feedback from its shadow, then
+    /// placement (`lru_gen_folio_seq`: `active` for a page faulted through
+    /// page tables, else the oldest generation) and its first access (the
+    /// young bit when `young`, else a read() access when `fd`).
+    fn fault_in(&mut self, id: u32, page: u64, anon: bool, write: bool, fd: bool, active: bool) {
+        self.fault_in_as(id, page, anon, write, fd, active, active);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn fault_in_as(
+        &mut self,
+        id: u32,
+        page: u64,
+        anon: bool,
+        write: bool,
+        fd: bool,
+        active: bool,
+        young: bool,
+    ) {
+        let st = self.pages[id as usize];
+        let t = !anon as usize;
+        let mut ws = false;
+        if st.shadow_seq != NO_SHADOW {
+            self.c_refaults += 1;
+            // lru_gen_test_recent.
+            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
+                self.c_refaults_recent += 1;
+                let refs = st.shadow_refs.max(1);
+                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
+                ws = st.shadow_ws;
+            }
+        }
+        let n = self.arena.alloc(id);
+        {
+            let p = &mut self.pages[id as usize];
+            p.node = n;
+            p.page = page;
+            p.shadow_seq = NO_SHADOW;
+            p.refs = 0;
+            p.flags = if anon { ANON } else { 0 };
+            if ws {
+                p.flags |= WORKINGSET;
+            }
+            if write {
+                p.flags |= DIRTY;
+            }
+        }
+        // lru_gen_folio_seq: a fault makes the page active.
+        let seq = if active {
+            self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
+        } else {
+            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
+        };
+        let seq = seq.max(self.min_seq[t]);
+        self.link(id, seq, false);
+        if young {
+            self.set_young(id);
+        } else if fd && !write {
+            // filemap_read marks the new page accessed.
+            self.inc_refs(id);
+        }
+        self.resident += 1;
     }
 
     /// Sets the young bit, remembering the page for the aging walk.
@@ -805,48 +704,7 @@ impl Policy for Mglru {
         if self.resident >= self.cap {
             self.reclaim(sink);
         }
-        let t = !anon as usize;
-        let mut ws = false;
-        if st.shadow_seq != NO_SHADOW {
-            self.c_refaults += 1;
-            // lru_gen_test_recent.
-            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
-                self.c_refaults_recent += 1;
-                let refs = st.shadow_refs.max(1);
-                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
-                ws = st.shadow_ws;
-            }
-        }
-        let n = self.arena.alloc(r.id);
-        {
-            let p = &mut self.pages[r.id as usize];
-            p.node = n;
-            p.page = r.page();
-            p.shadow_seq = NO_SHADOW;
-            p.refs = 0;
-            p.flags = if anon { ANON } else { 0 };
-            if ws {
-                p.flags |= WORKINGSET;
-            }
-            if write {
-                p.flags |= DIRTY;
-            }
-        }
-        // lru_gen_folio_seq: a fault makes the page active.
-        let seq = if !fd {
-            self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
-        } else {
-            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
-        };
-        let seq = seq.max(self.min_seq[t]);
-        self.link(r.id, seq, false);
-        if !fd {
-            self.set_young(r.id);
-        } else if !write {
-            // filemap_read marks the new page accessed.
-            self.inc_refs(r.id);
-        }
-        self.resident += 1;
+        self.fault_in(r.id, r.page(), anon, write, fd, !fd);
         sink.miss(r, 0);
     }
 

@@ -1,0 +1,81 @@
+//! MGLRU's refault feedback: the PID controller of mm/vmscan.c
+//! (`struct ctrl_pos`, `read_ctrl_pos`, `reset_ctrl_pos`,
+//! `positive_ctrl_err`, `get_tier_idx`, `get_type_to_scan`), split from
+//! `mglru.rs` (see its module documentation for the mechanism).
+
+use super::{Mglru, MAX_NR_TIERS, MAX_SWAPPINESS, MIN_LRU_BATCH};
+
+/// `struct ctrl_pos`: refaults and pages evicted or protected (the
+/// averages plus the current generation's counts), and the gain.
+#[derive(Debug, Clone, Copy)]
+pub struct CtrlPos {
+    pub refaulted: u64,
+    pub total: u64,
+    pub gain: u64,
+}
+
+/// `positive_ctrl_err`: true if the PV has few refaults or a refault rate
+/// (weighted by the gains) no higher than the SP's.
+pub fn positive_ctrl_err(sp: &CtrlPos, pv: &CtrlPos) -> bool {
+    pv.refaulted < MIN_LRU_BATCH
+        || pv.refaulted * (sp.total + MIN_LRU_BATCH) * sp.gain
+            <= (sp.refaulted + 1) * pv.total * pv.gain
+}
+
+impl Mglru {
+    /// `read_ctrl_pos`; `tier` = MAX_NR_TIERS sums every tier.
+    pub(super) fn read_ctrl_pos(&self, t: usize, tier: usize, gain: u64) -> CtrlPos {
+        let mut pos = CtrlPos {
+            refaulted: 0,
+            total: 0,
+            gain,
+        };
+        for i in tier % MAX_NR_TIERS..=tier.min(MAX_NR_TIERS - 1) {
+            pos.refaulted += self.avg_refaulted[t][i] + self.refaulted[t][i];
+            pos.total += self.avg_total[t][i] + self.protected[t][i] + self.evicted[t][i];
+        }
+        pos
+    }
+
+    /// `reset_ctrl_pos(lruvec, type, carryover = true)` with one history
+    /// generation: fold the counts into the averages and clear them.
+    pub(super) fn reset_ctrl_pos(&mut self, t: usize) {
+        for tier in 0..MAX_NR_TIERS {
+            self.avg_refaulted[t][tier] =
+                (self.avg_refaulted[t][tier] + self.refaulted[t][tier]) / 2;
+            self.avg_total[t][tier] =
+                (self.avg_total[t][tier] + self.protected[t][tier] + self.evicted[t][tier]) / 2;
+            self.refaulted[t][tier] = 0;
+            self.evicted[t][tier] = 0;
+            self.protected[t][tier] = 0;
+        }
+    }
+
+    /// `get_tier_idx`: gains 2 (SP, tier 0) : 3 (PV).
+    pub(super) fn get_tier_idx(&self, t: usize) -> usize {
+        let sp = self.read_ctrl_pos(t, 0, 2);
+        let mut tier = 1;
+        while tier < MAX_NR_TIERS {
+            let pv = self.read_ctrl_pos(t, tier, 3);
+            if !positive_ctrl_err(&sp, &pv) {
+                break;
+            }
+            tier += 1;
+        }
+        tier - 1
+    }
+
+    /// `get_type_to_scan`: 1 = file.
+    pub(super) fn get_type_to_scan(&self) -> usize {
+        let swappiness = self.swappiness();
+        if swappiness <= 1 {
+            return 1;
+        }
+        if swappiness >= MAX_SWAPPINESS {
+            return 0;
+        }
+        let sp = self.read_ctrl_pos(0, MAX_NR_TIERS, swappiness);
+        let pv = self.read_ctrl_pos(1, MAX_NR_TIERS, MAX_SWAPPINESS - swappiness);
+        positive_ctrl_err(&sp, &pv) as usize
+    }
+}
