@@ -38,7 +38,10 @@ def sizes(pages: int) -> list[int]:
 
 
 def comparable(df: pd.DataFrame) -> pd.DataFrame:
-    return df.drop(columns=[c for c in TIMING_COLUMNS if c in df]).sort_values("cell_key").reset_index(drop=True)
+    """Rows without timing columns, in key order, columns sorted (the policy counter columns come
+    in the order the store's parts landed)."""
+    df = df.drop(columns=[c for c in TIMING_COLUMNS if c in df]).sort_values("cell_key").reset_index(drop=True)
+    return df[sorted(df.columns)]
 
 
 def main() -> None:
