@@ -656,16 +656,15 @@ mod tests {
         }
     }
 
-    fn replay(pages: &[u64], capacity: usize, skip: bool) -> (Vec<(u8, u64)>, usize, usize) {
+    /// Every sink event, the final m_c and the test entries left.
+    type Outcome = (Vec<(u8, u64)>, usize, usize);
+
+    fn replay(pages: &[u64], capacity: usize, skip: bool) -> Outcome {
         replay_counting(pages, capacity, skip).0
     }
 
     /// Also returns how many nodes HAND_hot's jumps passed over.
-    fn replay_counting(
-        pages: &[u64],
-        capacity: usize,
-        skip: bool,
-    ) -> ((Vec<(u8, u64)>, usize, usize), u64, u64) {
+    fn replay_counting(pages: &[u64], capacity: usize, skip: bool) -> (Outcome, u64, u64) {
         let ctx = PolicyCtx {
             capacity,
             tiers: 1,
