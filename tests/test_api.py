@@ -71,3 +71,20 @@ def test_benchmark_kernels_miss_as_the_policies_do():
             assert len(secs) == 1 and secs[0] >= 0
     with pytest.raises(ValueError, match="'clock' or 'lru'"):
         _core.bench_kernel(trace_json, "arc", 10)
+
+
+def test_progress_total_comes_from_a_native_traces_trailer(tmp_path):
+    from tierlab import api
+
+    out = tmp_path / "z.tlt"
+    tierlab.convert.convert(tierlab.Trace.of("zipf:alpha=1.0,pages=500,n=12345,seed=3"), out)
+    assert api._expected_refs(api.Trace.of(out), None) == 12345
+    assert api._expected_refs(api.Trace.of(out), 100) == 100
+    # Unknown without reading the whole input: no total (a spinner, no ETA) unless a limit.
+    text = tmp_path / "t.trace"
+    text.write_text("1\n2\n3\n")
+    assert api._expected_refs(api.Trace.of(text), None) is None
+    assert api._expected_refs(api.Trace.of(text), 7) == 7
+    seen = []
+    tierlab.run(out, policies=["lru"], sizes=[50], progress=seen.append)
+    assert all(0 < n <= 12345 for n in seen)

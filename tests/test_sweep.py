@@ -110,15 +110,26 @@ def test_sweep_killed_midway_completes_exactly_once(tmp_path):
     pd.testing.assert_frame_equal(_comparable(final), _comparable(fresh))
 
 
-def test_dask_local_cluster_gives_the_same_rows(tmp_path):
+def test_dask_local_cluster_gives_the_same_rows_exactly_once(tmp_path):
     distributed = pytest.importorskip("dask.distributed")
     exp = experiment.load(_experiment(tmp_path))
-    local = sweep.sweep(exp, Store(tmp_path / "local"), workers=1, progress=False)
+    local_store, dask_store = Store(tmp_path / "local"), Store(tmp_path / "dask")
+    local = sweep.sweep(exp, local_store, workers=1, progress=False)
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1", dashboard_address=None
     ) as cluster:
-        remote = sweep.sweep(exp, Store(tmp_path / "dask"), scheduler=cluster.scheduler_address, progress=False)
+        # Small tasks, so both workers get several and their parts land interleaved.
+        remote = sweep.sweep(exp, dask_store, scheduler=cluster.scheduler_address, progress=False, max_cells_per_task=3)
+        parts = dask_store.parts()
+        # A second sweep over the same store computes nothing.
+        again = sweep.sweep(exp, dask_store, scheduler=cluster.scheduler_address, progress=False)
+    assert dask_store.parts() == parts
+    assert len(parts) == len(exp.cells) // 3
+    for store in (local_store, dask_store):
+        on_disk = pd.concat([pd.read_parquet(p) for p in store.parts()])
+        assert len(on_disk) == len(exp.cells) and on_disk["cell_key"].is_unique
     pd.testing.assert_frame_equal(_comparable(local), _comparable(remote))
+    pd.testing.assert_frame_equal(_comparable(remote), _comparable(again))
 
 
 def test_report_is_self_contained_html(tmp_path):

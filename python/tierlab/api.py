@@ -276,7 +276,7 @@ def run(
     order = [i * len(size_list) + j for i, p in enumerate(pols) if p for j in range(len(size_list))] + [
         i * len(size_list) + j for i, p in enumerate(pols) if p is None for j in range(len(size_list))
     ]
-    callback = _progress_callback(progress, t.name)
+    callback = _progress_callback(progress, t.name, _expected_refs(t, limit) if progress is True else None)
     try:
         out = json.loads(
             _core.run(
@@ -307,23 +307,30 @@ def run(
 
 
 class _RichProgress:
-    """Progress display for long runs: references replayed and rate."""
+    """Progress display for long runs: references replayed, rate and (when the total is known)
+    a bar with the time remaining."""
 
-    def __init__(self, label: str):
-        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self._p = Progress(
-            SpinnerColumn(),
-            TextColumn("[bold]{task.description}"),
-            TextColumn("{task.completed:,.0f} refs"),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            transient=True,
-        )
-        self._task = self._p.add_task(label, total=None, rate="")
-        self._p.start()
+    def __init__(self, label: str, total: int | None = None):
         import time
 
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            SpinnerColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        columns = [SpinnerColumn(), TextColumn("[bold]{task.description}")]
+        if total:
+            columns += [BarColumn(), TextColumn("{task.percentage:>5.1f}%")]
+        columns += [TextColumn("{task.completed:,.0f} refs"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn()]
+        if total:
+            columns += [TextColumn("ETA"), TimeRemainingColumn()]
+        self._p = Progress(*columns, transient=True)
+        self._task = self._p.add_task(label, total=total, rate="")
+        self._p.start()
         self._t0 = time.perf_counter()
         self._time = time.perf_counter
 
@@ -335,9 +342,25 @@ class _RichProgress:
         self._p.stop()
 
 
-def _progress_callback(progress, label: str):
+def _expected_refs(t: Trace, limit: int | None) -> int | None:
+    """References a replay of ``t`` will make, when cheaply known: a native trace's access count
+    from its trailer (one reference per access when each touches one page, as generated traces
+    do), capped by ``limit``; else ``limit``; else None (no bar, no ETA)."""
+    total = None
+    if (t.format in (None, "native")) and t.path.endswith(".tlt") and hasattr(_core, "native_totals"):
+        try:
+            records, events, _ = _core.native_totals(t.path)
+            total = records - events
+        except (OSError, _core.TierlabError):
+            total = None
+    if limit is not None:
+        total = limit if total is None else min(total, limit)
+    return total
+
+
+def _progress_callback(progress, label: str, total: int | None = None):
     if progress is True:
-        return _RichProgress(label)
+        return _RichProgress(label, total)
     if callable(progress):
         return progress
     return None

@@ -5,7 +5,7 @@ use crate::common::{guard, progress_callback, to_py_err};
 use pyo3::prelude::*;
 use std::path::Path;
 use tierlab_core::sim::engine::Progress;
-use tierlab_core::trace::native::convert;
+use tierlab_core::trace::native::{convert, NativeOptions, NativeReader};
 
 /// Converts `trace` (JSON `{"path", "format", "options"}`) to the native format
 /// at `out`; returns the number of records written. Releases the GIL; Ctrl-C
@@ -34,6 +34,18 @@ fn convert_native(
     .map_err(to_py_err)
 }
 
+/// `(records, events, bytes)` of the native trace at `path`, from its trailer (no block is
+/// decoded): what a progress bar needs for its total and ETA.
+#[pyfunction]
+fn native_totals(path: &str) -> PyResult<(u64, u64, u64)> {
+    guard(|| {
+        let t = NativeReader::open(Path::new(path), NativeOptions::default())?.totals();
+        Ok((t.records, t.events, t.bytes))
+    })
+    .map_err(to_py_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(convert_native, m)?)
+    m.add_function(wrap_pyfunction!(convert_native, m)?)?;
+    m.add_function(wrap_pyfunction!(native_totals, m)?)
 }
