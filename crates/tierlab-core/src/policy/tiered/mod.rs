@@ -8,5 +8,6 @@
 pub mod machine;
 pub mod memtis;
 pub mod nomad;
+pub mod params;
 pub mod ssp;
 pub mod tpp;

@@ -1,0 +1,224 @@
+//! The block codec: varints, the per-column encoding, block headers and payload decoding.
+
+use super::*;
+
+#[inline]
+pub(super) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+#[inline]
+pub(super) fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+#[inline]
+pub(super) fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// A cursor over one column; `None` on overrun or an over-long varint.
+pub(super) struct Col<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Col<'a> {
+    #[inline(always)]
+    fn varint(&mut self) -> Option<u64> {
+        let b = *self.buf.get(self.pos)?;
+        if b < 0x80 {
+            self.pos += 1;
+            return Some(b as u64);
+        }
+        self.varint_slow()
+    }
+
+    #[inline(never)]
+    fn varint_slow(&mut self) -> Option<u64> {
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        loop {
+            let b = *self.buf.get(self.pos)?;
+            self.pos += 1;
+            if shift == 63 && b > 1 {
+                return None;
+            }
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return Some(v);
+            }
+            shift += 7;
+            if shift > 63 {
+                return None;
+            }
+        }
+    }
+    fn done(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+}
+
+pub(super) fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+pub(super) fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+pub(super) struct BlockHeader {
+    pub(super) n_records: u32,
+    pub(super) n_events: u32,
+    pub(super) raw_len: u32,
+    pub(super) comp_len: u32,
+    pub(super) first_record: u64,
+    pub(super) crc: u32,
+}
+
+/// Checks a block header's fields against each other and the space left.
+pub(super) fn parse_block_header(
+    h: &[u8],
+    off: u64,
+    end: u64,
+) -> std::result::Result<BlockHeader, String> {
+    if h[..4] != BLOCK_MAGIC {
+        return Err(format!(
+            "bad block magic {:02x?} (expected \"TLBK\")",
+            &h[..4]
+        ));
+    }
+    let b = BlockHeader {
+        n_records: le_u32(h, 4),
+        n_events: le_u32(h, 8),
+        raw_len: le_u32(h, 12),
+        comp_len: le_u32(h, 16),
+        first_record: le_u64(h, 20),
+        crc: le_u32(h, 28),
+    };
+    if b.n_records == 0 || b.n_records > MAX_BLOCK_RECORDS {
+        return Err(format!(
+            "impossible record count {} (1..={MAX_BLOCK_RECORDS})",
+            b.n_records
+        ));
+    }
+    if b.n_events > b.n_records {
+        return Err(format!(
+            "impossible counts: {} events in {} records",
+            b.n_events, b.n_records
+        ));
+    }
+    let max_raw = 4 * N_COLUMNS as u64 + b.n_records as u64 * MAX_BYTES_PER_RECORD;
+    if (b.raw_len as u64) < 4 * N_COLUMNS as u64 || b.raw_len as u64 > max_raw {
+        return Err(format!(
+            "impossible decompressed size {} for {} records",
+            b.raw_len, b.n_records
+        ));
+    }
+    let avail = end.saturating_sub(off + BLOCK_HEADER_LEN as u64);
+    if b.comp_len as u64 > avail {
+        return Err(format!(
+            "truncated: {} compressed bytes announced, {avail} left before the end",
+            b.comp_len
+        ));
+    }
+    Ok(b)
+}
+
+pub(super) fn decode_payload(
+    raw: &[u8],
+    n: u32,
+    n_ev: u32,
+    out: &mut Vec<Record>,
+) -> std::result::Result<(), String> {
+    let n = n as usize;
+    let e = n_ev as usize;
+    let a = n - e;
+    let mut lens = [0usize; N_COLUMNS];
+    let mut total = 4 * N_COLUMNS;
+    for (i, l) in lens.iter_mut().enumerate() {
+        *l = le_u32(raw, 4 * i) as usize;
+        total += *l;
+    }
+    if total != raw.len() {
+        return Err(format!(
+            "column lengths add up to {total} bytes, payload has {}",
+            raw.len()
+        ));
+    }
+    let mut starts = [0usize; N_COLUMNS];
+    let mut p = 4 * N_COLUMNS;
+    for (s, l) in starts.iter_mut().zip(lens) {
+        *s = p;
+        p += l;
+    }
+    let mut cols: [Col; N_COLUMNS] = std::array::from_fn(|i| Col {
+        buf: &raw[starts[i]..starts[i] + lens[i]],
+        pos: 0,
+    });
+    const NAMES: [&str; N_COLUMNS] = [
+        "tags", "time", "page", "opkind", "app", "npages", "evkind", "evapp",
+    ];
+    let [tags, time, page, opkind, app, npages, evkind, evapp] = &mut cols;
+    if tags.buf.len() != n.div_ceil(8) || opkind.buf.len() != a.div_ceil(4) || evkind.buf.len() != e
+    {
+        return Err("fixed-width column of the wrong length for the record counts".into());
+    }
+    let ones: u32 = tags.buf.iter().map(|b| b.count_ones()).sum();
+    if ones as usize != e {
+        return Err(format!(
+            "record-tag column marks {ones} events, header says {e}"
+        ));
+    }
+    let col_err = |i: usize| format!("{} column is malformed or too short", NAMES[i]);
+    out.reserve(n);
+    let (mut t, mut pg) = (0u64, 0u64);
+    let (mut ai, mut ei) = (0usize, 0usize);
+    for i in 0..n {
+        t = t.wrapping_add(unzigzag(time.varint().ok_or_else(|| col_err(1))?) as u64);
+        if tags.buf[i / 8] & (1 << (i % 8)) != 0 {
+            let kind = match evkind.buf[ei] {
+                0 => EventKind::AppLaunch,
+                1 => EventKind::Foreground,
+                2 => EventKind::Background,
+                3 => EventKind::AppExit,
+                k => return Err(format!("unknown event kind {k}")),
+            };
+            let app = evapp.varint().ok_or_else(|| col_err(7))?;
+            let app = u32::try_from(app).map_err(|_| col_err(7))?;
+            out.push(Record::Event(Event { time: t, app, kind }));
+            ei += 1;
+        } else {
+            pg = pg.wrapping_add(unzigzag(page.varint().ok_or_else(|| col_err(2))?) as u64);
+            let bits = (opkind.buf[ai / 4] >> (2 * (ai % 4))) & 3;
+            let ap = app.varint().ok_or_else(|| col_err(4))?;
+            let np = npages.varint().ok_or_else(|| col_err(5))?;
+            if np == 0 || np > MAX_REQUEST_PAGES {
+                return Err(format!("request of {np} pages (1..={MAX_REQUEST_PAGES})"));
+            }
+            out.push(Record::Access(Access {
+                time: t,
+                page: pg,
+                op: if bits & 1 != 0 { Op::Write } else { Op::Read },
+                kind: if bits & 2 != 0 {
+                    Kind::Anon
+                } else {
+                    Kind::File
+                },
+                app: u32::try_from(ap).map_err(|_| col_err(4))?,
+                npages: np as u32,
+                size: 0,
+            }));
+            ai += 1;
+        }
+    }
+    for (i, c) in cols.iter().enumerate() {
+        if i != 0 && i != 3 && i != 6 && !c.done() {
+            return Err(format!("{} column has trailing bytes", NAMES[i]));
+        }
+    }
+    Ok(())
+}
