@@ -75,18 +75,20 @@ _UNITS = {
 }
 
 
-def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], int]) -> int:
-    """Turns a size into pages. Fractions of the footprint round to the nearest page (at least 1)."""
+def _resolve(size: SizeLike, unit: str, footprint: Callable[[], int], page_size: int | None) -> int:
+    """Turns a size into ``unit`` (pages when ``page_size`` is given, else bytes): a plain number is
+    already in ``unit``, a byte unit (``"4MiB"``) is converted, a share (``"10%"`` or a float in
+    (0, 1]) is of ``footprint()`` and rounds to the nearest unit (at least 1)."""
     if isinstance(size, bool):
-        raise _core.ConfigError(f"size: expected pages, bytes or a fraction, got {size!r}")
+        raise _core.ConfigError(f"size: expected {unit}, bytes or a fraction, got {size!r}")
     if isinstance(size, int):
         if size < 0:
-            raise _core.ConfigError(f"size: must be >= 0 pages, got {size}")
+            raise _core.ConfigError(f"size: must be >= 0 {unit}, got {size}")
         return size
     if isinstance(size, float):
         if not 0 < size <= 1:
             raise _core.ConfigError(f"size: a float is a fraction of the footprint in (0, 1], got {size}")
-        return max(1, round(size * footprint_pages()))
+        return max(1, round(size * footprint()))
     text = str(size).strip().lower().replace(" ", "")
     if text.endswith("%"):
         try:
@@ -95,18 +97,25 @@ def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], i
             raise _core.ConfigError(f"size: bad percentage {size!r}") from None
         if not 0 < pct <= 100:
             raise _core.ConfigError(f"size: percentage must be in (0, 100], got {size!r}")
-        return max(1, round(pct / 100 * footprint_pages()))
+        return max(1, round(pct / 100 * footprint()))
     m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
+    plain = ("", "p", "pages") if page_size else ("",)
     if not m:
         raise _core.ConfigError(
-            f"size: expected pages (123), bytes with a unit (4MiB) or a fraction (10%), got {size!r}"
+            f"size: expected {unit} (123), bytes with a unit (4MiB) or a fraction (10%), got {size!r}"
         )
-    num, unit = float(m.group(1)), m.group(2)
-    if unit in ("", "p", "pages"):
+    num, suffix = float(m.group(1)), m.group(2)
+    if suffix not in plain and suffix not in _UNITS:
+        also = " or pages" if page_size else ""
+        raise _core.ConfigError(f"size: unknown unit {suffix!r} in {size!r}; use one of {', '.join(_UNITS)}{also}")
+    if suffix in plain:
         return int(num)
-    if unit not in _UNITS:
-        raise _core.ConfigError(f"size: unknown unit {unit!r} in {size!r}; use one of {', '.join(_UNITS)} or pages")
-    return int(num * _UNITS[unit] // page_size)
+    return int(num * _UNITS[suffix] // (page_size or 1))
+
+
+def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], int]) -> int:
+    """Turns a size into pages. Fractions of the footprint round to the nearest page (at least 1)."""
+    return _resolve(size, "pages", footprint_pages, page_size)
 
 
 def resolve_sizes(trace: Trace, sizes: Iterable[SizeLike], limit: int | None = None) -> list[int]:
@@ -127,32 +136,7 @@ def resolve_object_size(size: SizeLike, footprint_bytes: Callable[[], int]) -> i
     """Turns a size into bytes for object-size mode: a plain number is bytes, a unit scales it
     (``"64MiB"``), a share (``"10%"`` or a float in (0, 1]) is of the bytes of the distinct
     objects (each counted at the size of its first request)."""
-    if isinstance(size, bool):
-        raise _core.ConfigError(f"size: expected bytes or a fraction, got {size!r}")
-    if isinstance(size, int):
-        if size < 0:
-            raise _core.ConfigError(f"size: must be >= 0 bytes, got {size}")
-        return size
-    if isinstance(size, float):
-        if not 0 < size <= 1:
-            raise _core.ConfigError(f"size: a float is a fraction of the footprint in (0, 1], got {size}")
-        return max(1, round(size * footprint_bytes()))
-    text = str(size).strip().lower().replace(" ", "")
-    if text.endswith("%"):
-        try:
-            pct = float(text[:-1])
-        except ValueError:
-            raise _core.ConfigError(f"size: bad percentage {size!r}") from None
-        if not 0 < pct <= 100:
-            raise _core.ConfigError(f"size: percentage must be in (0, 100], got {size!r}")
-        return max(1, round(pct / 100 * footprint_bytes()))
-    m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
-    if not m or (m.group(2) and m.group(2) not in _UNITS):
-        raise _core.ConfigError(
-            f"size: expected bytes (123), bytes with a unit ({', '.join(_UNITS)}: 64MiB) "
-            f"or a fraction (10%), got {size!r}"
-        )
-    return int(float(m.group(1)) * _UNITS.get(m.group(2), 1))
+    return _resolve(size, "bytes", footprint_bytes, None)
 
 
 def object_footprint(trace: Trace, limit: int | None = None) -> int:

@@ -2,19 +2,20 @@
 //! fits; an object with its reference count set loses one count and goes round again. Matches
 //! libCacheSim's `Clock` with sizes (its default one-bit counter; `bits` as in page mode).
 
-use super::Store;
+use super::{ObjectCache, Queue, Store};
 use crate::error::{Error, Result};
 use crate::policy::classic::clock::ClockConfig;
-use crate::policy::list::{List, NIL};
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::List;
+use crate::policy::{PolicyCtx, PolicyDef};
+use crate::sim::PageRef;
 
-pub struct ObjClock {
-    s: Store,
-    /// Front = most recently inserted (or passed over); the hand is at the back.
+/// CLOCK's ring: front = most recently inserted (or passed over); the hand is at the back.
+pub struct ClockQueue {
     q: List,
     max_freq: u64,
 }
+
+pub type ObjClock = ObjectCache<ClockQueue>;
 
 impl PolicyDef for ObjClock {
     const NAME: &'static str = "clock";
@@ -28,50 +29,33 @@ impl PolicyDef for ObjClock {
                 cfg.bits
             )));
         }
-        Ok(ObjClock {
-            s: Store::new(ctx.capacity),
+        let q = ClockQueue {
             q: List::default(),
             max_freq: (1u64 << cfg.bits) - 1,
-        })
+        };
+        Ok(ObjectCache::new(ctx.capacity, q))
     }
 }
 
-impl Policy for ObjClock {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.s.slot(r);
-        if slot != NIL {
-            let max = self.max_freq;
-            let o = self.s.touch(slot, r);
-            o.freq = (o.freq + 1).min(max);
-            sink.hit(r, 0);
-            return;
-        }
-        if !self.s.admissible(r) {
-            sink.miss_bypass(r);
-            return;
-        }
-        while self.s.needs_room(r) {
-            loop {
-                let v = self.q.back().expect("a cache over capacity is not empty");
-                let o = self.s.arena.get_mut(v);
-                if o.freq == 0 {
-                    self.q.unlink(&mut self.s.arena, v);
-                    self.s.evict(v, sink);
-                    break;
-                }
-                o.freq -= 1;
-                self.q.move_to_front(&mut self.s.arena, v);
+impl Queue for ClockQueue {
+    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        let o = s.arena.get_mut(slot);
+        o.freq = (o.freq + 1).min(self.max_freq);
+    }
+    fn victim(&mut self, s: &mut Store) -> u32 {
+        loop {
+            let v = self.q.back().expect("a cache over capacity is not empty");
+            let o = s.arena.get_mut(v);
+            if o.freq == 0 {
+                self.q.unlink(&mut s.arena, v);
+                return v;
             }
+            o.freq -= 1;
+            self.q.move_to_front(&mut s.arena, v);
         }
-        let slot = self.s.insert(r, 0);
-        self.q.push_front(&mut self.s.arena, slot);
-        sink.miss(r, 0);
     }
-    fn grow(&mut self, n: usize) {
-        self.s.grow(n);
-    }
-    fn resident(&self) -> usize {
-        self.s.len()
+    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.q.push_front(&mut s.arena, slot);
     }
 }
 

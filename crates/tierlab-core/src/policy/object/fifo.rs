@@ -1,18 +1,18 @@
 //! FIFO with object sizes: evict the oldest objects until the missed object fits. Matches
 //! libCacheSim's `FIFO` with sizes (objects and bytes missed).
 
-use super::Store;
+use super::{ObjectCache, Queue, Store};
 use crate::error::Result;
 use crate::policy::classic::fifo::FifoConfig;
-use crate::policy::list::{List, NIL};
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::List;
+use crate::policy::{PolicyCtx, PolicyDef};
+use crate::sim::PageRef;
 
-pub struct ObjFifo {
-    s: Store,
-    /// Front = newest.
-    q: List,
-}
+/// FIFO's queue: front = newest.
+#[derive(Default)]
+pub struct FifoQueue(List);
+
+pub type ObjFifo = ObjectCache<FifoQueue>;
 
 impl PolicyDef for ObjFifo {
     const NAME: &'static str = "fifo";
@@ -20,41 +20,19 @@ impl PolicyDef for ObjFifo {
     const SUMMARY: &'static str = "First in, first out (object sizes).";
     type Config = FifoConfig;
     fn build(_cfg: &FifoConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjFifo {
-            s: Store::new(ctx.capacity),
-            q: List::default(),
-        })
+        Ok(ObjectCache::new(ctx.capacity, FifoQueue::default()))
     }
 }
 
-impl Policy for ObjFifo {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.s.slot(r);
-        if slot != NIL {
-            self.s.touch(slot, r);
-            sink.hit(r, 0);
-            return;
-        }
-        if !self.s.admissible(r) {
-            sink.miss_bypass(r);
-            return;
-        }
-        while self.s.needs_room(r) {
-            let v = self
-                .q
-                .pop_back(&mut self.s.arena)
-                .expect("a cache over capacity is not empty");
-            self.s.evict(v, sink);
-        }
-        let slot = self.s.insert(r, 0);
-        self.q.push_front(&mut self.s.arena, slot);
-        sink.miss(r, 0);
+impl Queue for FifoQueue {
+    fn hit(&mut self, _s: &mut Store, _slot: u32, _r: &PageRef) {}
+    fn victim(&mut self, s: &mut Store) -> u32 {
+        self.0
+            .pop_back(&mut s.arena)
+            .expect("a cache over capacity is not empty")
     }
-    fn grow(&mut self, n: usize) {
-        self.s.grow(n);
-    }
-    fn resident(&self) -> usize {
-        self.s.len()
+    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.0.push_front(&mut s.arena, slot);
     }
 }
 

@@ -3,19 +3,21 @@
 //! mode (Shah, Mitra & Matani 2010); after an eviction empties the lowest list, the next
 //! non-empty one is the minimum. Matches libCacheSim's `LFU` with sizes.
 
-use super::Store;
+use super::{ObjectCache, Queue, Store};
 use crate::error::Result;
 use crate::policy::classic::lfu::LfuConfig;
-use crate::policy::list::{List, NIL};
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::List;
+use crate::policy::{PolicyCtx, PolicyDef};
+use crate::sim::PageRef;
 
-pub struct ObjLfu {
-    s: Store,
-    /// `lists[f]`: objects referenced `f` times, in order of reaching `f` (front = first).
+/// LFU's frequency lists: `lists[f]` holds the objects referenced `f` times, in order of
+/// reaching `f` (front = first).
+pub struct LfuQueue {
     lists: Vec<List>,
     min_freq: usize,
 }
+
+pub type ObjLfu = ObjectCache<LfuQueue>;
 
 impl PolicyDef for ObjLfu {
     const NAME: &'static str = "lfu";
@@ -23,55 +25,42 @@ impl PolicyDef for ObjLfu {
     const SUMMARY: &'static str = "In-cache LFU (object sizes).";
     type Config = LfuConfig;
     fn build(_cfg: &LfuConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjLfu {
-            s: Store::new(ctx.capacity),
+        let q = LfuQueue {
             lists: vec![List::default(); 2],
             min_freq: 1,
-        })
+        };
+        Ok(ObjectCache::new(ctx.capacity, q))
     }
 }
 
-impl Policy for ObjLfu {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.s.slot(r);
-        if slot != NIL {
-            let o = self.s.touch(slot, r);
-            let f = o.freq as usize;
-            o.freq += 1;
-            if self.lists.len() <= f + 1 {
-                self.lists.push(List::default());
-            }
-            self.lists[f].unlink(&mut self.s.arena, slot);
-            self.lists[f + 1].push_back(&mut self.s.arena, slot);
-            if self.min_freq == f && self.lists[f].is_empty() {
-                self.min_freq = f + 1;
-            }
-            sink.hit(r, 0);
-            return;
+impl Queue for LfuQueue {
+    fn first_freq(&self, _r: &PageRef) -> u64 {
+        1
+    }
+    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        let o = s.arena.get_mut(slot);
+        let f = o.freq as usize;
+        o.freq += 1;
+        if self.lists.len() <= f + 1 {
+            self.lists.push(List::default());
         }
-        if !self.s.admissible(r) {
-            sink.miss_bypass(r);
-            return;
+        self.lists[f].unlink(&mut s.arena, slot);
+        self.lists[f + 1].push_back(&mut s.arena, slot);
+        if self.min_freq == f && self.lists[f].is_empty() {
+            self.min_freq = f + 1;
         }
-        while self.s.needs_room(r) {
-            while self.lists[self.min_freq].is_empty() {
-                self.min_freq += 1;
-            }
-            let v = self.lists[self.min_freq]
-                .pop_front(&mut self.s.arena)
-                .expect("the minimum frequency list is not empty");
-            self.s.evict(v, sink);
+    }
+    fn victim(&mut self, s: &mut Store) -> u32 {
+        while self.lists[self.min_freq].is_empty() {
+            self.min_freq += 1;
         }
-        let slot = self.s.insert(r, 1);
-        self.lists[1].push_back(&mut self.s.arena, slot);
+        self.lists[self.min_freq]
+            .pop_front(&mut s.arena)
+            .expect("the minimum frequency list is not empty")
+    }
+    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.lists[1].push_back(&mut s.arena, slot);
         self.min_freq = 1;
-        sink.miss(r, 0);
-    }
-    fn grow(&mut self, n: usize) {
-        self.s.grow(n);
-    }
-    fn resident(&self) -> usize {
-        self.s.len()
     }
 }
 

@@ -1,18 +1,18 @@
 //! LRU with object sizes: evict the least recently used objects until the missed object fits.
 //! Matches libCacheSim's `LRU` with sizes (objects and bytes missed).
 
-use super::Store;
+use super::{ObjectCache, Queue, Store};
 use crate::error::Result;
 use crate::policy::classic::lru::LruConfig;
-use crate::policy::list::{List, NIL};
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::List;
+use crate::policy::{PolicyCtx, PolicyDef};
+use crate::sim::PageRef;
 
-pub struct ObjLru {
-    s: Store,
-    /// Front = most recent.
-    q: List,
-}
+/// LRU's stack: front = most recent.
+#[derive(Default)]
+pub struct LruQueue(List);
+
+pub type ObjLru = ObjectCache<LruQueue>;
 
 impl PolicyDef for ObjLru {
     const NAME: &'static str = "lru";
@@ -20,42 +20,21 @@ impl PolicyDef for ObjLru {
     const SUMMARY: &'static str = "Least recently used (object sizes).";
     type Config = LruConfig;
     fn build(_cfg: &LruConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjLru {
-            s: Store::new(ctx.capacity),
-            q: List::default(),
-        })
+        Ok(ObjectCache::new(ctx.capacity, LruQueue::default()))
     }
 }
 
-impl Policy for ObjLru {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.s.slot(r);
-        if slot != NIL {
-            self.s.touch(slot, r);
-            self.q.move_to_front(&mut self.s.arena, slot);
-            sink.hit(r, 0);
-            return;
-        }
-        if !self.s.admissible(r) {
-            sink.miss_bypass(r);
-            return;
-        }
-        while self.s.needs_room(r) {
-            let v = self
-                .q
-                .pop_back(&mut self.s.arena)
-                .expect("a cache over capacity is not empty");
-            self.s.evict(v, sink);
-        }
-        let slot = self.s.insert(r, 0);
-        self.q.push_front(&mut self.s.arena, slot);
-        sink.miss(r, 0);
+impl Queue for LruQueue {
+    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.0.move_to_front(&mut s.arena, slot);
     }
-    fn grow(&mut self, n: usize) {
-        self.s.grow(n);
+    fn victim(&mut self, s: &mut Store) -> u32 {
+        self.0
+            .pop_back(&mut s.arena)
+            .expect("a cache over capacity is not empty")
     }
-    fn resident(&self) -> usize {
-        self.s.len()
+    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.0.push_front(&mut s.arena, slot);
     }
 }
 

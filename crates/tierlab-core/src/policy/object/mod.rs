@@ -18,7 +18,7 @@ pub mod s3fifo;
 pub mod sieve;
 
 use crate::policy::list::{Arena, NIL};
-use crate::policy::Frame;
+use crate::policy::{Frame, Policy};
 use crate::sim::{PageRef, Sink};
 
 /// A resident object: its frame (id, number, kind, dirty bit), size, and a per-policy
@@ -107,6 +107,67 @@ impl Store {
     }
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// What differs between the object-size policies: where a hit moves an object, which object
+/// goes next, and where a new one goes. [`ObjectCache`] does the rest, as libCacheSim's
+/// `cache_get_base` does (refuse an object larger than the cache, evict until the object fits,
+/// insert it).
+pub trait Queue: Send + 'static {
+    /// The counter (`Obj::freq`) a new object starts with.
+    fn first_freq(&self, _r: &PageRef) -> u64 {
+        0
+    }
+    /// `r` hit the object in `slot` (already marked dirty on a write).
+    fn hit(&mut self, s: &mut Store, slot: u32, r: &PageRef);
+    /// Chooses the next victim, unlinks it from the queue and returns its slot.
+    fn victim(&mut self, s: &mut Store) -> u32;
+    /// `r`'s object was inserted in `slot`: link it.
+    fn inserted(&mut self, s: &mut Store, slot: u32, r: &PageRef);
+}
+
+/// An object-size cache: the resident objects and the policy's [`Queue`] over them.
+pub struct ObjectCache<Q> {
+    pub s: Store,
+    pub q: Q,
+}
+
+impl<Q> ObjectCache<Q> {
+    pub fn new(cap_bytes: usize, q: Q) -> Self {
+        ObjectCache {
+            s: Store::new(cap_bytes),
+            q,
+        }
+    }
+}
+
+impl<Q: Queue> Policy for ObjectCache<Q> {
+    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        let slot = self.s.slot(r);
+        if slot != NIL {
+            self.s.touch(slot, r);
+            self.q.hit(&mut self.s, slot, r);
+            sink.hit(r, 0);
+            return;
+        }
+        if !self.s.admissible(r) {
+            sink.miss_bypass(r);
+            return;
+        }
+        while self.s.needs_room(r) {
+            let v = self.q.victim(&mut self.s);
+            self.s.evict(v, sink);
+        }
+        let slot = self.s.insert(r, self.q.first_freq(r));
+        self.q.inserted(&mut self.s, slot, r);
+        sink.miss(r, 0);
+    }
+    fn grow(&mut self, n: usize) {
+        self.s.grow(n);
+    }
+    fn resident(&self) -> usize {
+        self.s.len()
     }
 }
 

@@ -3,20 +3,22 @@
 //! fits is inserted, as libCacheSim's `Belady` does. This is not the byte-optimal policy (that
 //! is NP-hard; see BeladySize-style heuristics), only MIN's rule applied to sized objects.
 
-use super::Store;
+use super::{ObjectCache, Queue, Store};
 use crate::error::Result;
 use crate::policy::classic::opt::OptConfig;
 use crate::policy::list::NIL;
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::{PolicyCtx, PolicyDef};
+use crate::sim::PageRef;
 use std::collections::BinaryHeap;
 
-pub struct ObjOpt {
-    s: Store,
-    /// (next use, object id); entries whose object is gone or has a later next use are stale
-    /// and skipped (lazy deletion).
+/// MIN's heap of (next use, object id); entries whose object is gone or has a later next use
+/// are stale and skipped (lazy deletion). An object's `freq` holds its next use.
+#[derive(Default)]
+pub struct OptQueue {
     heap: BinaryHeap<(u64, u32)>,
 }
+
+pub type ObjOpt = ObjectCache<OptQueue>;
 
 impl PolicyDef for ObjOpt {
     const NAME: &'static str = "opt";
@@ -25,67 +27,49 @@ impl PolicyDef for ObjOpt {
     const NEEDS_FUTURE: bool = true;
     type Config = OptConfig;
     fn build(_cfg: &OptConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjOpt {
-            s: Store::new(ctx.capacity),
-            heap: BinaryHeap::new(),
-        })
+        Ok(ObjectCache::new(ctx.capacity, OptQueue::default()))
     }
 }
 
-impl ObjOpt {
+impl OptQueue {
     /// Whether heap entry `(n, id)` is live: the object is resident and next used at `n`.
-    fn live(&self, n: u64, id: u32) -> bool {
-        let slot = self.s.slot_of_id(id);
-        slot != NIL && self.s.arena.get(slot).freq == n
+    fn live(s: &Store, n: u64, id: u32) -> bool {
+        let slot = s.slot_of_id(id);
+        slot != NIL && s.arena.get(slot).freq == n
     }
-    fn compact(&mut self) {
+    fn compact(&mut self, s: &Store) {
         let heap = std::mem::take(&mut self.heap);
         self.heap = heap
             .into_iter()
-            .filter(|&(n, id)| self.live(n, id))
+            .filter(|&(n, id)| Self::live(s, n, id))
             .collect();
     }
 }
 
-impl Policy for ObjOpt {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        // `freq` holds the object's next use.
-        let slot = self.s.slot(r);
-        if slot != NIL {
-            self.s.touch(slot, r).freq = r.next_use();
-            self.heap.push((r.next_use(), r.id));
-            if self.heap.len() > 4 * self.s.len() + 64 {
-                self.compact();
-            }
-            sink.hit(r, 0);
-            return;
-        }
-        if !self.s.admissible(r) {
-            sink.miss_bypass(r);
-            return;
-        }
-        while self.s.needs_room(r) {
-            let id = loop {
-                let (n, id) = self
-                    .heap
-                    .pop()
-                    .expect("the heap holds every resident object");
-                if self.live(n, id) {
-                    break id;
-                }
-            };
-            let v = self.s.slot_of_id(id);
-            self.s.evict(v, sink);
-        }
-        self.s.insert(r, r.next_use());
+impl Queue for OptQueue {
+    fn first_freq(&self, r: &PageRef) -> u64 {
+        r.next_use()
+    }
+    fn hit(&mut self, s: &mut Store, slot: u32, r: &PageRef) {
+        s.arena.get_mut(slot).freq = r.next_use();
         self.heap.push((r.next_use(), r.id));
-        sink.miss(r, 0);
+        if self.heap.len() > 4 * s.len() + 64 {
+            self.compact(s);
+        }
     }
-    fn grow(&mut self, n: usize) {
-        self.s.grow(n);
+    fn victim(&mut self, s: &mut Store) -> u32 {
+        loop {
+            let (n, id) = self
+                .heap
+                .pop()
+                .expect("the heap holds every resident object");
+            if Self::live(s, n, id) {
+                return s.slot_of_id(id);
+            }
+        }
     }
-    fn resident(&self) -> usize {
-        self.s.len()
+    fn inserted(&mut self, _s: &mut Store, _slot: u32, r: &PageRef) {
+        self.heap.push((r.next_use(), r.id));
     }
 }
 

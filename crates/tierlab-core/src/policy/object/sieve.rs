@@ -2,20 +2,20 @@
 //! head, clearing visited bits, and evicts objects without one until the missed object fits;
 //! new objects enter at the head. Matches libCacheSim's `Sieve` with sizes.
 
-use super::Store;
+use super::{ObjectCache, Queue, Store};
 use crate::error::Result;
 use crate::policy::classic::sieve::SieveConfig;
 use crate::policy::list::{List, NIL};
-use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::{PolicyCtx, PolicyDef};
+use crate::sim::PageRef;
 
-pub struct ObjSieve {
-    s: Store,
-    /// Front = head (newest).
+/// SIEVE's queue (front = head, newest) and its hand (NIL: start at the tail).
+pub struct SieveQueue {
     q: List,
-    /// The hand: the next object to examine, or NIL (start at the tail).
     hand: u32,
 }
+
+pub type ObjSieve = ObjectCache<SieveQueue>;
 
 impl PolicyDef for ObjSieve {
     const NAME: &'static str = "sieve";
@@ -23,56 +23,35 @@ impl PolicyDef for ObjSieve {
     const SUMMARY: &'static str = "SIEVE (object sizes).";
     type Config = SieveConfig;
     fn build(_cfg: &SieveConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjSieve {
-            s: Store::new(ctx.capacity),
+        let q = SieveQueue {
             q: List::default(),
             hand: NIL,
-        })
+        };
+        Ok(ObjectCache::new(ctx.capacity, q))
     }
 }
 
-impl ObjSieve {
-    fn evict_one<S: Sink>(&mut self, sink: &mut S) {
+impl Queue for SieveQueue {
+    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        s.arena.get_mut(slot).freq = 1;
+    }
+    fn victim(&mut self, s: &mut Store) -> u32 {
         let tail = self.q.back().expect("a cache over capacity is not empty");
         let mut v = if self.hand == NIL { tail } else { self.hand };
         loop {
-            let o = self.s.arena.get_mut(v);
+            let o = s.arena.get_mut(v);
             if o.freq == 0 {
                 break;
             }
             o.freq -= 1;
-            v = self.q.prev_of(&self.s.arena, v).unwrap_or(tail);
+            v = self.q.prev_of(&s.arena, v).unwrap_or(tail);
         }
-        self.hand = self.q.prev_of(&self.s.arena, v).unwrap_or(NIL);
-        self.q.unlink(&mut self.s.arena, v);
-        self.s.evict(v, sink);
+        self.hand = self.q.prev_of(&s.arena, v).unwrap_or(NIL);
+        self.q.unlink(&mut s.arena, v);
+        v
     }
-}
-
-impl Policy for ObjSieve {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.s.slot(r);
-        if slot != NIL {
-            self.s.touch(slot, r).freq = 1;
-            sink.hit(r, 0);
-            return;
-        }
-        if !self.s.admissible(r) {
-            sink.miss_bypass(r);
-            return;
-        }
-        while self.s.needs_room(r) {
-            self.evict_one(sink);
-        }
-        let slot = self.s.insert(r, 0);
-        self.q.push_front(&mut self.s.arena, slot);
-        sink.miss(r, 0);
-    }
-    fn grow(&mut self, n: usize) {
-        self.s.grow(n);
-    }
-    fn resident(&self) -> usize {
-        self.s.len()
+    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.q.push_front(&mut s.arena, slot);
     }
 }
 
