@@ -85,6 +85,25 @@ pub struct S3Fifo {
     has_evicted: bool,
 }
 
+impl S3FifoConfig {
+    /// Checks the parameters (page and object-size mode share them).
+    pub fn validate(&self) -> Result<()> {
+        check_fraction(S3Fifo::NAME, "small_ratio", self.small_ratio)?;
+        if !(self.ghost_ratio.is_finite() && (0.0..=8.0).contains(&self.ghost_ratio)) {
+            return Err(Error::config(format!(
+                "policy 's3fifo': ghost_ratio must be in [0, 8], got {}",
+                self.ghost_ratio
+            )));
+        }
+        if self.move_to_main_threshold == 0 {
+            return Err(Error::config(
+                "policy 's3fifo': move_to_main_threshold must be at least 1",
+            ));
+        }
+        Ok(())
+    }
+}
+
 impl PolicyDef for S3Fifo {
     const NAME: &'static str = "s3fifo";
     const ALIASES: &'static [&'static str] = &["s3-fifo"];
@@ -93,18 +112,7 @@ impl PolicyDef for S3Fifo {
         "S3-FIFO (Yang et al., SOSP 2023): small, main and ghost FIFOs; libCacheSim's threshold 2.";
     type Config = S3FifoConfig;
     fn build(cfg: &S3FifoConfig, ctx: &PolicyCtx) -> Result<Self> {
-        check_fraction(Self::NAME, "small_ratio", cfg.small_ratio)?;
-        if !(cfg.ghost_ratio.is_finite() && (0.0..=8.0).contains(&cfg.ghost_ratio)) {
-            return Err(Error::config(format!(
-                "policy 's3fifo': ghost_ratio must be in [0, 8], got {}",
-                cfg.ghost_ratio
-            )));
-        }
-        if cfg.move_to_main_threshold == 0 {
-            return Err(Error::config(
-                "policy 's3fifo': move_to_main_threshold must be at least 1",
-            ));
-        }
+        cfg.validate()?;
         let small_cap = (ctx.capacity as f64 * cfg.small_ratio) as usize;
         Ok(S3Fifo {
             cap: ctx.capacity,

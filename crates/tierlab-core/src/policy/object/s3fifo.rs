@@ -8,10 +8,10 @@
 //! once, a new object that finds S full goes to M.
 
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::policy::classic::s3fifo::S3FifoConfig;
 use crate::policy::list::{List, NIL};
-use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageRef, Sink};
 use rustc_hash::FxHashMap;
 
@@ -43,18 +43,7 @@ impl PolicyDef for ObjS3Fifo {
     const SUMMARY: &'static str = "S3-FIFO (object sizes).";
     type Config = S3FifoConfig;
     fn build(cfg: &S3FifoConfig, ctx: &PolicyCtx) -> Result<Self> {
-        check_fraction(Self::NAME, "small_ratio", cfg.small_ratio)?;
-        if !(cfg.ghost_ratio.is_finite() && (0.0..=8.0).contains(&cfg.ghost_ratio)) {
-            return Err(Error::config(format!(
-                "policy 's3fifo': ghost_ratio must be in [0, 8], got {}",
-                cfg.ghost_ratio
-            )));
-        }
-        if cfg.move_to_main_threshold == 0 {
-            return Err(Error::config(
-                "policy 's3fifo': move_to_main_threshold must be at least 1",
-            ));
-        }
+        cfg.validate()?;
         let cap = ctx.capacity as u64;
         let small_cap = (cap as f64 * cfg.small_ratio) as u64;
         Ok(ObjS3Fifo {
