@@ -252,6 +252,11 @@ pub fn parse_u64(field: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// Parses an unsigned decimal field named `name`, or says what was `expected` and what was found.
+pub fn field_u64(field: &[u8], name: &str, expected: &str) -> Result<u64, String> {
+    parse_u64(field).ok_or_else(|| format!("{name}: expected {expected}, found '{}'", show(field)))
+}
+
 /// Parses a hexadecimal integer field with or without a `0x` prefix.
 pub fn parse_hex(field: &[u8]) -> Option<u64> {
     let field = trim(field);

@@ -73,6 +73,20 @@ impl Access {
             size: 0,
         }
     }
+
+    /// A file-backed request from a block or file trace: `npages` pages from `page`, object size
+    /// `size` bytes (0 when the format states none).
+    pub fn file(time: u64, page: u64, npages: u32, op: Op, app: u32, size: u32) -> Self {
+        Access {
+            time,
+            page,
+            op,
+            kind: Kind::File,
+            app,
+            npages,
+            size,
+        }
+    }
 }
 
 /// App life-cycle events (Android's vocabulary: an app is launched, moves to the

@@ -36,7 +36,7 @@
 //! deterministic for a given configuration (PCG64 seeded by `seed`).
 
 use crate::error::{Error, Result};
-use crate::trace::{Access, Event, EventKind, Kind, Op, Record, TraceReader, DEFAULT_PAGE_SIZE};
+use crate::trace::{Access, Event, EventKind, Op, Record, TraceReader, DEFAULT_PAGE_SIZE};
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Geometric, Zipf};
 use rand_pcg::Pcg64;
@@ -457,15 +457,7 @@ impl TraceReader for SessionReader {
                 (fg, true)
             };
             let (page, op) = self.reference(app, foreground);
-            out.push(Record::Access(Access {
-                time,
-                page,
-                op,
-                kind: Kind::File,
-                app,
-                npages: 1,
-                size: 0,
-            }));
+            out.push(Record::Access(Access::file(time, page, 1, op, app, 0)));
             self.seq += 1;
             emitted += 1;
         }

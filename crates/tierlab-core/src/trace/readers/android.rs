@@ -28,8 +28,8 @@ use super::common::{
     LineState, Step, SECTOR,
 };
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::input::{field_u64, parse_u64, show, trim, Lines};
+use crate::trace::{Access, Op, Record, TraceReader};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 use std::path::Path;
@@ -121,18 +121,8 @@ impl Parser {
             Some(b'W') | Some(b'w') => Op::Write,
             _ => return Err(format!("rw_flag: expected R or W, found '{}'", show(f(2)))),
         };
-        let sector = parse_u64(f(3)).ok_or_else(|| {
-            format!(
-                "sector: expected a sector number (unsigned integer), found '{}'",
-                show(f(3))
-            )
-        })?;
-        let size = parse_u64(f(4)).ok_or_else(|| {
-            format!(
-                "size: expected a size in 512-byte sectors (integer > 0), found '{}'",
-                show(f(4))
-            )
-        })?;
+        let sector = field_u64(f(3), "sector", "a sector number (unsigned integer)")?;
+        let size = field_u64(f(4), "size", "a size in 512-byte sectors (integer > 0)")?;
         let time = parse_seconds_ns(f(5)).ok_or_else(|| {
             format!(
                 "timestamp: expected seconds (non-negative decimal), found '{}'",
@@ -158,15 +148,7 @@ impl Parser {
             }
             a
         };
-        Ok(Step::Push(Access {
-            time,
-            page,
-            op,
-            kind: Kind::File,
-            app,
-            npages,
-            size: 0,
-        }))
+        Ok(Step::Push(Access::file(time, page, npages, op, app, 0)))
     }
 }
 

@@ -7,7 +7,7 @@
 use super::common::{LineAt, LineFormat, LineReader, Step};
 use crate::error::Result;
 use crate::trace::input::{parse_u64, show};
-use crate::trace::{Access, Kind, Op, MAX_REQUEST_PAGES};
+use crate::trace::{Access, Op, MAX_REQUEST_PAGES};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -55,14 +55,13 @@ impl LineFormat for ArcLines {
         if start_page.checked_add(count).is_none() {
             return Err("start block + count overflows 64 bits".into());
         }
-        Ok(Step::Push(Access {
-            time: at.record,
-            page: start_page,
-            op: Op::Read,
-            kind: Kind::File,
-            app: 0,
-            npages: count as u32,
-            size: 0,
-        }))
+        Ok(Step::Push(Access::file(
+            at.record,
+            start_page,
+            count as u32,
+            Op::Read,
+            0,
+            0,
+        )))
     }
 }

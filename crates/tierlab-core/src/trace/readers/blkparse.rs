@@ -39,7 +39,7 @@ use super::common::{
 };
 use crate::error::{Error, Result};
 use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::{Access, Op, Record, TraceReader};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -176,15 +176,7 @@ fn parse(line: &[u8], page_size: u32, event: u8, apps: &mut AppTable) -> Result<
             name
         })
     };
-    Ok(Step::Push(Access {
-        time,
-        page,
-        op,
-        kind: Kind::File,
-        app,
-        npages,
-        size: 0,
-    }))
+    Ok(Step::Push(Access::file(time, page, npages, op, app, 0)))
 }
 
 impl TraceReader for BlkparseReader {

@@ -37,7 +37,7 @@ use super::common::{
 };
 use crate::error::{Error, Result};
 use crate::trace::input::{parse_hex, parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::{Access, Op, Record, TraceReader};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -345,15 +345,14 @@ impl Parser {
             }
         };
         self.seq += 1;
-        Ok(Step::Push(Access {
+        Ok(Step::Push(Access::file(
             time,
             page,
-            op,
-            kind: Kind::File,
-            app: 0,
             npages,
-            size: size.unwrap_or(0) as u32,
-        }))
+            op,
+            0,
+            size.unwrap_or(0) as u32,
+        )))
     }
 }
 

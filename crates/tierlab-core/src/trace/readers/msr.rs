@@ -17,8 +17,8 @@ use super::common::{
     byte_span, split_fields, CsvBlockFormat, CsvBlockLines, LineReader, PageSizeOptions, Step,
 };
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim};
-use crate::trace::{Access, Kind, Op};
+use crate::trace::input::{field_u64, show, trim};
+use crate::trace::{Access, Op};
 use std::path::Path;
 
 pub type MsrOptions = PageSizeOptions;
@@ -58,12 +58,11 @@ impl CsvBlockFormat for Msr {
             ));
         }
         let f = |i: usize| &line[fields[i].0..fields[i].1];
-        let ticks = parse_u64(f(0)).ok_or_else(|| {
-            format!(
-                "Timestamp: expected Windows filetime ticks (unsigned integer), found '{}'",
-                show(f(0))
-            )
-        })?;
+        let ticks = field_u64(
+            f(0),
+            "Timestamp",
+            "Windows filetime ticks (unsigned integer)",
+        )?;
         let time = ticks
             .checked_mul(100)
             .ok_or_else(|| format!("Timestamp {ticks} x 100 ns overflows 64 bits"))?;
@@ -78,27 +77,9 @@ impl CsvBlockFormat for Msr {
                 show(f(3))
             ));
         };
-        let offset = parse_u64(f(4)).ok_or_else(|| {
-            format!(
-                "Offset: expected a byte offset (unsigned integer), found '{}'",
-                show(f(4))
-            )
-        })?;
-        let size = parse_u64(f(5)).ok_or_else(|| {
-            format!(
-                "Size: expected a size in bytes (integer > 0), found '{}'",
-                show(f(5))
-            )
-        })?;
+        let offset = field_u64(f(4), "Offset", "a byte offset (unsigned integer)")?;
+        let size = field_u64(f(5), "Size", "a size in bytes (integer > 0)")?;
         let (page, npages) = byte_span(offset, size, page_size)?;
-        Ok(Step::Push(Access {
-            time,
-            page,
-            op,
-            kind: Kind::File,
-            app: 0,
-            npages,
-            size: 0,
-        }))
+        Ok(Step::Push(Access::file(time, page, npages, op, 0, 0)))
     }
 }

@@ -14,7 +14,7 @@
 use super::common::{byte_span, check_page_size, empty_binary, to_bytes, Addressing};
 use crate::error::{Error, Result};
 use crate::trace::input::Bytes;
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::{Access, Op, Record, TraceReader};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -97,15 +97,14 @@ impl TraceReader for OracleReader {
                     .and_then(|off| byte_span(off, size as u64, self.opts.page_size))
                     .map_err(|m| self.bytes.error_at(at, m))?,
             };
-            out.push(Record::Access(Access {
-                time: time as u64 * 1_000_000_000,
+            out.push(Record::Access(Access::file(
+                time as u64 * 1_000_000_000,
                 page,
-                op: Op::Read,
-                kind: Kind::File,
-                app: 0,
                 npages,
+                Op::Read,
+                0,
                 size,
-            }));
+            )));
             n += 1;
         }
         Ok(true)

@@ -22,8 +22,8 @@ use super::common::{
     PageSizeOptions, Step, SECTOR,
 };
 use crate::error::Result;
-use crate::trace::input::{parse_u64, show, trim};
-use crate::trace::{Access, Kind, Op};
+use crate::trace::input::{field_u64, parse_u64, show, trim};
+use crate::trace::{Access, Op};
 use std::path::Path;
 
 /// Bits of the page number below the ASU.
@@ -71,18 +71,8 @@ impl CsvBlockFormat for Spc {
                     show(f(0))
                 )
             })?;
-        let lba = parse_u64(f(1)).ok_or_else(|| {
-            format!(
-                "LBA: expected a sector number (unsigned integer), found '{}'",
-                show(f(1))
-            )
-        })?;
-        let size = parse_u64(f(2)).ok_or_else(|| {
-            format!(
-                "Size: expected a size in bytes (integer > 0), found '{}'",
-                show(f(2))
-            )
-        })?;
+        let lba = field_u64(f(1), "LBA", "a sector number (unsigned integer)")?;
+        let size = field_u64(f(2), "Size", "a size in bytes (integer > 0)")?;
         let op = match trim(f(3)) {
             b"r" | b"R" => Op::Read,
             b"w" | b"W" => Op::Write,
@@ -106,14 +96,13 @@ impl CsvBlockFormat for Spc {
                 "LBA {lba}: page number beyond 2^{ASU_SHIFT}, the per-ASU page space"
             ));
         }
-        Ok(Step::Push(Access {
+        Ok(Step::Push(Access::file(
             time,
-            page: asu << ASU_SHIFT | page,
-            op,
-            kind: Kind::File,
-            app: 0,
+            asu << ASU_SHIFT | page,
             npages,
-            size: 0,
-        }))
+            op,
+            0,
+            0,
+        )))
     }
 }

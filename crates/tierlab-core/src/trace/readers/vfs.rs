@@ -24,7 +24,7 @@
 use super::common::{byte_span, check_page_size, read_lines, to_bytes, LineState, Step};
 use crate::error::{Error, Result};
 use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::{Access, Op, Record, TraceReader};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -125,15 +125,7 @@ impl TraceReader for VfsReader {
                 };
                 let off = to_bytes(block, opts.block_size, "block")?;
                 let (page, npages) = byte_span(off, opts.block_size, opts.page_size)?;
-                let a = Access {
-                    time: *seq,
-                    page,
-                    op,
-                    kind: Kind::File,
-                    app: 0,
-                    npages,
-                    size: 0,
-                };
+                let a = Access::file(*seq, page, npages, op, 0, 0);
                 *seq += 1;
                 Ok(Step::Push(a))
             },

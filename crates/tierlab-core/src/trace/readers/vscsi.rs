@@ -28,7 +28,7 @@
 use super::common::{byte_span, check_page_size, empty_binary, to_bytes, Addressing};
 use crate::error::{Error, Result};
 use crate::trace::input::Bytes;
-use crate::trace::{Access, Kind, Op, Record, TraceReader};
+use crate::trace::{Access, Op, Record, TraceReader};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -193,15 +193,14 @@ impl TraceReader for VscsiReader {
                     .and_then(|off| byte_span(off, len as u64, self.opts.page_size))
                     .map_err(|m| self.bytes.error_at(at, m))?,
             };
-            out.push(Record::Access(Access {
+            out.push(Record::Access(Access::file(
                 time,
                 page,
-                op: scsi_op(cmd),
-                kind: Kind::File,
-                app: 0,
                 npages,
-                size: len,
-            }));
+                scsi_op(cmd),
+                0,
+                len,
+            )));
             n += 1;
         }
         Ok(true)
