@@ -43,18 +43,52 @@ use crate::sim::{PageId, PageRef, Sink};
 use std::collections::VecDeque;
 use std::marker::PhantomData;
 
-tier_config!(
-    /// NOMAD parameters (shared tier parameters plus these).
-    NomadConfig {
-        /// App time of a write-protect (shadow) fault, ns.
-        shadow_fault_ns: f64 = 1500.0,
-        /// Migration pending queue length (`PROMOTE_QUEUE_LEN`).
-        pending_queue: usize = 512,
-        /// PCQ look-back distance (`PG_FAULT_LOOKBACK_DIST`).
-        lookback: usize = 20,
-        /// Transactional migration passes before giving up.
-        max_passes: u32 = 10,
-    }
+/// NOMAD's own parameters, which SSP shares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShadowParams {
+    pub shadow_fault_ns: f64,
+    pub pending_queue: usize,
+    pub lookback: usize,
+    pub max_passes: u32,
+}
+
+/// Defines a shadow-paging policy's config: the shared tier parameters, NOMAD's own keys (with
+/// NOMAD's defaults) and any more the policy adds. The keys stay flat in TOML, so the config
+/// repeats them rather than nesting [`ShadowParams`] (serde's `flatten` cannot be combined with
+/// `deny_unknown_fields`).
+macro_rules! shadow_paging_config {
+    ($(#[$m:meta])* $name:ident { $($rest:tt)* }) => {
+        tier_config!(
+            $(#[$m])*
+            $name {
+                /// App time of a write-protect (shadow) fault, ns.
+                shadow_fault_ns: f64 = 1500.0,
+                /// Migration pending queue length (`PROMOTE_QUEUE_LEN`).
+                pending_queue: usize = 512,
+                /// PCQ look-back distance (`PG_FAULT_LOOKBACK_DIST`).
+                lookback: usize = 20,
+                /// Transactional migration passes before giving up.
+                max_passes: u32 = 10,
+                $($rest)*
+            }
+        );
+        impl $name {
+            pub fn shadow(&self) -> $crate::policy::tiered::nomad::ShadowParams {
+                $crate::policy::tiered::nomad::ShadowParams {
+                    shadow_fault_ns: self.shadow_fault_ns,
+                    pending_queue: self.pending_queue,
+                    lookback: self.lookback,
+                    max_passes: self.max_passes,
+                }
+            }
+        }
+    };
+}
+pub(crate) use shadow_paging_config;
+
+shadow_paging_config!(
+    /// NOMAD parameters (shared tier parameters plus NOMAD's own).
+    NomadConfig {}
 );
 
 #[derive(Debug, Clone, Copy)]
@@ -88,14 +122,17 @@ impl NomadCore {
     pub fn new(
         policy: &str,
         tier: TierParams,
+        shadow: ShadowParams,
         ctx: &PolicyCtx,
-        shadow_fault_ns: f64,
-        pending_queue: usize,
-        lookback: usize,
-        max_passes: u32,
         selective: bool,
         fastdirty_unpromoted: bool,
     ) -> Result<Self> {
+        let ShadowParams {
+            shadow_fault_ns,
+            pending_queue,
+            lookback,
+            max_passes,
+        } = shadow;
         if !(shadow_fault_ns.is_finite() && shadow_fault_ns >= 0.0) {
             return Err(Error::config(format!(
                 "policy '{policy}': shadow_fault_ns must be a finite number >= 0, got {shadow_fault_ns}"
@@ -312,11 +349,8 @@ impl PolicyDef for Nomad {
         Ok(ShadowPaging::new(NomadCore::new(
             Self::NAME,
             cfg.tier(),
+            cfg.shadow(),
             ctx,
-            cfg.shadow_fault_ns,
-            cfg.pending_queue,
-            cfg.lookback,
-            cfg.max_passes,
             false,
             false,
         )?))

@@ -19,21 +19,13 @@
 //! shadow reclaim, remap demotion) is NOMAD's.
 
 use super::machine::tier_config;
-use super::nomad::{NomadCore, ShadowPaging};
+use super::nomad::{shadow_paging_config, NomadCore, ShadowPaging};
 use crate::error::Result;
 use crate::policy::{PolicyCtx, PolicyDef};
 
-tier_config!(
+shadow_paging_config!(
     /// SSP parameters: NOMAD's plus `fastdirty_unpromoted`.
     SspConfig {
-        /// App time of a write-protect (shadow) fault, ns.
-        shadow_fault_ns: f64 = 1500.0,
-        /// Migration pending queue length (`PROMOTE_QUEUE_LEN`).
-        pending_queue: usize = 512,
-        /// PCQ look-back distance (`PG_FAULT_LOOKBACK_DIST`).
-        lookback: usize = 20,
-        /// Transactional migration passes before giving up.
-        max_passes: u32 = 10,
         /// Also mark `PG_fastdirty` on writes to fast pages never promoted.
         fastdirty_unpromoted: bool = false,
     }
@@ -56,11 +48,8 @@ impl PolicyDef for Ssp {
         Ok(ShadowPaging::new(NomadCore::new(
             Self::NAME,
             cfg.tier(),
+            cfg.shadow(),
             ctx,
-            cfg.shadow_fault_ns,
-            cfg.pending_queue,
-            cfg.lookback,
-            cfg.max_passes,
             true,
             cfg.fastdirty_unpromoted,
         )?))
