@@ -19,29 +19,10 @@ import statistics
 from pathlib import Path
 
 import tierlab
+from tierlab.pypolicy import PyLru
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TIERLAB_SHARED", REPO.parent / "shared"))
-
-
-class PyLru(tierlab.PythonPolicy):
-    """LRU in Python: an OrderedDict from least to most recently used."""
-
-    name = "pylru"
-
-    def __init__(self, capacity):
-        super().__init__(capacity)
-        self.order = collections.OrderedDict()
-
-    def on_hit(self, page):
-        self.order.move_to_end(page)
-
-    def on_miss(self, page):
-        self.order[page] = None
-
-    def evict(self, page):
-        victim, _ = self.order.popitem(last=False)
-        return victim
 
 
 def main() -> None:

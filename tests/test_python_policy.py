@@ -4,32 +4,11 @@ trace, column for column, and a failing callback raises tierlab.PolicyError nami
 
 from __future__ import annotations
 
-import collections
-
 import pytest
 
 import tierlab
 from tests.conftest import trace_path
-
-
-class PyLru(tierlab.PythonPolicy):
-    """LRU in Python: an OrderedDict from least to most recently used."""
-
-    name = "pylru"
-
-    def __init__(self, capacity):
-        super().__init__(capacity)
-        self.order = collections.OrderedDict()
-
-    def on_hit(self, page):
-        self.order.move_to_end(page)
-
-    def on_miss(self, page):
-        self.order[page] = None
-
-    def evict(self, page):
-        victim, _ = self.order.popitem(last=False)
-        return victim
+from tierlab.pypolicy import PyLru
 
 
 def test_python_lru_equals_builtin_lru_on_a_real_trace():

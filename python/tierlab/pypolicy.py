@@ -3,25 +3,15 @@
 Subclass :class:`PythonPolicy`, implement ``evict`` (and usually ``on_hit`` and ``on_miss``), and
 pass the class to :func:`tierlab.run` next to built-in policy names::
 
-    import collections
     import tierlab
 
     class MyLru(tierlab.PythonPolicy):
-        def __init__(self, capacity):
-            super().__init__(capacity)
-            self.order = collections.OrderedDict()
-
-        def on_hit(self, page):
-            self.order.move_to_end(page)
-
-        def on_miss(self, page):
-            self.order[page] = None
-
-        def evict(self, page):
-            victim, _ = self.order.popitem(last=False)
-            return victim
+        ...  # on_hit, on_miss and evict, as in tierlab.pypolicy.PyLru below
 
     df = tierlab.run("sprite.trace.gz", policies=["lru", MyLru], sizes=["1%", "10%"])
+
+:class:`PyLru` below is a complete example: LRU in 20 lines, which gives the same misses as
+the built-in ``lru`` (tests/test_python_policy.py checks it; benches/python_policy.py times it).
 
 tierlab builds one object per size (``MyLru(capacity)``, the capacity in pages) and replays the
 trace through it in the same replay loop as the built-in policies, with the same accounting, so
@@ -44,6 +34,8 @@ the measurement, benches/python_policy.py makes it).
 """
 
 from __future__ import annotations
+
+import collections
 
 
 class PythonPolicy:
@@ -74,3 +66,23 @@ class PythonPolicy:
 def is_python_policy(policy: object) -> bool:
     """Whether ``policy`` (an entry of ``run``'s ``policies``) is a :class:`PythonPolicy` class."""
     return isinstance(policy, type) and issubclass(policy, PythonPolicy)
+
+
+class PyLru(PythonPolicy):
+    """LRU in Python: an OrderedDict from least to most recently used (the module doc's example)."""
+
+    name = "pylru"
+
+    def __init__(self, capacity):
+        super().__init__(capacity)
+        self.order = collections.OrderedDict()
+
+    def on_hit(self, page):
+        self.order.move_to_end(page)
+
+    def on_miss(self, page):
+        self.order[page] = None
+
+    def evict(self, page):
+        victim, _ = self.order.popitem(last=False)
+        return victim
