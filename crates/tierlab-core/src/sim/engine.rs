@@ -158,6 +158,21 @@ pub struct Instance<P: Policy, S: EngineSink> {
     seconds: f64,
 }
 
+impl<P: Policy, S: EngineSink> Instance<P, S> {
+    /// The same instance around a policy made from this one (an admission policy in front).
+    fn map_policy<Q: Policy>(self, wrap: impl FnOnce(P) -> Q) -> Instance<Q, S> {
+        Instance {
+            policy: wrap(self.policy),
+            sink: self.sink,
+            name: self.name,
+            label: self.label,
+            params: self.params,
+            capacity: self.capacity,
+            seconds: self.seconds,
+        }
+    }
+}
+
 impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
     fn grow(&mut self, n: usize) {
         self.policy.grow(n);
@@ -240,25 +255,21 @@ impl<S: EngineSink> PolicyVisitor for Build<'_, S> {
         let params = params.to_string();
         let label = self.spec.label();
         let (name, capacity) = (P::NAME.to_string(), self.ctx.capacity);
+        let instance = Instance {
+            policy,
+            sink: self.sink,
+            name,
+            label,
+            params,
+            capacity,
+            seconds: 0.0,
+        };
         Ok(match admission {
-            None => Box::new(Instance {
-                policy,
-                sink: self.sink,
-                name,
-                label,
-                params,
-                capacity,
-                seconds: 0.0,
-            }),
-            Some(a) => Box::new(Instance {
-                policy: Admitted::new(policy, a.build(self.ctx)?),
-                sink: self.sink,
-                name,
-                label,
-                params,
-                capacity,
-                seconds: 0.0,
-            }),
+            None => Box::new(instance),
+            Some(a) => {
+                let admit = a.build(self.ctx)?;
+                Box::new(instance.map_policy(|p| Admitted::new(p, admit)))
+            }
         })
     }
 }
