@@ -22,8 +22,9 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct ArcConfig {}
 
+/// Which of ARC's four lists a page is on (CAR's clocks use the same four).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Loc {
+pub(super) enum Loc {
     T1,
     T2,
     B1,

@@ -11,7 +11,7 @@
 //! as in the figure. CAR has no parameters; like our ARC, the adaptation step
 //! is the real-valued ratio.
 
-use super::arc::{Directory, TargetT1};
+use super::arc::{Directory, Loc, TargetT1};
 use crate::error::Result;
 use crate::policy::list::NIL;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
@@ -21,14 +21,6 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CarConfig {}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Loc {
-    T1,
-    T2,
-    B1,
-    B2,
-}
 
 #[derive(Debug, Clone, Copy)]
 struct Node {
