@@ -395,11 +395,9 @@ pub struct CsvBlockLines<F> {
     rule: std::marker::PhantomData<F>,
 }
 
-impl<F: CsvBlockFormat> CsvBlockLines<F> {
-    pub fn reader(
-        path: &std::path::Path,
-        opts: PageSizeOptions,
-    ) -> crate::Result<LineReader<Self>> {
+impl<F: CsvBlockFormat> LineReader<CsvBlockLines<F>> {
+    /// Opens a comma-separated block trace in format `F` (`MsrReader::open`, `SpcReader::open`).
+    pub fn open(path: &std::path::Path, opts: PageSizeOptions) -> crate::Result<Self> {
         let format = CsvBlockLines {
             page_size: check_page_size(F::NAME, opts.page_size)?,
             fields: Vec::with_capacity(8),

@@ -19,7 +19,6 @@ use super::common::{
 use crate::error::Result;
 use crate::trace::input::{field_u64, show, trim};
 use crate::trace::{Access, Op};
-use std::path::Path;
 
 pub type MsrOptions = PageSizeOptions;
 
@@ -27,12 +26,6 @@ pub type MsrOptions = PageSizeOptions;
 pub struct Msr;
 
 pub type MsrReader = LineReader<CsvBlockLines<Msr>>;
-
-impl MsrReader {
-    pub fn open(path: &Path, opts: MsrOptions) -> Result<Self> {
-        CsvBlockLines::reader(path, opts)
-    }
-}
 
 impl CsvBlockFormat for Msr {
     const NAME: &'static str = "msr";

@@ -24,7 +24,6 @@ use super::common::{
 use crate::error::Result;
 use crate::trace::input::{field_u64, parse_u64, show, trim};
 use crate::trace::{Access, Op};
-use std::path::Path;
 
 /// Bits of the page number below the ASU.
 pub const ASU_SHIFT: u32 = 44;
@@ -35,12 +34,6 @@ pub type SpcOptions = PageSizeOptions;
 pub struct Spc;
 
 pub type SpcReader = LineReader<CsvBlockLines<Spc>>;
-
-impl SpcReader {
-    pub fn open(path: &Path, opts: SpcOptions) -> Result<Self> {
-        CsvBlockLines::reader(path, opts)
-    }
-}
 
 impl CsvBlockFormat for Spc {
     const NAME: &'static str = "spc";
