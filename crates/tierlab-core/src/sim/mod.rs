@@ -99,7 +99,7 @@ impl RefBatch {
         self.times.reserve(n);
         self.apps.reserve(n);
     }
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, r: &RefFields) {
         self.ids.push(r.id);
         let mut flags = 0;

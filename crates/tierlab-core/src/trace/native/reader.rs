@@ -328,6 +328,15 @@ impl TraceReader for NativeReader {
                 return Ok(false);
             }
             let take = left.min(self.decoded.len() - self.pos);
+            if out.is_empty() && self.pos == 0 && take == self.decoded.len() {
+                // A whole block into an empty batch: hand over the decoded records instead of
+                // copying them (the next block decodes into the batch's old buffer).
+                std::mem::swap(out, &mut self.decoded);
+                self.decoded.clear();
+                self.pos = 0;
+                left -= take;
+                continue;
+            }
             out.extend_from_slice(&self.decoded[self.pos..self.pos + take]);
             self.pos += take;
             left -= take;
