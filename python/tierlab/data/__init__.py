@@ -14,19 +14,20 @@ def captured() -> Path:
     return DATA / "captured"
 
 
+def _shipped(folder: str, name: str, what: str) -> Path:
+    """Path of ``DATA/folder/name.toml``; a missing one is an error listing the known names."""
+    p = DATA / folder / f"{name}.toml"
+    if not p.exists():
+        known = sorted(q.stem for q in (DATA / folder).glob("*.toml"))
+        raise FileNotFoundError(f"no shipped {what} {name!r}; known: {', '.join(known)}")
+    return p
+
+
 def scenario(name: str) -> Path:
     """Path of a shipped scenario TOML, e.g. ``scenario("android_lmk")``."""
-    p = DATA / "scenarios" / f"{name}.toml"
-    if not p.exists():
-        known = sorted(q.stem for q in (DATA / "scenarios").glob("*.toml"))
-        raise FileNotFoundError(f"no shipped scenario {name!r}; known: {', '.join(known)}")
-    return p
+    return _shipped("scenarios", name, "scenario")
 
 
 def devices(name: str) -> Path:
     """Path of a shipped device file (``[[device]]`` tables), e.g. ``devices("compressed")``."""
-    p = DATA / "devices" / f"{name}.toml"
-    if not p.exists():
-        known = sorted(q.stem for q in (DATA / "devices").glob("*.toml"))
-        raise FileNotFoundError(f"no shipped device file {name!r}; known: {', '.join(known)}")
-    return p
+    return _shipped("devices", name, "device file")
