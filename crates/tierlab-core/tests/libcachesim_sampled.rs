@@ -84,7 +84,15 @@ struct Tally {
 }
 
 impl Tally {
-    fn check(&mut self, trace: &str, policy: &str, size: usize, what: &str, ours: f64, theirs: f64) {
+    fn check(
+        &mut self,
+        trace: &str,
+        policy: &str,
+        size: usize,
+        what: &str,
+        ours: f64,
+        theirs: f64,
+    ) {
         let d = (ours - theirs).abs();
         let w = self.worst.entry(policy.to_string()).or_default();
         *w = w.max(d);
@@ -95,7 +103,8 @@ impl Tally {
         if d <= TOL {
             self.within += 1;
             if listed {
-                self.bad.push(format!("{trace} {policy} {size}: listed but within"));
+                self.bad
+                    .push(format!("{trace} {policy} {size}: listed but within"));
             }
         } else if !listed {
             self.bad.push(format!(
@@ -121,7 +130,12 @@ fn miss_ratios_agree_with_libcachesim_in_distribution() {
             .iter()
             .map(|v| v.as_u64().unwrap() as usize)
             .collect();
-        let policies: Vec<String> = entry["misses"].as_object().unwrap().keys().cloned().collect();
+        let policies: Vec<String> = entry["misses"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         let out = replay(trace, &policies, &sizes, false);
         let n = entry["requests"].as_u64().unwrap();
         assert_eq!(out.page_refs, n, "{trace}: requests");
@@ -148,7 +162,12 @@ fn miss_ratios_agree_with_libcachesim_in_distribution() {
         .map(|v| v.as_u64().unwrap() as usize)
         .collect();
     for (form, entry) in obj["forms"].as_object().unwrap() {
-        let policies: Vec<String> = entry["misses"].as_object().unwrap().keys().cloned().collect();
+        let policies: Vec<String> = entry["misses"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
         let out = replay(
             &format!("libcachesim/cloudPhysicsIO.{form}"),
             &policies,

@@ -471,7 +471,12 @@ mod tests {
         use rand_pcg::Pcg64Mcg;
         let mut rng = Pcg64Mcg::seed_from_u64(9);
         let pages: Vec<(u64, bool)> = (0..30_000)
-            .map(|_| (rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)), false))
+            .map(|_| {
+                (
+                    rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)),
+                    false,
+                )
+            })
             .collect();
         let refs = make_refs(&pages);
         let run = |s: &str| check_policy(&PolicySpec::parse(s).unwrap(), 60, 1, &refs).unwrap();

@@ -193,7 +193,10 @@ mod tests {
         // t=4: 3 misses: p(1) = 2/3, p(2) = 1/1: evict 1 (the older, less popular per unit of
         // time); 3 in (t0=4). t=5: 2 hits (n=2). t=6: 1 misses: p(2) = 2/3, p(3) = 1/2: evict 3.
         // t=7: 3 misses: p(2) = 2/4, p(1) = 1/1: evict 2. t=8: 1 hits.
-        assert_eq!(replay_ids("hyperbolic", 2, &[1, 1, 2, 3, 2, 1, 3, 1]), (3, 5));
+        assert_eq!(
+            replay_ids("hyperbolic", 2, &[1, 1, 2, 3, 2, 1, 3, 1]),
+            (3, 5)
+        );
         // Memory 3: 1 1 1 (n=3, t0=1), 2 (t0=4), 4 (t0=5); t=6: 3 misses: p(1) = 3/5,
         // p(2) = 1/2, p(4) = 1/1: evict 2, where LRU evicts 1; t=7: 1 hits.
         assert_eq!(replay_ids("hyperbolic", 3, &[1, 1, 1, 2, 4, 3, 1]), (3, 4));
@@ -211,7 +214,12 @@ mod tests {
         use rand_pcg::Pcg64Mcg;
         let mut rng = Pcg64Mcg::seed_from_u64(5);
         let pages: Vec<(u64, bool)> = (0..20_000)
-            .map(|_| (rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)), false))
+            .map(|_| {
+                (
+                    rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)),
+                    false,
+                )
+            })
             .collect();
         let refs = make_refs(&pages);
         let run = |s: &str| check_policy(&PolicySpec::parse(s).unwrap(), 100, 1, &refs).unwrap();
@@ -237,8 +245,13 @@ mod tests {
         use crate::policy::PolicySpec;
         use crate::sim::check::{check_policy, make_refs};
         let refs = make_refs(&[(1, false)]);
-        let e = check_policy(&PolicySpec::parse("hyperbolic(samples=0)").unwrap(), 2, 1, &refs)
-            .unwrap_err();
+        let e = check_policy(
+            &PolicySpec::parse("hyperbolic(samples=0)").unwrap(),
+            2,
+            1,
+            &refs,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("samples"), "{e}");
         let _ = replay_spec_ids("hyperbolic(samples=1)", 1, &[1]);
     }

@@ -109,9 +109,8 @@ impl PolicyDef for Lecar {
         "LeCaR (Vietri et al., HotStorage 2018): LRU and LFU experts chosen by regret-weighted draws (seeded).";
     type Config = LecarConfig;
     fn build(cfg: &LecarConfig, ctx: &PolicyCtx) -> Result<Self> {
-        let bad = |k: &str, v: f64| {
-            Error::config(format!("policy 'lecar': {k} out of range, got {v}"))
-        };
+        let bad =
+            |k: &str, v: f64| Error::config(format!("policy 'lecar': {k} out of range, got {v}"));
         if !(cfg.learning_rate.is_finite() && cfg.learning_rate >= 0.0) {
             return Err(bad("learning_rate (>= 0)", cfg.learning_rate));
         }
@@ -168,7 +167,9 @@ impl Lecar {
         while self.lists[f].is_empty() {
             f += 1;
         }
-        *self.lfu_arena.get(self.lists[f].front().expect("non-empty"))
+        *self
+            .lfu_arena
+            .get(self.lists[f].front().expect("non-empty"))
     }
 
     /// Unlinks resident `slot` from the LRU list and its count list.
@@ -346,11 +347,22 @@ mod tests {
         }
         let pages: Vec<(u64, bool)> = ids.iter().map(|&p| (p, false)).collect();
         let run = |s: &str, n: usize| {
-            check_policy(&PolicySpec::parse(s).unwrap(), 15, 1, &make_refs(&pages[..n])).unwrap()
+            check_policy(
+                &PolicySpec::parse(s).unwrap(),
+                15,
+                1,
+                &make_refs(&pages[..n]),
+            )
+            .unwrap()
         };
         let (lru1, lfu1, lecar1) = (run("lru", phase1), run("lfu", phase1), run("lecar", phase1));
         assert!(lfu1.hits > lru1.hits, "phase 1 favours LFU");
-        assert!(lecar1.hits > lru1.hits, "{} vs LRU {}", lecar1.hits, lru1.hits);
+        assert!(
+            lecar1.hits > lru1.hits,
+            "{} vs LRU {}",
+            lecar1.hits,
+            lru1.hits
+        );
         let all = ids.len();
         let (lru, lfu, lecar) = (run("lru", all), run("lfu", all), run("lecar", all));
         let (lru2, lfu2, lecar2) = (

@@ -78,7 +78,9 @@ impl Default for LhdConfig {
 impl LhdConfig {
     pub fn validate(&self) -> Result<()> {
         if self.associativity == 0 {
-            return Err(Error::config("policy 'lhd': associativity must be at least 1"));
+            return Err(Error::config(
+                "policy 'lhd': associativity must be at least 1",
+            ));
         }
         Ok(())
     }
@@ -233,9 +235,8 @@ impl LhdCore {
             i
         };
         let explore = self.rng.random_range(0..EXPLORE_INVERSE_PROBABILITY) == 0;
-        let explorer = explore
-            && self.explorer_budget > 0
-            && self.reconfigurations < WARMUP_RECONFIGURATIONS;
+        let explorer =
+            explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
         let t = &mut self.tags[i];
         t.timestamp = self.timestamp;
         t.size = size;
@@ -486,15 +487,25 @@ mod tests {
         use rand_pcg::Pcg64Mcg;
         let mut rng = Pcg64Mcg::seed_from_u64(5);
         let pages: Vec<(u64, bool)> = (0..20_000)
-            .map(|_| (rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)), false))
+            .map(|_| {
+                (
+                    rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)),
+                    false,
+                )
+            })
             .collect();
         let refs = make_refs(&pages);
         let run = |s: &str| check_policy(&PolicySpec::parse(s).unwrap(), 100, 1, &refs).unwrap();
         let a = run("lhd(seed=5)");
         assert_eq!(a, run("lhd(seed=5)"));
         assert_ne!(a.eviction_digest, run("lhd(seed=6)").eviction_digest);
-        let e = check_policy(&PolicySpec::parse("lhd(associativity=0)").unwrap(), 2, 1, &refs)
-            .unwrap_err();
+        let e = check_policy(
+            &PolicySpec::parse("lhd(associativity=0)").unwrap(),
+            2,
+            1,
+            &refs,
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("associativity"), "{e}");
         let _ = replay_spec_ids("lhd(admissions=0)", 3, &[1, 2, 3, 4]);
     }
