@@ -81,8 +81,7 @@ def object_cells() -> dict:
         cells = {}
         for pol in OBJECT_POLICIES:
             cells[pol] = [
-                [obj_ref.counts(POLICIES[pol], size, suffix, n, nbytes) for _ in range(REPEATS)]
-                for size in sizes
+                [obj_ref.counts(POLICIES[pol], size, suffix, n, nbytes) for _ in range(REPEATS)] for size in sizes
             ]
         out["forms"][suffix] = {"totals": [n, nbytes], "misses": cells}
         print(suffix, n, nbytes, file=sys.stderr)
