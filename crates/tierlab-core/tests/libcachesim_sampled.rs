@@ -6,8 +6,9 @@
 //! tests/reference/libcachesim_sampled_counts.py with pip `libcachesim`: the unit-size traces
 //! and sizes of libcachesim_counts.json, and cloudPhysicsIO's three size-carrying forms at the
 //! byte sizes of libcachesim_object_counts.json for the size-aware Hyperbolic and LHD), tierlab's
-//! miss ratio with its default seed must be within `TOL` of the mean of libCacheSim's repeated
-//! runs, and in object-size mode its byte miss ratio too. `TOL` was fixed before comparing.
+//! miss ratio (mean over seeds 1-3) must be within `TOL` of the mean of libCacheSim's runs (5 on
+//! traces below 60,000 requests, where one run moves by several points, else 1), and in
+//! object-size mode its byte miss ratio too. `TOL` was fixed before comparing.
 //! Cells that are further apart are listed in `OUTLIERS` with the reason; the test fails if an
 //! unlisted cell is out of tolerance or a listed one comes back within it.
 
@@ -31,11 +32,14 @@ const TOL: f64 = 0.02;
 /// Cells out of tolerance, explained: (trace or form, policy, size).
 const OUTLIERS: &[(&str, &str, u64, &str)] = &[];
 
+/// tierlab's figure in a cell is the mean over these seeds.
+const SEEDS: [u64; 3] = [1, 2, 3];
+
 /// The tierlab spec run for a libCacheSim policy.
-fn spec(policy: &str) -> PolicySpec {
+fn spec(policy: &str, seed: u64) -> PolicySpec {
     match policy {
-        "cacheus" => PolicySpec::parse("cacheus(libcachesim=true)").unwrap(),
-        p => PolicySpec::new(p),
+        "cacheus" => PolicySpec::parse(&format!("cacheus(libcachesim=true, seed={seed})")).unwrap(),
+        p => PolicySpec::parse(&format!("{p}(seed={seed})")).unwrap(),
     }
 }
 
@@ -43,9 +47,11 @@ fn replay(path: &str, policies: &[String], sizes: &[usize], object_sizes: bool) 
     let inst: Vec<InstanceSpec> = policies
         .iter()
         .flat_map(|p| {
-            sizes.iter().map(move |&c| InstanceSpec {
-                policy: spec(p),
-                capacity: c,
+            sizes.iter().flat_map(move |&c| {
+                SEEDS.iter().map(move |&seed| InstanceSpec {
+                    policy: spec(p, seed),
+                    capacity: c,
+                })
             })
         })
         .collect();
@@ -61,6 +67,20 @@ fn replay(path: &str, policies: &[String], sizes: &[usize], object_sizes: bool) 
         ..RunOptions::default()
     };
     run(r.as_mut(), &inst, &sys, &opts, &mut |_| Ok(())).unwrap()
+}
+
+/// Mean over the seeds of `(misses, byte misses)` per (policy, size).
+fn means(out: &RunOutput) -> BTreeMap<(String, usize), (f64, f64)> {
+    let mut sums: BTreeMap<(String, usize), (f64, f64, f64)> = BTreeMap::new();
+    for res in &out.results {
+        let e = sums.entry((res.policy.clone(), res.capacity)).or_default();
+        e.0 += res.stats.misses_total() as f64;
+        e.1 += res.stats.byte_misses as f64;
+        e.2 += 1.0;
+    }
+    sums.into_iter()
+        .map(|(k, (m, b, n))| (k, (m / n, b / n)))
+        .collect()
 }
 
 fn mean(runs: &Value, k: Option<usize>) -> f64 {
@@ -139,17 +159,15 @@ fn miss_ratios_agree_with_libcachesim_in_distribution() {
         let out = replay(trace, &policies, &sizes, false);
         let n = entry["requests"].as_u64().unwrap();
         assert_eq!(out.page_refs, n, "{trace}: requests");
-        for res in &out.results {
-            let p = &res.policy;
-            let i = sizes.iter().position(|&s| s == res.capacity).unwrap();
-            let theirs = mean(&entry["misses"][p.split('(').next().unwrap()][i], None);
-            let name = p.split('(').next().unwrap();
+        for ((p, size), (ours, _)) in means(&out) {
+            let i = sizes.iter().position(|&s| s == size).unwrap();
+            let theirs = mean(&entry["misses"][&p][i], None);
             t.check(
                 trace,
-                name,
-                res.capacity,
+                &p,
+                size,
                 "miss ratio",
-                res.stats.misses_total() as f64 / n as f64,
+                ours / n as f64,
                 theirs / n as f64,
             );
         }
@@ -178,24 +196,16 @@ fn miss_ratios_agree_with_libcachesim_in_distribution() {
             entry["totals"][0].as_f64().unwrap(),
             entry["totals"][1].as_f64().unwrap(),
         );
-        for res in &out.results {
-            let i = sizes.iter().position(|&s| s == res.capacity).unwrap();
-            let cell = &entry["misses"][&res.policy][i];
-            let s = &res.stats;
+        for ((p, size), (m, b)) in means(&out) {
+            let i = sizes.iter().position(|&s| s == size).unwrap();
+            let cell = &entry["misses"][&p][i];
+            t.check(form, &p, size, "miss ratio", m / n, mean(cell, Some(0)) / n);
             t.check(
                 form,
-                &res.policy,
-                res.capacity,
-                "miss ratio",
-                s.misses_total() as f64 / n,
-                mean(cell, Some(0)) / n,
-            );
-            t.check(
-                form,
-                &res.policy,
-                res.capacity,
+                &p,
+                size,
                 "byte miss ratio",
-                s.byte_misses as f64 / nb,
+                b / nb,
                 mean(cell, Some(1)) / nb,
             );
         }

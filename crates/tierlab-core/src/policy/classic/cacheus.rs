@@ -23,7 +23,8 @@
 //! split starts at `N/2` each. Defaults and details are libCacheSim's `Cacheus`: `R` and `SR`
 //! start at `floor(N/2)`; the split's steps are `(C_a / C_b as an integer) + 0.5`, at least 1,
 //! `SR` kept between 1 and the resident count - 1; when both experts pick the same page it
-//! enters no expert history; a page coming back starts at count 1; `SR` overflowing after an
+//! enters no expert history; CR-LFU remembers the count of a page while it is in `H` (a page
+//! coming back from `H` continues from its old count + 1, a page not in `H` starts at 1); `SR` overflowing after an
 //! insertion evicts `SR`'s LRU page itself (into `H`, no expert history). A cache below 2 pages
 //! caches nothing (libCacheSim: an `SR` of `floor(N/2) = 0` admits nothing).
 //!
@@ -31,9 +32,9 @@
 //! its SR-LRU marks a page moved into `R` as a fresh object, so neither adaptation of the split
 //! ever fires (`R` and `SR` stay at `floor(N/2)`); and it computes the hit rate of an interval
 //! as an integer division (`hits / N`, so 0 unless every request hit), which makes `λ` shrink
-//! by `λ * |Δλ|` every interval. Both modes draw the expert with probability `w_LRU` from a
-//! `Pcg64Mcg` seeded with `seed` (default 1), where libCacheSim uses its own generator
-//! (`next_rand() % 100 / 100`), so they agree in distribution, not miss for miss
+//! by `λ * |Δλ|` every interval. Both modes draw the expert as libCacheSim does (`r < w_LRU`,
+//! `r` uniform over `{0, 0.01, ..., 0.99}`) but from a `Pcg64Mcg` seeded with `seed` (default 1)
+//! instead of libCacheSim's generator, so they agree in distribution, not miss for miss
 //! (tests/libcachesim_sampled.rs runs `cacheus(libcachesim=true)` against libCacheSim's counts).
 //!
 //! Object sizes: libCacheSim's Cacheus decides without sizes; tierlab's object-size mode has no
@@ -242,7 +243,7 @@ impl Cacheus {
     fn evict<S: Sink>(&mut self, sink: &mut S) {
         let by_lru = self.sr.back().or(self.r.back()).expect("a full cache");
         let by_lfu = self.lfu_victim();
-        let lru_drawn = self.rng.random::<f64>() < self.w_lru;
+        let lru_drawn = self.rng.random_range(0..100u32) as f64 / 100.0 < self.w_lru;
         let (v, by) = if by_lru == by_lfu {
             (by_lru, NONE)
         } else if lru_drawn {
@@ -332,12 +333,17 @@ impl Cacheus {
 
     fn insert<S: Sink>(&mut self, id: u32, r: &PageRef, sink: &mut S) {
         let m = *self.main.get(id);
-        self.lists[1].push_back(&mut self.lfu, id);
-        self.min_freq = 1;
         let from_h = m.loc == IN_H;
+        // CR-LFU remembers the count of a page in SR-LRU's history.
+        let f = if from_h { m.freq + 1 } else { 1 };
+        while self.lists.len() <= f {
+            self.lists.push(List::default());
+        }
+        self.lists[f].push_back(&mut self.lfu, id);
+        self.min_freq = self.min_freq.min(f);
         *self.m(id) = Meta {
             f: Frame::of(r),
-            freq: 1,
+            freq: f,
             ghost: m.ghost,
             ..BLANK
         };

@@ -15,9 +15,10 @@
 //! the LFU expert evicts the page that reached the lowest count first; weights get `1e-10` added
 //! before normalising so that neither reaches 0.
 //!
-//! Difference from libCacheSim: it draws `next_rand() % 100 / 100 < w_LRU` from its own
-//! generator (weights resolved to 1%); here a `Pcg64Mcg` seeded with `seed` (default 1) draws a
-//! uniform `f64`. The two agree in distribution, not miss for miss
+//! Difference from libCacheSim: the draw is libCacheSim's, `r < w_LRU` with `r` uniform over
+//! `{0, 0.01, ..., 0.99}` (so LRU is chosen with probability `ceil(100 w_LRU) / 100`: still 1%
+//! when its weight has all but vanished), but from a `Pcg64Mcg` seeded with `seed` (default 1)
+//! instead of libCacheSim's generator, so the two agree in distribution, not miss for miss
 //! (crates/tierlab-core/tests/libcachesim_sampled.rs checks the miss ratio on every trace and
 //! size of the conformance set). With `lru_weight = 1` and `learning_rate = 0` the policy is LRU
 //! exactly, and with `lru_weight = 0` it is LFU exactly (tests).
@@ -190,7 +191,7 @@ impl Lecar {
         let by_lfu = self.lfu_victim();
         let (v, by) = if by_lru == by_lfu {
             (by_lru, RESIDENT)
-        } else if self.rng.random::<f64>() < self.w_lru {
+        } else if self.rng.random_range(0..100u32) as f64 / 100.0 < self.w_lru {
             (by_lru, BY_LRU)
         } else {
             (by_lfu, BY_LFU)
