@@ -35,7 +35,11 @@
 //! by `λ * |Δλ|` every interval. Both modes draw the expert as libCacheSim does (`r < w_LRU`,
 //! `r` uniform over `{0, 0.01, ..., 0.99}`) but from a `Pcg64Mcg` seeded with `seed` (default 1)
 //! instead of libCacheSim's generator, so they agree in distribution, not miss for miss
-//! (tests/libcachesim_sampled.rs runs `cacheus(libcachesim=true)` against libCacheSim's counts).
+//! (tests/libcachesim_sampled.rs runs `cacheus(libcachesim=true)` against libCacheSim's counts:
+//! 52 of 70 cells within 0.02 of the miss ratio; the 18 others are listed there. The cause is not
+//! found: at an odd size such as 61 pages the split of 30 + 30 never fills the cache here, so no
+//! draw decides and every seed gives the same count, while pip libcachesim's runs vary there).
+//! The paper's mode (the default) has no reference.
 //!
 //! Object sizes: libCacheSim's Cacheus decides without sizes; tierlab's object-size mode has no
 //! history structure, so Cacheus runs in page mode only.
