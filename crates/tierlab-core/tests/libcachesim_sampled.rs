@@ -53,7 +53,9 @@ const OUTLIERS: &[(&str, &str, u64, &str)] = &[
     ("lirs/zigzag.trace.gz", "lecar", 1000, LECAR_ZIGZAG), // tierlab 0.6081, libCacheSim 0.6540
 ];
 
-const CACHEUS: &str = "cacheus (libcachesim=true): tierlab's SR-LRU/CR-LFU as libCacheSim's source reads; libCacheSim's runs vary even at odd N where tierlab's split never fills the cache (no draw), so pip libcachesim's Cacheus evicts differently; cause not found";
+const CACHEUS: &str = "pip libcachesim 0.3.5's Cacheus is not the one in libCacheSim's source \
+    (aa0fc40, /work/libCacheSim): its C cachesim built from that source gives what tierlab gives \
+    (cpp at 61 pages 0.7280 both, 2_pools at 99 0.6828 both), pip gives 0.394 and 0.523";
 const LECAR_ZIGZAG: &str = "lecar on zigzag (a loop over 2,001 pages): not explained yet; lecar is within 0.02 on the other 69 cells";
 
 /// tierlab's figure in a cell is the mean over these seeds.

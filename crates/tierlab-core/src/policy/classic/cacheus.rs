@@ -36,9 +36,10 @@
 //! `r` uniform over `{0, 0.01, ..., 0.99}`) but from a `Pcg64Mcg` seeded with `seed` (default 1)
 //! instead of libCacheSim's generator, so they agree in distribution, not miss for miss
 //! (tests/libcachesim_sampled.rs runs `cacheus(libcachesim=true)` against libCacheSim's counts:
-//! 52 of 70 cells within 0.02 of the miss ratio; the 18 others are listed there. The cause is not
-//! found: at an odd size such as 61 pages the split of 30 + 30 never fills the cache here, so no
-//! draw decides and every seed gives the same count, while pip libcachesim's runs vary there).
+//! 52 of 70 cells within 0.02 of the miss ratio; the 18 others are listed there: pip
+//! libcachesim 0.3.5's Cacheus is not the code of libCacheSim's source at aa0fc40, whose C
+//! `cachesim` gives tierlab's miss ratios, e.g. 0.7280 on cpp at 61 pages and 0.6828 on 2_pools
+//! at 99, where pip gives 0.394 and 0.523).
 //! The paper's mode (the default) has no reference.
 //!
 //! Object sizes: libCacheSim's Cacheus decides without sizes; tierlab's object-size mode has no
