@@ -21,7 +21,8 @@
 //! instead of libCacheSim's generator, so the two agree in distribution, not miss for miss
 //! (crates/tierlab-core/tests/libcachesim_sampled.rs checks the miss ratio on every trace and
 //! size of the conformance set). With `lru_weight = 1` and `learning_rate = 0` the policy is LRU
-//! exactly, and with `lru_weight = 0` it is LFU exactly (tests).
+//! exactly, and with `lru_weight = 0` and `history = 0` (no regrets, so the weight floor never
+//! applies) it is LFU exactly (tests).
 //!
 //! Object sizes: libCacheSim's LeCaR decides without sizes (its histories are bounded in bytes);
 //! tierlab's object-size mode has no history structure, so LeCaR runs in page mode only.
@@ -304,8 +305,14 @@ mod tests {
                 replay_spec_ids("lecar(lru_weight=1.0, learning_rate=0.0)", cap, &ids),
                 replay_ids("lru", cap, &ids)
             );
+            // All weight on LFU is LFU when no regret can happen (no histories): a regret adds
+            // 1e-10 to the weights, as in libCacheSim, and a draw of 0.00 then picks LRU.
             assert_eq!(
-                replay_spec_ids("lecar(lru_weight=0.0, learning_rate=0.0)", cap, &ids),
+                replay_spec_ids(
+                    "lecar(lru_weight=0.0, learning_rate=0.0, history=0.0)",
+                    cap,
+                    &ids
+                ),
                 replay_ids("lfu", cap, &ids)
             );
         }
