@@ -56,7 +56,9 @@ const OUTLIERS: &[(&str, &str, u64, &str)] = &[
 const CACHEUS: &str = "pip libcachesim 0.3.5's Cacheus is not the one in libCacheSim's source \
     (aa0fc40, /work/libCacheSim): its C cachesim built from that source gives what tierlab gives \
     (cpp at 61 pages 0.7280 both, 2_pools at 99 0.6828 both), pip gives 0.394 and 0.523";
-const LECAR_ZIGZAG: &str = "lecar on zigzag (a loop over 2,001 pages): not explained yet; lecar is within 0.02 on the other 69 cells";
+const LECAR_ZIGZAG: &str = "lecar on zigzag at 1000 pages (a loop over 2,001 pages, where \
+    the outcome hangs on early draws): tierlab 0.608 (seeds 1-3), pip libcachesim 0.654 (5 runs), \
+    one run of the C cachesim built from libCacheSim's source 0.700; not explained further";
 
 /// tierlab's figure in a cell is the mean over these seeds.
 const SEEDS: [u64; 3] = [1, 2, 3];
