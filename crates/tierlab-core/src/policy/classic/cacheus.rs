@@ -181,7 +181,7 @@ impl PolicyDef for Cacheus {
 
 /// `(a / b as an integer) + 0.5`, at least 1 (libCacheSim's step of the split).
 fn step(a: u64, b: u64) -> f64 {
-    let q = if b == 0 { 0 } else { a / b } as f64 + 0.5;
+    let q = a.checked_div(b).unwrap_or(0) as f64 + 0.5;
     q.max(1.0)
 }
 
@@ -206,7 +206,7 @@ impl Cacheus {
     }
 
     /// Takes resident page `x` out of the cache (both experts) into SR-LRU's history.
-    fn to_history<S: Sink>(&mut self, x: u32, sink: &mut S) {
+    fn into_history<S: Sink>(&mut self, x: u32, sink: &mut S) {
         let m = *self.main.get(x);
         if m.loc == IN_R {
             self.r.unlink(&mut self.main, x);
@@ -256,7 +256,7 @@ impl Cacheus {
         } else {
             (by_lfu, BY_LFU)
         };
-        self.to_history(v, sink);
+        self.into_history(v, sink);
         if by != NONE && self.g_cap > 0 {
             let g = (by - 1) as usize;
             self.g[g].push_front(&mut self.ghost, v);
@@ -376,7 +376,7 @@ impl Cacheus {
         }
         while self.sr.len() as f64 > self.sr_size {
             let x = self.sr.back().expect("non-empty");
-            self.to_history(x, sink);
+            self.into_history(x, sink);
         }
     }
 }
@@ -412,7 +412,7 @@ impl Policy for Cacheus {
                 sink.miss(r, 0);
             }
         }
-        if self.n > 0 && self.now % self.n as u64 == 0 {
+        if self.n > 0 && self.now.is_multiple_of(self.n as u64) {
             self.update_lr();
         }
     }
