@@ -206,7 +206,7 @@ impl Cacheus {
     }
 
     /// Takes resident page `x` out of the cache (both experts) into SR-LRU's history.
-    fn into_history<S: Sink>(&mut self, x: u32, sink: &mut S) {
+    fn retire<S: Sink>(&mut self, x: u32, sink: &mut S) {
         let m = *self.main.get(x);
         if m.loc == IN_R {
             self.r.unlink(&mut self.main, x);
@@ -256,7 +256,7 @@ impl Cacheus {
         } else {
             (by_lfu, BY_LFU)
         };
-        self.into_history(v, sink);
+        self.retire(v, sink);
         if by != NONE && self.g_cap > 0 {
             let g = (by - 1) as usize;
             self.g[g].push_front(&mut self.ghost, v);
@@ -376,7 +376,7 @@ impl Cacheus {
         }
         while self.sr.len() as f64 > self.sr_size {
             let x = self.sr.back().expect("non-empty");
-            self.into_history(x, sink);
+            self.retire(x, sink);
         }
     }
 }
