@@ -4,7 +4,7 @@
 //! first references of mobile-block/telegram_exec and cod_exec), a Zipf trace
 //! with writes and a read-only LIRS trace, at 1%, 10% and 30% of each trace's
 //! footprint, plus CFLRU at several windows, both LIRS variants and the libCacheSim variants
-//! of SLRU, LFUDA and GDSF.
+//! of SLRU, LFUDA, GDSF and Cacheus.
 //!
 //! The counts in tests/reference/policy_counts.json were written by main's
 //! code before the per-reference scans were replaced (CFLRU's clean-first
@@ -53,6 +53,7 @@ const EXTRA: &[&str] = &[
     "slru(libcachesim=true, segments=4)",
     "lfuda(libcachesim=true)",
     "gdsf(libcachesim=true)",
+    "cacheus(libcachesim=true)",
 ];
 
 fn trace_spec(name: &str, format: Option<&str>) -> TraceSpec {

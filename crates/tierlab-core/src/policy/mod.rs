@@ -210,6 +210,11 @@ registry!(
     classic::clock2qplus::Clock2QPlus,
     classic::lruprob::LruProb,
     classic::random::Random,
+    // Sampled and learning policies of issue 18 (parity-sampled): one block, to merge as one.
+    classic::hyperbolic::Hyperbolic,
+    classic::lecar::Lecar,
+    classic::lhd::Lhd,
+    classic::cacheus::Cacheus,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

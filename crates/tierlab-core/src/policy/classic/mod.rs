@@ -1,14 +1,18 @@
 //! Classic replacement policies (the baselines every paper compares against).
 
 pub mod arc;
+pub mod cacheus;
 pub mod car;
 pub mod clock;
 pub mod clock2qplus;
 pub mod clockpro;
 pub mod fifo;
 pub mod gdsf;
+pub mod hyperbolic;
+pub mod lecar;
 pub mod lfu;
 pub mod lfuda;
+pub mod lhd;
 pub mod lirs;
 pub mod lru;
 pub mod lruk;

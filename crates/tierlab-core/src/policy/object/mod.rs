@@ -11,7 +11,9 @@
 
 pub mod clock;
 pub mod fifo;
+pub mod hyperbolic;
 pub mod lfu;
+pub mod lhd;
 pub mod lru;
 pub mod opt;
 pub mod s3fifo;
@@ -115,6 +117,10 @@ impl Store {
 /// `cache_get_base` does (refuse an object larger than the cache, evict until the object fits,
 /// insert it).
 pub trait Queue: Send + 'static {
+    /// A request for `r` arrives (before the lookup): for policies that count time in
+    /// requests (Hyperbolic). Default: nothing.
+    #[inline(always)]
+    fn request(&mut self, _r: &PageRef) {}
     /// The counter (`Obj::freq`) a new object starts with.
     fn first_freq(&self, _r: &PageRef) -> u64 {
         0
@@ -144,6 +150,7 @@ impl<Q> ObjectCache<Q> {
 
 impl<Q: Queue> Policy for ObjectCache<Q> {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        self.q.request(r);
         let slot = self.s.slot(r);
         if slot != NIL {
             self.s.touch(slot, r);
