@@ -36,6 +36,12 @@
 //! written since: the "unnecessary writes" the paper bounds with
 //! SEQ_DIRTIED_PAGES).
 
+//!
+//! Data structure: [`SectorRing`] (one flags byte per page id and the circle
+//! as a ring of sorted chunks; see its module docs). A hit is O(1); a miss
+//! O(log n) for the ring plus O(seq_dirtied_pages) for a bulk write. Spatial
+//! Clock is this policy with `seq_dirtied_pages` = 1.
+
 use super::sector_ring::SectorRing;
 use crate::error::{Error, Result};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
@@ -84,19 +90,28 @@ impl PolicyDef for BsClock {
                 cfg.seq_dirtied_pages
             )));
         }
-        Ok(BsClock {
-            cap: ctx.capacity,
-            seq_dirtied_pages: cfg.seq_dirtied_pages as usize,
-            ring: SectorRing::default(),
-            bulk: Vec::with_capacity(cfg.seq_dirtied_pages as usize),
-            bulk_writes: 0,
-            pages_written_ahead: 0,
-            rewritten_after_write_ahead: 0,
-        })
+        Ok(BsClock::with_bulk(
+            ctx.capacity,
+            cfg.seq_dirtied_pages as usize,
+        ))
     }
 }
 
 impl BsClock {
+    /// BS-CLOCK over `cap` pages with SEQ_DIRTIED_PAGES = `seq_dirtied_pages`
+    /// (1: Spatial Clock).
+    pub(crate) fn with_bulk(cap: usize, seq_dirtied_pages: usize) -> Self {
+        BsClock {
+            cap,
+            seq_dirtied_pages,
+            ring: SectorRing::default(),
+            bulk: Vec::with_capacity(seq_dirtied_pages),
+            bulk_writes: 0,
+            pages_written_ahead: 0,
+            rewritten_after_write_ahead: 0,
+        }
+    }
+
     /// Resident pages in sweep order from the hand (tests).
     pub fn order_from_hand(&self) -> Vec<u64> {
         self.ring.order_from_hand()

@@ -230,24 +230,14 @@ impl SectorRing {
         debug_assert!(self.len > 0);
         let mut h = self.hand;
         loop {
-            let c = &self.chunks[h.chunk as usize];
-            let f = &mut self.flags[c.ids[h.idx as usize] as usize];
+            let id = self.chunks[h.chunk as usize].ids[h.idx as usize];
+            let f = &mut self.flags[id as usize];
             if *f & REFERENCED == 0 {
                 self.hand = h;
                 return h;
             }
             *f &= !REFERENCED;
-            h = if h.idx + 1 < c.len {
-                Pos {
-                    chunk: h.chunk,
-                    idx: h.idx + 1,
-                }
-            } else {
-                Pos {
-                    chunk: c.next,
-                    idx: 0,
-                }
-            };
+            h = self.next(h);
         }
     }
 

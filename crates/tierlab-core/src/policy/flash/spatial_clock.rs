@@ -15,14 +15,15 @@
 //! - After an eviction the hand points at the victim's successor in sector
 //!   order (wrapping from the highest sector to the lowest).
 //!
-//! Data structure ([`SectorRing`]): one flags byte per page id (a hit sets
-//! the reference bit there, O(1)) and the circle as a ring of sorted chunks of
-//! page numbers with a chunk index, so a miss costs O(log n) (see
-//! `sector_ring`'s module docs for the layout and each operation's cost).
+//! Written once with BS-CLOCK: Spatial Clock is [`BsClock`] with
+//! SEQ_DIRTIED_PAGES = 1 (the BS-CLOCK paper's section III builds BS-CLOCK as
+//! Spatial Clock plus the bulk write; with a bulk of one page a dirty victim
+//! is simply evicted dirty), without BS-CLOCK's counters. Data structure and
+//! costs: `sector_ring` (a hit O(1), a miss O(log n)).
 
-use super::sector_ring::SectorRing;
+use super::bs_clock::BsClock;
 use crate::error::Result;
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
@@ -31,10 +32,7 @@ use serde::{Deserialize, Serialize};
 pub struct SpatialClockConfig {}
 
 /// Spatial Clock: CLOCK over the resident pages in sector order.
-pub struct SpatialClock {
-    cap: usize,
-    ring: SectorRing,
-}
+pub struct SpatialClock(BsClock);
 
 impl PolicyDef for SpatialClock {
     const NAME: &'static str = "spatial-clock";
@@ -44,51 +42,33 @@ impl PolicyDef for SpatialClock {
          pages kept in logical-sector order (bs-clock paper, section II, Fig. 4).";
     type Config = SpatialClockConfig;
     fn build(_cfg: &SpatialClockConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(SpatialClock {
-            cap: ctx.capacity,
-            ring: SectorRing::default(),
-        })
+        Ok(SpatialClock(BsClock::with_bulk(ctx.capacity, 1)))
     }
 }
 
 impl SpatialClock {
     /// Resident pages in sweep order from the hand (tests).
     pub fn order_from_hand(&self) -> Vec<u64> {
-        self.ring.order_from_hand()
+        self.0.order_from_hand()
     }
 }
 
 impl Policy for SpatialClock {
     #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.ring.prefetch(far);
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.0.prefetch(near, far);
     }
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        if self.ring.is_resident(r.id) {
-            self.ring.touch(r.id, r.is_write());
-            sink.hit(r, 0);
-            return;
-        }
-        if self.cap == 0 {
-            sink.miss_bypass(r);
-            return;
-        }
-        if self.ring.len() == self.cap {
-            self.ring.sweep();
-            let victim = self.ring.evict_at_hand().frame();
-            sink.evict(victim.out(0));
-        }
-        self.ring.insert(Frame::of(r));
-        sink.miss(r, 0);
+        self.0.access(r, sink);
     }
 
     fn grow(&mut self, n: usize) {
-        self.ring.grow(n);
+        self.0.grow(n);
     }
 
     fn resident(&self) -> usize {
-        self.ring.len()
+        self.0.resident()
     }
 }
