@@ -22,14 +22,15 @@
 //! list in recency order, and the victim is the LRU block of the highest
 //! non-empty list: O(1) per hit, O(1) expected per miss (the block index is
 //! a hash map), O(k log k) for an eviction of k pages (sorting them by page
-//! number), O(1) amortized per reference as each page is evicted once.
+//! number): O(log pages_per_block) amortized per reference, as each page
+//! loaded is evicted once.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageOut, PageRef, Sink};
-use serde::{Deserialize, Serialize};
 use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -194,7 +194,11 @@ impl SectorRing {
             referenced: f & REFERENCED != 0,
             dirty: f & DIRTY != 0,
             written_ahead: f & WRITTEN_AHEAD != 0,
-            kind: if f & ANON != 0 { Kind::Anon } else { Kind::File },
+            kind: if f & ANON != 0 {
+                Kind::Anon
+            } else {
+                Kind::File
+            },
         }
     }
 
@@ -272,11 +276,7 @@ impl SectorRing {
     /// its predecessor, or, for the first chunk, to its successor.
     fn drop_chunk(&mut self, ci: u32) {
         let Chunk {
-            prev,
-            next,
-            lo,
-            hi,
-            ..
+            prev, next, lo, hi, ..
         } = self.chunks[ci as usize];
         self.index.remove(&lo);
         if lo == 0 {
@@ -480,7 +480,13 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for (cap, span) in [(1usize, 10u64), (5, 20), (70, 200), (300, 1000), (1000, 1 << 40)] {
+        for (cap, span) in [
+            (1usize, 10u64),
+            (5, 20),
+            (70, 200),
+            (300, 1000),
+            (1000, 1 << 40),
+        ] {
             let mut ring = SectorRing::default();
             let ids = 4096usize;
             ring.grow(ids);
@@ -527,7 +533,7 @@ mod tests {
                     }
                 }
                 step += 1;
-                if step % 97 == 0 {
+                if step.is_multiple_of(97) {
                     ring.check();
                 }
                 assert_eq!(ring.len(), model.len());
