@@ -36,11 +36,16 @@
 //! written since: the "unnecessary writes" the paper bounds with
 //! SEQ_DIRTIED_PAGES).
 
-use super::spatial_clock::SpatialRing;
+//!
+//! Data structure: [`SectorRing`] (one flags byte per page id and the circle
+//! as a ring of sorted chunks; see its module docs). A hit is O(1); a miss
+//! O(log n) for the ring plus O(seq_dirtied_pages) for a bulk write. Spatial
+//! Clock is this policy with `seq_dirtied_pages` = 1.
+
+use super::sector_ring::SectorRing;
 use crate::error::{Error, Result};
-use crate::policy::list::NIL;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -62,7 +67,7 @@ impl Default for BsClockConfig {
 pub struct BsClock {
     cap: usize,
     seq_dirtied_pages: usize,
-    ring: SpatialRing,
+    ring: SectorRing,
     bulk: Vec<PageOut>,
     bulk_writes: u64,
     pages_written_ahead: u64,
@@ -85,19 +90,28 @@ impl PolicyDef for BsClock {
                 cfg.seq_dirtied_pages
             )));
         }
-        Ok(BsClock {
-            cap: ctx.capacity,
-            seq_dirtied_pages: cfg.seq_dirtied_pages as usize,
-            ring: SpatialRing::with_capacity(ctx.capacity),
-            bulk: Vec::with_capacity(cfg.seq_dirtied_pages as usize),
-            bulk_writes: 0,
-            pages_written_ahead: 0,
-            rewritten_after_write_ahead: 0,
-        })
+        Ok(BsClock::with_bulk(
+            ctx.capacity,
+            cfg.seq_dirtied_pages as usize,
+        ))
     }
 }
 
 impl BsClock {
+    /// BS-CLOCK over `cap` pages with SEQ_DIRTIED_PAGES = `seq_dirtied_pages`
+    /// (1: Spatial Clock).
+    pub(crate) fn with_bulk(cap: usize, seq_dirtied_pages: usize) -> Self {
+        BsClock {
+            cap,
+            seq_dirtied_pages,
+            ring: SectorRing::default(),
+            bulk: Vec::with_capacity(seq_dirtied_pages),
+            bulk_writes: 0,
+            pages_written_ahead: 0,
+            rewritten_after_write_ahead: 0,
+        }
+    }
+
     /// Resident pages in sweep order from the hand (tests).
     pub fn order_from_hand(&self) -> Vec<u64> {
         self.ring.order_from_hand()
@@ -105,27 +119,28 @@ impl BsClock {
 
     /// Whether resident page `page` is dirty (None: not resident). Tests.
     pub fn is_dirty(&self, page: u64) -> Option<bool> {
-        self.ring.find(page).map(|n| n.frame.dirty)
+        self.ring.find(page).map(|n| n.dirty)
     }
 
     /// Evicts the hand's victim, bulk-writing it with its sequential dirty
-    /// followers when it is dirty (Figure 3).
+    /// followers when it is dirty (Figure 3). O(seq_dirtied_pages) on top of
+    /// the ring's eviction.
     fn evict_one<S: Sink>(&mut self, sink: &mut S) {
         let v = self.ring.sweep();
-        let victim: Frame = self.ring.node(v).frame;
+        let victim = self.ring.state(v);
         if victim.dirty && self.seq_dirtied_pages > 1 {
             self.bulk.clear();
-            self.bulk.push(victim.out(0));
+            self.bulk.push(victim.frame().out(0));
             let mut prev_page = victim.page;
             let mut q = self.ring.next(v);
             while q != v && self.bulk.len() < self.seq_dirtied_pages {
-                let n = self.ring.node(q);
-                if n.referenced || !n.frame.dirty || n.frame.page != prev_page + 1 {
+                let n = self.ring.state(q);
+                if n.referenced || !n.dirty || n.page != prev_page + 1 {
                     break;
                 }
-                self.bulk.push(n.frame.out(0));
-                prev_page = n.frame.page;
-                q = n.next_slot();
+                self.bulk.push(n.frame().out(0));
+                prev_page = n.page;
+                q = self.ring.next(q);
             }
             if self.bulk.len() > 1 {
                 sink.write_back(&self.bulk);
@@ -133,36 +148,37 @@ impl BsClock {
                 self.pages_written_ahead += self.bulk.len() as u64 - 1;
                 let mut q = self.ring.next(v);
                 for _ in 1..self.bulk.len() {
-                    let n = self.ring.node_mut(q);
-                    n.frame.dirty = false;
-                    n.written_ahead = true;
-                    q = n.next_slot();
+                    self.ring.mark_written_ahead(q);
+                    q = self.ring.next(q);
                 }
-                self.ring.remove(v);
-                let mut clean = victim;
+                self.ring.evict_at_hand();
+                let mut clean: Frame = victim.frame();
                 clean.dirty = false;
                 sink.evict(clean.out(0));
                 return;
             }
         }
-        self.ring.remove(v);
-        sink.evict(victim.out(0));
+        self.ring.evict_at_hand();
+        sink.evict(victim.frame().out(0));
     }
 }
 
 impl Policy for BsClock {
+    #[inline(always)]
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        self.ring.prefetch(far);
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let slot = self.ring.table.get(r.id);
-        if slot != NIL {
+        if self.ring.is_resident(r.id) {
             if r.is_write() {
-                let n = self.ring.node_mut(slot);
-                if n.written_ahead && !n.frame.dirty {
+                if self.ring.written_ahead_clean(r.id) {
                     self.rewritten_after_write_ahead += 1;
                 }
-                n.written_ahead = false;
+                self.ring.clear_written_ahead(r.id);
             }
-            self.ring.touch(slot, r.is_write());
+            self.ring.touch(r.id, r.is_write());
             sink.hit(r, 0);
             return;
         }
@@ -178,7 +194,7 @@ impl Policy for BsClock {
     }
 
     fn grow(&mut self, n: usize) {
-        self.ring.table.grow(n);
+        self.ring.grow(n);
     }
 
     fn resident(&self) -> usize {

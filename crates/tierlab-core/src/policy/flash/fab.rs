@@ -20,15 +20,17 @@
 //! recency order. Every change of a block's count comes with a reference to
 //! it, so moving the block to the MRU end of its new count's list keeps every
 //! list in recency order, and the victim is the LRU block of the highest
-//! non-empty list: O(1) per hit, O(log blocks) per miss (the block index),
-//! O(block) per eviction.
+//! non-empty list: O(1) per hit, O(1) expected per miss (the block index is
+//! a hash map), O(k log k) for an eviction of k pages (sorting them by page
+//! number): O(log pages_per_block) amortized per reference, as each page
+//! loaded is evicted once.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageOut, PageRef, Sink};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -66,7 +68,8 @@ pub struct Fab {
     /// `buckets[c]`: blocks with `c` resident pages, MRU first.
     buckets: Vec<List>,
     max_count: usize,
-    index: BTreeMap<u64, u32>,
+    /// Resident block -> its group (a hash map: FAB never needs the blocks in order).
+    index: FxHashMap<u64, u32>,
     table: SlotTable,
     resident: usize,
     out: Vec<Frame>,
@@ -96,7 +99,7 @@ impl PolicyDef for Fab {
             groups: Arena::with_capacity(0),
             buckets: vec![List::default(); cfg.pages_per_block as usize + 1],
             max_count: 0,
-            index: BTreeMap::new(),
+            index: FxHashMap::default(),
             table: SlotTable::default(),
             resident: 0,
             out: Vec::new(),

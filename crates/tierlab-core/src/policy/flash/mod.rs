@@ -9,4 +9,5 @@ pub mod ccf_lru;
 pub mod cflru;
 pub mod fab;
 pub mod lru_wsr;
+pub(crate) mod sector_ring;
 pub mod spatial_clock;
