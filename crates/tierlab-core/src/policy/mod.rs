@@ -210,6 +210,8 @@ registry!(
     classic::clock2qplus::Clock2QPlus,
     classic::lruprob::LruProb,
     classic::random::Random,
+    // Issue 18, sketch/oracle/flash slice (W-TinyLFU, BeladySize, FlashProb).
+    classic::wtinylfu::WTinyLfu,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

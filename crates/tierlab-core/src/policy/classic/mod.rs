@@ -21,4 +21,6 @@ pub mod s3fifo;
 pub mod sieve;
 pub mod size;
 pub mod slru;
+pub mod tinylfu_sketch;
 pub mod twoq;
+pub mod wtinylfu;
