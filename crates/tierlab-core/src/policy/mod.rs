@@ -212,6 +212,8 @@ registry!(
     classic::random::Random,
     // Issue 18, sketch/oracle/flash slice (W-TinyLFU, BeladySize, FlashProb).
     classic::wtinylfu::WTinyLfu,
+    classic::beladysize::BeladySize,
+    classic::flashprob::FlashProb,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

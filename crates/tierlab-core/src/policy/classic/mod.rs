@@ -1,11 +1,13 @@
 //! Classic replacement policies (the baselines every paper compares against).
 
 pub mod arc;
+pub mod beladysize;
 pub mod car;
 pub mod clock;
 pub mod clock2qplus;
 pub mod clockpro;
 pub mod fifo;
+pub mod flashprob;
 pub mod gdsf;
 pub mod lfu;
 pub mod lfuda;
