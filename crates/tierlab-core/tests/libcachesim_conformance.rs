@@ -58,14 +58,14 @@ const PINNED: &[(&str, &str, usize, u64)] = &[
     ("lirs/2_pools.trace.gz", "wtinylfu", 994, 45654), // libCacheSim 45655
     ("lirs/2_pools.trace.gz", "wtinylfu", 2485, 38402), // libCacheSim 38427
     ("lirs/2_pools.trace.gz", "wtinylfu", 4970, 27171), // libCacheSim 27288
-    ("lirs/cpp.trace.gz", "wtinylfu", 122, 1826), // libCacheSim 1881
-    ("lirs/cpp.trace.gz", "wtinylfu", 306, 1374), // libCacheSim 1369
-    ("lirs/cs.trace.gz", "wtinylfu", 141, 6169), // libCacheSim 6184
-    ("lirs/cs.trace.gz", "wtinylfu", 352, 5459), // libCacheSim 5471
-    ("lirs/cs.trace.gz", "wtinylfu", 704, 4208), // libCacheSim 4180
-    ("lirs/gli.trace.gz", "wtinylfu", 126, 5563), // libCacheSim 5543
-    ("lirs/gli.trace.gz", "wtinylfu", 253, 5132), // libCacheSim 5120
-    ("lirs/gli.trace.gz", "wtinylfu", 1264, 2881), // libCacheSim 2848
+    ("lirs/cpp.trace.gz", "wtinylfu", 122, 1826),   // libCacheSim 1881
+    ("lirs/cpp.trace.gz", "wtinylfu", 306, 1374),   // libCacheSim 1369
+    ("lirs/cs.trace.gz", "wtinylfu", 141, 6169),    // libCacheSim 6184
+    ("lirs/cs.trace.gz", "wtinylfu", 352, 5459),    // libCacheSim 5471
+    ("lirs/cs.trace.gz", "wtinylfu", 704, 4208),    // libCacheSim 4180
+    ("lirs/gli.trace.gz", "wtinylfu", 126, 5563),   // libCacheSim 5543
+    ("lirs/gli.trace.gz", "wtinylfu", 253, 5132),   // libCacheSim 5120
+    ("lirs/gli.trace.gz", "wtinylfu", 1264, 2881),  // libCacheSim 2848
     ("lirs/loop.trace.gz", "wtinylfu", 101, 458252), // libCacheSim 457055
     ("lirs/loop.trace.gz", "wtinylfu", 253, 403385), // libCacheSim 403043
     ("lirs/loop.trace.gz", "wtinylfu", 506, 284876), // libCacheSim 294620
@@ -79,9 +79,9 @@ const PINNED: &[(&str, &str, usize, u64)] = &[
     ("lirs/multi3.trace.gz", "wtinylfu", 373, 19134), // libCacheSim 19192
     ("lirs/multi3.trace.gz", "wtinylfu", 745, 16071), // libCacheSim 16082
     ("lirs/multi3.trace.gz", "wtinylfu", 1864, 12324), // libCacheSim 12304
-    ("lirs/ps.trace.gz", "wtinylfu", 154, 6746), // libCacheSim 6666
-    ("lirs/ps.trace.gz", "wtinylfu", 308, 4878), // libCacheSim 4874
-    ("lirs/ps.trace.gz", "wtinylfu", 771, 3962), // libCacheSim 3961
+    ("lirs/ps.trace.gz", "wtinylfu", 154, 6746),    // libCacheSim 6666
+    ("lirs/ps.trace.gz", "wtinylfu", 308, 4878),    // libCacheSim 4874
+    ("lirs/ps.trace.gz", "wtinylfu", 771, 3962),    // libCacheSim 3961
     ("lirs/scan.trace.gz", "wtinylfu", 100, 48095), // libCacheSim 48097
     ("lirs/scan.trace.gz", "wtinylfu", 200, 46162), // libCacheSim 46155
     ("lirs/scan.trace.gz", "wtinylfu", 1000, 26951), // libCacheSim 26886

@@ -138,7 +138,10 @@ impl FlashProb {
     }
 
     fn evict_flash<S: Sink>(&mut self, sink: &mut S) {
-        let v = self.flash.pop_back(&mut self.arena).expect("flash has objects");
+        let v = self
+            .flash
+            .pop_back(&mut self.arena)
+            .expect("flash has objects");
         self.used_flash -= self.arena.get(v).size;
         self.drop_slot(v, sink);
     }

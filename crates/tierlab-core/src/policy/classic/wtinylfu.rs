@@ -128,7 +128,8 @@ impl PolicyDef for WTinyLfu {
     const NAME: &'static str = "wtinylfu";
     const ALIASES: &'static [&'static str] = &["w-tinylfu", "tinylfu"];
     const FAMILY: &'static str = "classic";
-    const SUMMARY: &'static str = "W-TinyLFU (Einziger et al. 2017; Caffeine): LRU window, SLRU main, \
+    const SUMMARY: &'static str =
+        "W-TinyLFU (Einziger et al. 2017; Caffeine): LRU window, SLRU main, \
          count-min sketch admission; libcachesim=true for libCacheSim's WTinyLFU.";
     type Config = WTinyLfuConfig;
     fn build(cfg: &WTinyLfuConfig, ctx: &PolicyCtx) -> Result<Self> {
@@ -146,7 +147,11 @@ impl PolicyDef for WTinyLfu {
             wcap = (cap as f64 * cfg.window) as u64;
             main_cap = cap - wcap;
             // SLRU "seg-size=1:4".
-            seg_max = [0, (main_cap as f64 / 5.0) as u64, (4.0 / 5.0 * main_cap as f64) as u64];
+            seg_max = [
+                0,
+                (main_cap as f64 / 5.0) as u64,
+                (4.0 / 5.0 * main_cap as f64) as u64,
+            ];
             let (n, hashes) = LcsCbf::counters_for(main_cap as i64);
             if n > 1 << 28 {
                 return Err(Error::config(format!(
@@ -161,7 +166,12 @@ impl PolicyDef for WTinyLfu {
             main_cap = cap - wcap;
             let protected = (main_cap as f64 * cfg.protected) as u64;
             seg_max = [wcap, main_cap - protected, protected];
-            freq = Freq::Paper(FreqSketch::new(ctx.capacity, cfg.width, cfg.depth, cfg.sample));
+            freq = Freq::Paper(FreqSketch::new(
+                ctx.capacity,
+                cfg.width,
+                cfg.depth,
+                cfg.sample,
+            ));
             decay_every = 0;
         }
         Ok(WTinyLfu {
@@ -240,7 +250,9 @@ impl WTinyLfu {
         self.unlink(s);
         self.link(s, PROTECTED);
         while self.used[PROTECTED] > self.seg_max[PROTECTED] {
-            let Some(t) = self.lists[PROTECTED].back() else { break };
+            let Some(t) = self.lists[PROTECTED].back() else {
+                break;
+            };
             self.unlink(t);
             self.link(t, PROBATION);
         }
@@ -249,7 +261,9 @@ impl WTinyLfu {
     /// Moves window overflow into the main cache through TinyLFU's admission test.
     fn drain_window<S: Sink>(&mut self, sink: &mut S) {
         while self.used[WINDOW] > self.wcap {
-            let c = self.lists[WINDOW].back().expect("an over-full window has objects");
+            let c = self.lists[WINDOW]
+                .back()
+                .expect("an over-full window has objects");
             let size = self.node(c).size;
             self.unlink(c);
             let mut admit = size <= self.main_cap;
@@ -286,7 +300,9 @@ impl WTinyLfu {
             PROTECTED
         } else {
             while self.main_used() + size > self.main_cap {
-                let v = self.main_victim().expect("an over-full main cache has objects");
+                let v = self
+                    .main_victim()
+                    .expect("an over-full main cache has objects");
                 self.evict(v, sink);
             }
             PROBATION
@@ -304,7 +320,9 @@ impl WTinyLfu {
         self.unlink(s);
         self.link(s, PROTECTED);
         while self.used[PROTECTED] > self.seg_max[PROTECTED] {
-            let t = self.lists[PROTECTED].back().expect("over-full protected segment");
+            let t = self.lists[PROTECTED]
+                .back()
+                .expect("over-full protected segment");
             self.unlink(t);
             self.link(t, PROBATION);
             while self.used[PROBATION] > self.seg_max[PROBATION] {
@@ -482,7 +500,10 @@ mod tests {
         // misses.
         let mut t: Vec<u64> = (1..=101).collect();
         t.extend([1, 100]);
-        assert_eq!(replay_spec_ids("wtinylfu(libcachesim=true)", 100, &t), (1, 102));
+        assert_eq!(
+            replay_spec_ids("wtinylfu(libcachesim=true)", 100, &t),
+            (1, 102)
+        );
         // Below 100 pages the window has size 0 and nothing is admitted.
         assert_eq!(
             replay_spec_ids("wtinylfu(libcachesim=true)", 99, &[1, 1, 1]),
