@@ -146,7 +146,9 @@ const SEED0: u64 = 0x1234_5678;
 const SEED1: u64 = 0x1234_4321;
 
 impl LcsCbf {
-    /// Counters libCacheSim allocates for `entries` (an `int` in C: larger values wrap).
+    /// Counters libCacheSim allocates for `entries` (an `int` in C: larger values wrap), with
+    /// its literals for ln(2)^2 and ln(2) (not `f64::consts`, so the rounding is its own).
+    #[allow(clippy::approx_constant)]
     pub fn counters_for(entries: i64) -> (usize, u32) {
         let entries = entries as i32;
         let bpe = -(0.001f64.ln()) / 0.480453013918201;
