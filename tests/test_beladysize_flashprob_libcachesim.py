@@ -4,7 +4,8 @@ they can agree only in distribution: on cloudPhysicsIO (oracleGeneral form) at f
 page (unit-size) mode and four byte sizes in object-size mode, the mean of tierlab's misses over
 5 seeds is within 1% of the requests of libCacheSim's count, and in object-size mode the mean
 byte misses within 1% of the requested bytes (bounds fixed before looking at the counts, as for
-lruprob). Different seeds give different counts and a seed repeats exactly.
+lruprob). Different seeds give different counts (at one size at least) and a seed repeats
+exactly.
 
 Exact agreement is checked elsewhere: flashprob(p=1.0), which draws nothing, in
 crates/tierlab-core/tests/libcachesim_{,sketch_}conformance.rs; beladysize(samples=0) with unit
@@ -46,14 +47,17 @@ def test_agrees_with_libcachesim_in_distribution(policy, unit):
     n = int(df["accesses"].iloc[0])
     nbytes = int(df["byte_accesses"].iloc[0])
     col = "size_pages" if unit else "size_bytes"
+    spread = []
     for size in sizes:
         rows = df[df[col] == size]
         ours = rows["misses"].astype(int).tolist()
-        assert len(set(ours)) > 1, f"{policy} at {size}: every seed gave {ours[0]}"
+        spread.append(len(set(ours)))
         want, want_bytes = lcs_counts(policy, size, unit)
         assert abs(statistics.mean(ours) - want) < 0.01 * n, (policy, size, ours, want)
         if not unit:
             ours_bytes = rows["byte_misses"].astype(int).tolist()
             assert abs(statistics.mean(ours_bytes) - want_bytes) < 0.01 * nbytes, (policy, size, ours_bytes, want_bytes)
+    # The draws matter (at a large cache few evictions remain, so some sizes may not spread).
+    assert max(spread) > 1, f"{policy}: every seed gave the same counts at every size"
     again = tierlab.run(trace_path(ORACLE), policies=specs[:1], sizes=sizes, object_sizes=not unit)
     assert again["misses"].tolist() == df[df["policy"] == policy].iloc[: len(sizes)]["misses"].tolist()
