@@ -32,7 +32,7 @@
 use crate::error::Result;
 use crate::policy::list::{SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
-use crate::sim::{PageRef, Sink, NEVER};
+use crate::sim::{PageId, PageRef, Sink, NEVER};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
@@ -139,6 +139,13 @@ impl BeladySize {
 }
 
 impl Policy for BeladySize {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch_ahead(near, far, |s| {
+            crate::policy::list::prefetch(&self.objs, s as usize)
+        });
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         let next = r.next_use();
