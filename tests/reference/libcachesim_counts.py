@@ -57,7 +57,16 @@ POLICIES = {
     "size": lambda n: lcs.Size(n),
     "mq": lambda n: lcs.MQ(n),
     "clock2qplus": lambda n: lcs.Clock2QPlus(n),
+    # Issue 18, sketch/oracle/flash slice.
+    "wtinylfu": lambda n: lcs.WTinyLFU(n),
+    # p = 1 draws no random number, so it can match exactly (default p = 0.2: in distribution,
+    # tests/test_beladysize_flashprob_libcachesim.py).
+    "flashprob": lambda n: lcs.FlashProb(n, disk_admit_prob=1.0),
 }
+
+# Sizes libCacheSim refuses (it exits): FlashProb with a DRAM share of 0 (below 20 pages at
+# its ram-size-ratio 0.05). Their cells are null; tierlab runs them but has nothing to match.
+REFUSED = {"flashprob": lambda n: int(n * 0.05) <= 0}
 
 
 def read_lirs(path: Path) -> list[int]:
@@ -149,6 +158,9 @@ def main() -> None:
                     continue
                 row = []
                 for size in entry["sizes"]:
+                    if pol in REFUSED and REFUSED[pol](int(size)):
+                        row.append(None)
+                        continue
                     # A fresh reader per run; never close() it (double free).
                     reader = lcs.TraceReader(path, lcs.TraceType.ORACLE_GENERAL_TRACE)
                     cache = make(int(size))

@@ -215,6 +215,10 @@ registry!(
     classic::lecar::Lecar,
     classic::lhd::Lhd,
     classic::cacheus::Cacheus,
+    // Issue 18, sketch/oracle/flash slice (W-TinyLFU, BeladySize, FlashProb).
+    classic::wtinylfu::WTinyLfu,
+    classic::beladysize::BeladySize,
+    classic::flashprob::FlashProb,
 );
 
 /// A policy name with parameters, e.g. `{name = "clock", bits = 2}`.

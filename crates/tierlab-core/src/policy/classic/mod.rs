@@ -2,11 +2,13 @@
 
 pub mod arc;
 pub mod cacheus;
+pub mod beladysize;
 pub mod car;
 pub mod clock;
 pub mod clock2qplus;
 pub mod clockpro;
 pub mod fifo;
+pub mod flashprob;
 pub mod gdsf;
 pub mod hyperbolic;
 pub mod lecar;
@@ -25,4 +27,6 @@ pub mod s3fifo;
 pub mod sieve;
 pub mod size;
 pub mod slru;
+pub mod tinylfu_sketch;
 pub mod twoq;
+pub mod wtinylfu;

@@ -1,0 +1,281 @@
+//! The frequency sketches behind W-TinyLFU (see `wtinylfu.rs`).
+//!
+//! - [`FreqSketch`]: TinyLFU as Einziger, Friedman & Manes describe it ("TinyLFU: A Highly
+//!   Efficient Cache Admission Policy", ACM ToS 13(4), 2017): a count-min sketch (Section 3.4;
+//!   `depth` rows, each a power-of-two number of 4-bit counters, Section 3.4.2 "small
+//!   counters": with a doorkeeper a counter never needs to exceed `W/C - 1 = 15`), the reset
+//!   method (Section 3.3: every addition counts one sample; after `W` samples every counter is
+//!   halved, integer division, and the sample count too) and the doorkeeper (Section 4.1: a
+//!   Bloom filter in front of the sketch; an item not in it is only put in it, an item in it
+//!   increments the sketch; an estimate adds 1 when the item is in the doorkeeper; a reset
+//!   clears it).
+//! - [`LcsCbf`]: libCacheSim's `minimalIncrementCBF` (dataStructure/minimalIncrementCBF.c),
+//!   which its `WTinyLFU` uses instead: a counting Bloom filter of 32-bit counters sized for
+//!   `entries` items at false-positive rate 0.001 (`bpe = -ln(0.001) / ln(2)^2` counters per
+//!   item, `ceil(bpe * ln 2) = 10` hash functions); an addition increments all 10 counters (not
+//!   only the smallest, despite the name; an index drawn twice is incremented twice), an
+//!   estimate is the smallest; decay halves every counter; no doorkeeper.
+//!
+//! Hashing uses XXH64 from the `xxhash-rust` crate. For [`LcsCbf`] it is libCacheSim's exact
+//! hashing, so decisions match miss for miss: `a` and `b` are the low 32 bits of XXH64 of the
+//! object id's 8 little-endian bytes with seeds `0x12345678` and `0x12344321`, and the `i`-th
+//! index is `(a + i*b) mod 2^32 mod counters`. [`FreqSketch`] hashes the page number once with
+//! XXH64 (seed 0): the low half picks the key's counter block and doorkeeper word, the high
+//! half its counters and bits within them by double hashing (Kirsch & Mitzenmacher 2006).
+
+use xxhash_rust::xxh64::xxh64;
+
+/// Count-min sketch of 4-bit counters with reset and a doorkeeper (the paper's TinyLFU).
+///
+/// Layout (for speed; the estimates are a count-min sketch's all the same): the `depth` counters
+/// of one key lie in one 64-byte block, as in Caffeine's `FrequencySketch`, at `depth`
+/// distinct places drawn by double hashing within the block, and its doorkeeper bits in one
+/// 64-bit word (a blocked Bloom filter): one cache line each per lookup.
+pub struct FreqSketch {
+    /// Counters (one per byte; only values 0..=15 are used), in blocks of 64.
+    counters: Vec<u8>,
+    block_mask: u32,
+    depth: u32,
+    /// Doorkeeper words.
+    door: Vec<u64>,
+    door_mask: u32,
+    door_hashes: u32,
+    /// Samples since the last reset, and the sample size `W`.
+    samples: u64,
+    sample_size: u64,
+    resets: u64,
+}
+
+/// Counter ceiling: 4-bit counters.
+const MAX_COUNT: u8 = 15;
+
+/// Where one key's counters and doorkeeper bits are.
+#[derive(Clone, Copy)]
+struct Spot {
+    block: usize,
+    word: usize,
+    /// Double-hashing start and (odd) step within a block or a word.
+    c: u32,
+    d: u32,
+    e: u32,
+    f: u32,
+}
+
+impl FreqSketch {
+    /// A sketch for a cache of `items` entries: `depth * next_pow2(width)` counters
+    /// (`width` 0: `next_pow2(items)`; `depth` counters per key), sample size
+    /// `W = sample_factor * items`, a doorkeeper of `next_pow2(8 W)` bits and 4 bits per key.
+    pub fn new(items: usize, width: usize, depth: u32, sample_factor: u64) -> Self {
+        let width = if width == 0 { items } else { width };
+        let width = width.max(1).next_power_of_two();
+        let blocks = (width * depth as usize).div_ceil(64).next_power_of_two();
+        let sample_size = (sample_factor * items.max(1) as u64).max(1);
+        let door_bits = (8 * sample_size).next_power_of_two().clamp(64, 1 << 31);
+        FreqSketch {
+            counters: vec![0; blocks * 64],
+            block_mask: (blocks - 1) as u32,
+            depth,
+            door: vec![0; (door_bits / 64) as usize],
+            door_mask: (door_bits / 64 - 1) as u32,
+            door_hashes: 4,
+            samples: 0,
+            sample_size,
+            resets: 0,
+        }
+    }
+
+    #[inline]
+    fn spot(&self, key: u64) -> Spot {
+        let h = xxh64(&key.to_le_bytes(), 0);
+        let (lo, hi) = (h as u32, (h >> 32) as u32);
+        Spot {
+            block: (lo & self.block_mask) as usize * 64,
+            word: (lo.rotate_right(16) & self.door_mask) as usize,
+            c: hi & 63,
+            d: ((hi >> 6) & 63) | 1,
+            e: (hi >> 12) & 63,
+            f: ((hi >> 18) & 63) | 1,
+        }
+    }
+
+    #[inline]
+    fn door_bits(&self, s: Spot) -> u64 {
+        (0..self.door_hashes).fold(0u64, |m, i| {
+            m | 1 << (s.e.wrapping_add(i.wrapping_mul(s.f)) & 63)
+        })
+    }
+
+    #[inline]
+    fn counter(s: Spot, i: u32) -> usize {
+        s.block + (s.c.wrapping_add(i.wrapping_mul(s.d)) & 63) as usize
+    }
+
+    /// Records one access to `key` (a sample).
+    pub fn record(&mut self, key: u64) {
+        let s = self.spot(key);
+        let bits = self.door_bits(s);
+        if self.door[s.word] & bits == bits {
+            for i in 0..self.depth {
+                let c = &mut self.counters[Self::counter(s, i)];
+                if *c < MAX_COUNT {
+                    *c += 1;
+                }
+            }
+        } else {
+            self.door[s.word] |= bits;
+        }
+        self.samples += 1;
+        if self.samples >= self.sample_size {
+            self.reset();
+        }
+    }
+
+    /// Estimated frequency of `key` (count-min over the rows, plus 1 if in the doorkeeper).
+    pub fn estimate(&self, key: u64) -> u32 {
+        let s = self.spot(key);
+        let min = (0..self.depth)
+            .map(|i| self.counters[Self::counter(s, i)])
+            .min()
+            .unwrap_or(0);
+        let bits = self.door_bits(s);
+        min as u32 + (self.door[s.word] & bits == bits) as u32
+    }
+
+    /// Section 3.3's reset: halve every counter and the sample count; clear the doorkeeper.
+    fn reset(&mut self) {
+        for c in &mut self.counters {
+            *c >>= 1;
+        }
+        self.door.fill(0);
+        self.samples /= 2;
+        self.resets += 1;
+    }
+
+    pub fn resets(&self) -> u64 {
+        self.resets
+    }
+}
+
+/// libCacheSim's counting Bloom filter (`minimalIncrementCBF`), see the module doc.
+pub struct LcsCbf {
+    counters: Vec<u32>,
+    hashes: u32,
+    decays: u64,
+}
+
+const SEED0: u64 = 0x1234_5678;
+const SEED1: u64 = 0x1234_4321;
+
+impl LcsCbf {
+    /// Counters libCacheSim allocates for `entries` (an `int` in C: larger values wrap), with
+    /// its literals for ln(2)^2 and ln(2) (not `f64::consts`, so the rounding is its own).
+    #[allow(clippy::approx_constant)]
+    pub fn counters_for(entries: i64) -> (usize, u32) {
+        let entries = entries as i32;
+        let bpe = -(0.001f64.ln()) / 0.480453013918201;
+        let hashes = (0.693147180559945 * bpe).ceil() as u32;
+        let n = (bpe * entries as f64).ceil().min(i32::MAX as f64) as i64;
+        let n = if n < hashes as i64 {
+            2 * hashes as i64
+        } else {
+            n
+        };
+        (n as usize, hashes)
+    }
+
+    pub fn new(counters: usize, hashes: u32) -> Self {
+        LcsCbf {
+            counters: vec![0; counters],
+            hashes,
+            decays: 0,
+        }
+    }
+
+    #[inline]
+    fn index(&self, a: u32, b: u32, i: u32) -> usize {
+        (a.wrapping_add(i.wrapping_mul(b)) % self.counters.len() as u32) as usize
+    }
+
+    #[inline]
+    fn ab(key: u64) -> (u32, u32) {
+        let k = key.to_le_bytes();
+        (xxh64(&k, SEED0) as u32, xxh64(&k, SEED1) as u32)
+    }
+
+    pub fn add(&mut self, key: u64) {
+        let (a, b) = Self::ab(key);
+        for i in 0..self.hashes {
+            let x = self.index(a, b, i);
+            self.counters[x] = self.counters[x].wrapping_add(1);
+        }
+    }
+
+    pub fn estimate(&self, key: u64) -> u32 {
+        let (a, b) = Self::ab(key);
+        (0..self.hashes)
+            .map(|i| self.counters[self.index(a, b, i)])
+            .min()
+            .unwrap_or(0)
+    }
+
+    pub fn decay(&mut self) {
+        for c in &mut self.counters {
+            *c >>= 1;
+        }
+        self.decays += 1;
+    }
+
+    pub fn decays(&self) -> u64 {
+        self.decays
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lcs_cbf_size_is_libcachesims() {
+        // bpe = 14.3775..., 10 hashes; 1000 entries -> ceil(14377.5) counters.
+        assert_eq!(LcsCbf::counters_for(1000), (14378, 10));
+        // Too few counters: 2 * hashes.
+        assert_eq!(LcsCbf::counters_for(0), (20, 10));
+    }
+
+    #[test]
+    fn lcs_cbf_counts_and_decays() {
+        let mut c = LcsCbf::new(14378, 10);
+        for _ in 0..5 {
+            c.add(42);
+        }
+        c.add(7);
+        assert!(c.estimate(42) >= 5);
+        assert!(c.estimate(7) >= 1);
+        c.decay();
+        assert!(c.estimate(42) >= 2);
+        assert_eq!(c.decays(), 1);
+    }
+
+    #[test]
+    fn sketch_doorkeeper_saturation_and_reset() {
+        // 64 items, W = 10 * 64 samples.
+        let mut s = FreqSketch::new(64, 0, 4, 10);
+        assert_eq!(s.estimate(5), 0);
+        s.record(5); // doorkeeper only
+        assert_eq!(s.estimate(5), 1);
+        s.record(5);
+        assert!(s.estimate(5) >= 2);
+        for _ in 0..100 {
+            s.record(5);
+        }
+        // 15 in the sketch + 1 from the doorkeeper.
+        assert_eq!(s.estimate(5), 16);
+        // Reach W samples: counters halve, the doorkeeper empties.
+        let left = 640 - 102;
+        for k in 0..left as u64 {
+            s.record(1000 + k);
+        }
+        assert_eq!(s.resets(), 1);
+        assert_eq!(s.estimate(5), 7);
+    }
+}
