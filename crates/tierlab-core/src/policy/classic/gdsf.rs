@@ -21,14 +21,17 @@
 //! Object sizes: every entry keeps its `size`, which is 1 in page mode (capacity in pages);
 //! adding object sizes later only has to fill it from the trace and count bytes.
 //!
-//! Per reference: O(log n) (keys in a `BTreeSet`).
+//! Per reference: O(log n). The order is `(key, when it was set)` (distinct: one key is set per
+//! reference), kept in an indexed 4-ary min-heap ([`IndexedHeap`]) by slot. A hit only raises a
+//! key (`L` never falls, `F` grows), a sift towards the leaves where hot objects' large keys
+//! already are; a miss pops the root and pushes the newcomer's small key.
 
 use crate::error::{Error, Result};
+use crate::policy::heap::IndexedHeap;
 use crate::policy::list::{SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -53,8 +56,6 @@ struct Entry {
     f: Frame,
     freq: u64,
     size: u64,
-    /// (key bits, when it was set): its place in the order.
-    rank: (u64, u64),
 }
 
 pub struct Gdsf {
@@ -63,7 +64,8 @@ pub struct Gdsf {
     lcs: bool,
     entries: Vec<Entry>,
     free: Vec<u32>,
-    order: BTreeSet<(u64, u64, u32)>,
+    /// Slot by (key bits, when it was set): its place in the order.
+    order: IndexedHeap<(u64, u64)>,
     inflation: f64,
     clock: u64,
     table: SlotTable,
@@ -88,7 +90,7 @@ impl PolicyDef for Gdsf {
             lcs: cfg.libcachesim,
             entries: Vec::with_capacity(ctx.capacity),
             free: Vec::new(),
-            order: BTreeSet::new(),
+            order: IndexedHeap::with_capacity(ctx.capacity),
             inflation: 0.0,
             clock: 0,
             table: SlotTable::default(),
@@ -97,17 +99,24 @@ impl PolicyDef for Gdsf {
 }
 
 impl Gdsf {
-    /// Sets slot `s`'s key from its count and size (keys are positive, so their bits order
-    /// like the numbers).
-    fn rank(&mut self, s: u32, inflation: f64) {
-        let e = &mut self.entries[s as usize];
+    /// Slot `s`'s key from its count and size (keys are positive, so their bits order like the
+    /// numbers), set now.
+    fn rank(&self, s: u32, inflation: f64) -> (u64, u64) {
+        let e = &self.entries[s as usize];
         let key = inflation + e.freq as f64 * self.cost / e.size as f64;
-        e.rank = (key.to_bits(), self.clock);
-        self.order.insert((e.rank.0, e.rank.1, s));
+        (key.to_bits(), self.clock)
     }
 }
 
 impl Policy for Gdsf {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch_ahead(near, far, |s| {
+            crate::policy::list::prefetch(&self.entries, s as usize);
+            self.order.prefetch_pos(s);
+        });
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.clock += 1;
         let slot = self.table.get(r.id);
@@ -115,9 +124,7 @@ impl Policy for Gdsf {
             let e = &mut self.entries[slot as usize];
             e.f.dirty |= r.is_write();
             e.freq += 1;
-            let (k, t) = e.rank;
-            self.order.remove(&(k, t, slot));
-            self.rank(slot, self.inflation);
+            self.order.update(slot, self.rank(slot, self.inflation));
             sink.hit(r, 0);
             return;
         }
@@ -131,14 +138,14 @@ impl Policy for Gdsf {
             if self.lcs {
                 // The newcomer's key, set last: evicted first if strictly the smallest.
                 let key = self.inflation + self.cost;
-                let min = self.order.first().expect("a full cache has a page").0;
+                let min = self.order.peek().expect("a full cache has a page").0 .0;
                 if key.to_bits() < min {
                     self.inflation = key;
                     sink.miss_bypass(r);
                     return;
                 }
             }
-            let (k, _, v) = self.order.pop_first().expect("a full cache has a page");
+            let ((k, _), v) = self.order.pop().expect("a full cache has a page");
             self.inflation = f64::from_bits(k);
             let f = self.entries[v as usize].f;
             self.table.clear(f.id);
@@ -149,7 +156,6 @@ impl Policy for Gdsf {
             f: Frame::of(r),
             freq: 1,
             size: 1,
-            rank: (0, 0),
         };
         let s = match self.free.pop() {
             Some(s) => {
@@ -161,7 +167,8 @@ impl Policy for Gdsf {
                 (self.entries.len() - 1) as u32
             }
         };
-        self.rank(s, if self.lcs { before } else { self.inflation });
+        let rank = self.rank(s, if self.lcs { before } else { self.inflation });
+        self.order.push(s, rank);
         self.table.set(r.id, s);
         sink.miss(r, 0);
     }

@@ -24,14 +24,23 @@
 //! traces: they saturate at `u64::MAX` (libCacheSim's 64-bit signed keys would overflow), so
 //! from there on the saturated pages tie and leave in the order they reached the maximum.
 //!
-//! Per reference: O(log n) (keys are buckets in a `BTreeMap`, each a FIFO list).
+//! Per reference: O(log n) amortized. The order is `(K, when the page reached K)`, kept in an
+//! indexed 4-ary min-heap ([`IndexedHeap`]) by slot: the same order as buckets by key, each a
+//! FIFO list, and a hit (which only raises a key) is a sift towards the leaves, where hot pages'
+//! large keys already are. In libCacheSim's variant a page can end below `L` (a hit that empties
+//! the bucket at `L` can give the page a key below the one `L` advances to). Such pages live in
+//! a second heap, so every key in the main heap is at least `L`: the bucket at `L` exists exactly
+//! when the main heap's smallest key is `L`, and the smallest key above `L` is that smallest key.
+//! When an eviction takes the smallest of those below (the bucket at `L` being empty), `L` falls
+//! to its key, which is then the smallest of all, and the rest of them rejoin the main heap: a
+//! page goes below only by a hit, so the moves back cost O(log n) amortized per reference.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::heap::IndexedHeap;
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -43,16 +52,25 @@ pub struct LfudaConfig {
 #[derive(Debug, Clone, Copy)]
 struct Node {
     f: Frame,
-    key: u64,
     freq: u64,
+    /// In `below` (libCacheSim's variant: its key is under the age).
+    below: bool,
 }
+
+/// (key `K`, when the page reached it).
+type Key = (u64, u64);
 
 pub struct Lfuda {
     cap: usize,
     lcs: bool,
-    arena: Arena<Node>,
-    /// Non-empty buckets by key, each in order of reaching the key (front first).
-    buckets: BTreeMap<u64, List>,
+    /// Resident pages by slot (a victim's slot goes to the page that replaces it).
+    nodes: Vec<Node>,
+    /// Pages whose key is at least the age (all of them in the paper's variant).
+    main: IndexedHeap<Key>,
+    /// libCacheSim's variant: pages whose key is below the age.
+    below: IndexedHeap<Key>,
+    /// Counts the times keys are set (the second half of [`Key`]).
+    seq: u64,
     /// The age `L`.
     age: u64,
     /// libCacheSim's `max_freq`: the largest key a hit produced.
@@ -70,8 +88,10 @@ impl PolicyDef for Lfuda {
         Ok(Lfuda {
             cap: ctx.capacity,
             lcs: cfg.libcachesim,
-            arena: Arena::with_capacity(ctx.capacity),
-            buckets: BTreeMap::new(),
+            nodes: Vec::with_capacity(ctx.capacity),
+            main: IndexedHeap::with_capacity(ctx.capacity),
+            below: IndexedHeap::default(),
+            seq: 0,
             age: 0,
             max_key: 0,
             table: SlotTable::default(),
@@ -80,72 +100,96 @@ impl PolicyDef for Lfuda {
 }
 
 impl Lfuda {
-    fn push(&mut self, key: u64, slot: u32) {
-        self.arena.get_mut(slot).key = key;
-        self.buckets
-            .entry(key)
-            .or_default()
-            .push_back(&mut self.arena, slot);
+    /// The next "when".
+    #[inline]
+    fn tick(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
     }
 
-    /// Unlinks `slot` from its bucket; true if the bucket is now empty (and gone).
-    fn unlink(&mut self, slot: u32) -> bool {
-        let key = self.arena.get(slot).key;
-        let b = self
-            .buckets
-            .get_mut(&key)
-            .expect("bucket of a resident page");
-        b.unlink(&mut self.arena, slot);
-        let empty = b.is_empty();
-        if empty {
-            self.buckets.remove(&key);
+    /// Files `slot` (in neither heap) under `key`, reached now.
+    #[inline]
+    fn place(&mut self, slot: u32, key: u64) {
+        let k = (key, self.tick());
+        let below = key < self.age;
+        self.nodes[slot as usize].below = below;
+        if below {
+            self.below.push(slot, k);
+        } else {
+            self.main.push(slot, k);
         }
-        empty
     }
 
-    /// libCacheSim's advance of the tracked minimum.
+    /// libCacheSim's advance of the tracked minimum once the bucket at the age is empty: to the
+    /// smallest key in `(L, max]`, which is the main heap's smallest (all its keys are at least
+    /// `L`, none equal to it now; those below are smaller than `L`).
+    #[inline]
     fn advance_min(&mut self) {
         if self.age < self.max_key {
-            if let Some((&k, _)) = self.buckets.range(self.age + 1..=self.max_key).next() {
-                self.age = k;
+            if let Some(((k, _), _)) = self.main.peek() {
+                if k <= self.max_key {
+                    self.age = k;
+                }
             }
         }
     }
 
-    fn victim(&self) -> u64 {
+    /// Removes and returns the victim and its key.
+    #[inline]
+    fn pop_victim(&mut self) -> (u32, u64) {
         if self.lcs {
-            let k = self.age.max(1);
-            if self.buckets.contains_key(&k) {
-                return k;
+            // The front of the bucket at the age (at 1 before any eviction) if there is one,
+            // else of the smallest key: below the age if any page is.
+            let at = self.age.max(1);
+            let main_min = self.main.peek().map(|((k, _), _)| k);
+            if main_min != Some(at) && !self.below.is_empty() {
+                let ((k, _), v) = self.below.pop().expect("non-empty");
+                // The age falls to the smallest key of all: the rest below rejoin the main heap.
+                while let Some((key, s)) = self.below.pop() {
+                    self.nodes[s as usize].below = false;
+                    self.main.push(s, key);
+                }
+                return (v, k);
             }
         }
-        *self.buckets.keys().next().expect("a full cache has a page")
+        let ((k, _), v) = self.main.pop().expect("a full cache has a page");
+        (v, k)
     }
 }
 
 impl Policy for Lfuda {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch_ahead(near, far, |s| {
+            prefetch(&self.nodes, s as usize);
+            self.main.prefetch_pos(s);
+        });
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let n = self.arena.get_mut(slot);
+            let n = &mut self.nodes[slot as usize];
             n.f.dirty |= r.is_write();
             n.freq += 1;
-            let (old, freq) = (n.key, n.freq);
+            let (freq, below) = (n.freq, n.below);
+            if !self.lcs {
+                let new = (freq.saturating_add(self.age), self.tick());
+                self.main.update(slot, new);
+                sink.hit(r, 0);
+                return;
+            }
             // libCacheSim's keys grow by the age on every hit, so they can pass 2^64: they
             // saturate (libCacheSim's int64 keys would overflow).
-            let new = if self.lcs {
-                old.saturating_add(self.age)
-            } else {
-                freq.saturating_add(self.age)
-            };
-            let emptied = self.unlink(slot);
-            if self.lcs {
-                self.max_key = self.max_key.max(new);
-                if emptied && self.age == old {
-                    self.advance_min();
-                }
+            let heap = if below { &mut self.below } else { &mut self.main };
+            let old = heap.remove(slot).0;
+            let new = old.saturating_add(self.age);
+            self.max_key = self.max_key.max(new);
+            // The bucket at the age empties if this page was its last.
+            if old == self.age && self.main.peek().map(|((k, _), _)| k) != Some(old) {
+                self.advance_min();
             }
-            self.push(new, slot);
+            self.place(slot, new);
             sink.hit(r, 0);
             return;
         }
@@ -153,26 +197,31 @@ impl Policy for Lfuda {
             sink.miss_bypass(r);
             return;
         }
-        if self.arena.live() == self.cap {
-            let key = self.victim();
-            let v = self.buckets[&key].front().expect("non-empty bucket");
-            let emptied = self.unlink(v);
+        let s = if self.nodes.len() < self.cap {
+            self.nodes.push(Node {
+                f: Frame::of(r),
+                freq: 1,
+                below: false,
+            });
+            (self.nodes.len() - 1) as u32
+        } else {
+            let (v, key) = self.pop_victim();
             self.age = key;
-            if self.lcs && emptied {
+            if self.lcs && self.main.peek().map(|((k, _), _)| k) != Some(key) {
                 self.advance_min();
             }
-            let f = self.arena.get(v).f;
+            let f = self.nodes[v as usize].f;
             self.table.clear(f.id);
-            self.arena.release(v);
             sink.evict(f.out(0));
-        }
-        let slot = self.arena.alloc(Node {
-            f: Frame::of(r),
-            key: 0,
-            freq: 1,
-        });
-        self.push(self.age.saturating_add(1), slot);
-        self.table.set(r.id, slot);
+            self.nodes[v as usize] = Node {
+                f: Frame::of(r),
+                freq: 1,
+                below: false,
+            };
+            v
+        };
+        self.place(s, self.age.saturating_add(1));
+        self.table.set(r.id, s);
         sink.miss(r, 0);
     }
 
@@ -181,7 +230,7 @@ impl Policy for Lfuda {
     }
 
     fn resident(&self) -> usize {
-        self.arena.live()
+        self.nodes.len()
     }
 }
 

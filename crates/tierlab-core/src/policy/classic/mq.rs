@@ -20,7 +20,7 @@
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -152,6 +152,21 @@ impl Mq {
 }
 
 impl Policy for Mq {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch(far);
+        self.ghost_table.prefetch(far);
+        let s = self.table.lookup(near);
+        if s != NIL {
+            self.arena.prefetch(s);
+        } else {
+            let g = self.ghost_table.lookup(near);
+            if g != NIL {
+                self.ghosts.prefetch(g);
+            }
+        }
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
