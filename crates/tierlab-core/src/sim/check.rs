@@ -392,6 +392,53 @@ pub fn replay_spec_ids(spec: &str, capacity: usize, ids: &[u64]) -> (u64, u64) {
     (c.hits, c.misses)
 }
 
+/// What a policy did, reference by reference, for comparing a policy with a reference model
+/// of it: one of `Hit(id)`, `Miss(id)`, `Bypass(id)` per reference, after the `Evict(id)`s the
+/// reference caused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Hit(PageId),
+    Miss(PageId),
+    Bypass(PageId),
+    Evict(PageId),
+}
+
+/// Replays page ids (all reads; dense ids in first-seen order, as [`make_refs`] gives) through
+/// `policy` and lists what it did; `watch` sees the policy after each reference.
+pub fn steps<P: crate::policy::Policy>(
+    policy: &mut P,
+    ids: &[u64],
+    mut watch: impl FnMut(&P),
+) -> Vec<Step> {
+    struct Rec(Vec<Step>);
+    impl Sink for Rec {
+        fn hit(&mut self, r: &PageRef, _: u8) {
+            self.0.push(Step::Hit(r.id));
+        }
+        fn miss(&mut self, r: &PageRef, _: u8) {
+            self.0.push(Step::Miss(r.id));
+        }
+        fn miss_bypass(&mut self, r: &PageRef) {
+            self.0.push(Step::Bypass(r.id));
+        }
+        fn evict(&mut self, p: PageOut) {
+            self.0.push(Step::Evict(p.id));
+        }
+        fn write_back(&mut self, _: &[PageOut]) {}
+        fn migrate(&mut self, _: PageId, _: u64, _: u8, _: u8) {}
+    }
+    let pages: Vec<(u64, bool)> = ids.iter().map(|&p| (p, false)).collect();
+    let refs = make_refs(&pages);
+    let distinct = refs.ids.iter().map(|&i| i as usize + 1).max().unwrap_or(0);
+    policy.grow(distinct);
+    let mut rec = Rec(Vec::new());
+    for r in refs.iter() {
+        policy.access(&r, &mut rec);
+        watch(policy);
+    }
+    rec.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

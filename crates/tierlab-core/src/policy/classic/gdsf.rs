@@ -184,7 +184,79 @@ impl Policy for Gdsf {
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::replay_ids;
+    use super::{Gdsf, GdsfConfig};
+    use crate::policy::{PolicyCtx, PolicyDef};
+    use crate::sim::check::{replay_ids, steps, Step};
+
+    /// The module doc's rules, literally: every resident object's (id, key, when it was set,
+    /// count), the victim found by a scan.
+    fn model(cfg: &GdsfConfig, cap: usize, pages: &[u64]) -> Vec<Step> {
+        let key = |l: f64, f: u64| l + f as f64 * cfg.cost / 1.0;
+        let mut ids = std::collections::HashMap::new();
+        let mut res: Vec<(u32, f64, usize, u64)> = Vec::new();
+        let mut l = 0.0;
+        let mut out = Vec::new();
+        for (t, &p) in pages.iter().enumerate() {
+            let n = ids.len() as u32;
+            let id = *ids.entry(p).or_insert(n);
+            if let Some(e) = res.iter_mut().find(|e| e.0 == id) {
+                e.3 += 1;
+                (e.1, e.2) = (key(l, e.3), t);
+                out.push(Step::Hit(id));
+                continue;
+            }
+            let before = l;
+            if res.len() == cap {
+                let min = |e: &&(u32, f64, usize, u64)| (e.1.to_bits(), e.2);
+                let m = *res.iter().min_by_key(min).expect("full");
+                if cfg.libcachesim && key(l, 1) < m.1 {
+                    l = key(l, 1);
+                    out.push(Step::Bypass(id));
+                    continue;
+                }
+                res.retain(|e| e.0 != m.0);
+                l = m.1;
+                out.push(Step::Evict(m.0));
+            }
+            let k = key(if cfg.libcachesim { before } else { l }, 1);
+            res.push((id, k, t, 1));
+            out.push(Step::Miss(id));
+        }
+        out
+    }
+
+    /// Both orders, three costs, against [`model`] on skewed random traces, step by step.
+    #[test]
+    fn agrees_with_the_scan_model() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        for round in 0..2000u64 {
+            let cap = 1 + round as usize % 6;
+            let pages: Vec<u64> = (0..30 + next() % 150)
+                .map(|_| match next() % 3 {
+                    0 => next() % 30,
+                    _ => next() % 6,
+                })
+                .collect();
+            let cfg = GdsfConfig {
+                cost: [1.0, 0.3, 1e6][(round as usize / 6) % 3],
+                libcachesim: round % 2 == 0,
+            };
+            let ctx = PolicyCtx {
+                capacity: cap,
+                tiers: 1,
+                page_size: 4096,
+            };
+            let mut p = Gdsf::build(&cfg, &ctx).expect("valid");
+            let got = steps(&mut p, &pages, |_| {});
+            assert_eq!(got, model(&cfg, cap, &pages), "{cfg:?} memory {cap}");
+        }
+    }
 
     #[test]
     fn hand_worked() {

@@ -236,7 +236,109 @@ impl Policy for Lfuda {
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::{replay_ids, replay_spec_ids};
+    use super::{Lfuda, LfudaConfig};
+    use crate::policy::{PolicyCtx, PolicyDef};
+    use crate::sim::check::{replay_ids, replay_spec_ids, steps, Step};
+
+    /// The module doc's rules, literally: every resident page's (id, key, when it reached the key,
+    /// count) in a vector, buckets and the victim found by scanning it. Ids are dense in
+    /// first-seen order, as `steps` numbers them.
+    fn model(lcs: bool, cap: usize, pages: &[u64]) -> Vec<Step> {
+        let mut ids = std::collections::HashMap::new();
+        let mut res: Vec<(u32, u64, u64, u64)> = Vec::new();
+        let (mut age, mut max_key) = (0u64, 0u64);
+        let mut out = Vec::new();
+        // The smallest key in (age, max_key], if any.
+        let advance = |res: &[(u32, u64, u64, u64)], age: u64, max_key: u64| {
+            let next = res.iter().map(|e| e.1).filter(|&k| k > age && k <= max_key);
+            next.min().filter(|_| age < max_key).unwrap_or(age)
+        };
+        for (when, &p) in pages.iter().enumerate() {
+            let n = ids.len() as u32;
+            let id = *ids.entry(p).or_insert(n);
+            if let Some(i) = res.iter().position(|e| e.0 == id) {
+                let (_, old, _, freq) = res.remove(i);
+                let new = if lcs {
+                    old.saturating_add(age)
+                } else {
+                    (freq + 1).saturating_add(age)
+                };
+                if lcs {
+                    max_key = max_key.max(new);
+                    if age == old && !res.iter().any(|e| e.1 == old) {
+                        age = advance(&res, age, max_key);
+                    }
+                }
+                res.push((id, new, when as u64, freq + 1));
+                out.push(Step::Hit(id));
+                continue;
+            }
+            if cap == 0 {
+                out.push(Step::Bypass(id));
+                continue;
+            }
+            if res.len() == cap {
+                let at = age.max(1);
+                let k = if lcs && res.iter().any(|e| e.1 == at) {
+                    at
+                } else {
+                    res.iter().map(|e| e.1).min().expect("full")
+                };
+                let i = (0..res.len())
+                    .filter(|&i| res[i].1 == k)
+                    .min_by_key(|&i| res[i].2)
+                    .expect("bucket");
+                let v = res.remove(i);
+                age = k;
+                if lcs && !res.iter().any(|e| e.1 == k) {
+                    age = advance(&res, age, max_key);
+                }
+                out.push(Step::Evict(v.0));
+            }
+            res.push((id, age.saturating_add(1), when as u64, 1));
+            out.push(Step::Miss(id));
+        }
+        out
+    }
+
+    /// Both variants against [`model`] on skewed random traces, step by step; the libCacheSim
+    /// variant must put pages below the age on some of them (the second heap's case).
+    #[test]
+    fn agrees_with_the_bucket_model() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let mut below_seen = 0;
+        for round in 0..3000 {
+            let cap = 1 + round % 7;
+            let hot = 2 + next() % 6;
+            let pages: Vec<u64> = (0..40 + next() % 200)
+                .map(|_| match next() % 4 {
+                    0 => next() % 40,
+                    _ => next() % hot,
+                })
+                .collect();
+            for lcs in [false, true] {
+                let ctx = PolicyCtx {
+                    capacity: cap as usize,
+                    tiers: 1,
+                    page_size: 4096,
+                };
+                let cfg = LfudaConfig { libcachesim: lcs };
+                let mut p = Lfuda::build(&cfg, &ctx).expect("valid");
+                let got = steps(&mut p, &pages, |p| {
+                    below_seen += usize::from(!p.below.is_empty());
+                });
+                let want = model(lcs, cap as usize, &pages);
+                assert_eq!(got, want, "libcachesim={lcs} memory {cap} on {pages:?}");
+            }
+        }
+        assert!(below_seen > 0, "no trace put a page below the age");
+    }
 
     #[test]
     fn hand_worked_paper() {
