@@ -439,6 +439,34 @@ pub fn steps<P: crate::policy::Policy>(
     rec.0
 }
 
+/// Builds policy `P` with `cfg` for `capacity` pages in one tier (for tests that drive one
+/// directly, e.g. with [`steps`]).
+pub fn build<P: PolicyDef>(cfg: &P::Config, capacity: usize) -> P {
+    let ctx = PolicyCtx {
+        capacity,
+        tiers: 1,
+        page_size: 4096,
+    };
+    P::build(cfg, &ctx).expect("valid configuration")
+}
+
+/// `len` page numbers, random from `seed`: one in `1 / cold_share` from `0..cold`, the rest
+/// from `0..hot` (a few hot pages re-referenced among a wider cold set, so small caches see hits,
+/// evictions and returns).
+pub fn skewed_pages(seed: u64, len: usize, hot: u64, cold: u64, cold_share: u32) -> Vec<u64> {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    (0..len)
+        .map(|_| {
+            if rng.random_range(0..cold_share) == 0 {
+                rng.random_range(0..cold)
+            } else {
+                rng.random_range(0..hot)
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,12 +22,13 @@
 //! adding object sizes later only has to fill it from the trace and count bytes.
 //!
 //! Per reference: O(log n). The order is `(key, when it was set)` (distinct: one key is set per
-//! reference), kept in an indexed 4-ary min-heap ([`IndexedHeap`]) by slot. A hit only raises a
-//! key (`L` never falls, `F` grows), a sift towards the leaves where hot objects' large keys
-//! already are; a miss pops the root and pushes the newcomer's small key.
+//! reference), kept by slot in a [`RunHeap`]: an indexed 4-ary min-heap plus a sorted run. A
+//! newcomer's key `L + C` never falls below the one before it (`L` never falls), so it joins the
+//! run's back in O(1) and most evictions take the run's front; a hit only raises a key (a sift
+//! in the heap towards the leaves, where hot objects' large keys already are).
 
 use crate::error::{Error, Result};
-use crate::policy::heap::IndexedHeap;
+use crate::policy::heap::RunHeap;
 use crate::policy::list::{SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
@@ -62,10 +63,10 @@ pub struct Gdsf {
     cap: usize,
     cost: f64,
     lcs: bool,
+    /// Resident objects by slot (a victim's slot goes to the object that replaces it).
     entries: Vec<Entry>,
-    free: Vec<u32>,
     /// Slot by (key bits, when it was set): its place in the order.
-    order: IndexedHeap<(u64, u64)>,
+    order: RunHeap<(u64, u64)>,
     inflation: f64,
     clock: u64,
     table: SlotTable,
@@ -89,8 +90,7 @@ impl PolicyDef for Gdsf {
             cost: cfg.cost,
             lcs: cfg.libcachesim,
             entries: Vec::with_capacity(ctx.capacity),
-            free: Vec::new(),
-            order: IndexedHeap::with_capacity(ctx.capacity),
+            order: RunHeap::with_capacity(ctx.capacity),
             inflation: 0.0,
             clock: 0,
             table: SlotTable::default(),
@@ -113,7 +113,7 @@ impl Policy for Gdsf {
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch_ahead(near, far, |s| {
             crate::policy::list::prefetch(&self.entries, s as usize);
-            self.order.prefetch_pos(s);
+            self.order.prefetch(s);
         });
     }
 
@@ -134,7 +134,15 @@ impl Policy for Gdsf {
         }
         // libCacheSim keys the newcomer before the eviction raises L.
         let before = self.inflation;
-        if self.order.len() == self.cap {
+        let e = Entry {
+            f: Frame::of(r),
+            freq: 1,
+            size: 1,
+        };
+        let s = if self.entries.len() < self.cap {
+            self.entries.push(e);
+            (self.entries.len() - 1) as u32
+        } else {
             if self.lcs {
                 // The newcomer's key, set last: evicted first if strictly the smallest.
                 let key = self.inflation + self.cost;
@@ -149,23 +157,9 @@ impl Policy for Gdsf {
             self.inflation = f64::from_bits(k);
             let f = self.entries[v as usize].f;
             self.table.clear(f.id);
-            self.free.push(v);
             sink.evict(f.out(0));
-        }
-        let e = Entry {
-            f: Frame::of(r),
-            freq: 1,
-            size: 1,
-        };
-        let s = match self.free.pop() {
-            Some(s) => {
-                self.entries[s as usize] = e;
-                s
-            }
-            None => {
-                self.entries.push(e);
-                (self.entries.len() - 1) as u32
-            }
+            self.entries[v as usize] = e;
+            v
         };
         let rank = self.rank(s, if self.lcs { before } else { self.inflation });
         self.order.push(s, rank);
@@ -185,8 +179,7 @@ impl Policy for Gdsf {
 #[cfg(test)]
 mod tests {
     use super::{Gdsf, GdsfConfig};
-    use crate::policy::{PolicyCtx, PolicyDef};
-    use crate::sim::check::{replay_ids, steps, Step};
+    use crate::sim::check::{build, replay_ids, skewed_pages, steps, Step};
 
     /// The module doc's rules, literally: every resident object's (id, key, when it was set,
     /// count), the victim found by a scan.
@@ -228,32 +221,14 @@ mod tests {
     /// Both orders, three costs, against [`model`] on skewed random traces, step by step.
     #[test]
     fn agrees_with_the_scan_model() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
         for round in 0..2000u64 {
             let cap = 1 + round as usize % 6;
-            let pages: Vec<u64> = (0..30 + next() % 150)
-                .map(|_| match next() % 3 {
-                    0 => next() % 30,
-                    _ => next() % 6,
-                })
-                .collect();
+            let pages = skewed_pages(round, 30 + round as usize % 150, 6, 30, 3);
             let cfg = GdsfConfig {
                 cost: [1.0, 0.3, 1e6][(round as usize / 6) % 3],
                 libcachesim: round % 2 == 0,
             };
-            let ctx = PolicyCtx {
-                capacity: cap,
-                tiers: 1,
-                page_size: 4096,
-            };
-            let mut p = Gdsf::build(&cfg, &ctx).expect("valid");
-            let got = steps(&mut p, &pages, |_| {});
+            let got = steps(&mut build::<Gdsf>(&cfg, cap), &pages, |_| {});
             assert_eq!(got, model(&cfg, cap, &pages), "{cfg:?} memory {cap}");
         }
     }

@@ -24,10 +24,12 @@
 //! traces: they saturate at `u64::MAX` (libCacheSim's 64-bit signed keys would overflow), so
 //! from there on the saturated pages tie and leave in the order they reached the maximum.
 //!
-//! Per reference: O(log n) amortized. The order is `(K, when the page reached K)`, kept in an
-//! indexed 4-ary min-heap ([`IndexedHeap`]) by slot: the same order as buckets by key, each a
-//! FIFO list, and a hit (which only raises a key) is a sift towards the leaves, where hot pages'
-//! large keys already are. In libCacheSim's variant a page can end below `L` (a hit that empties
+//! Per reference: O(log n) amortized. The order is `(K, when the page reached K)`, the same
+//! order as buckets by key, each a FIFO list. It is kept by slot in a [`RunHeap`]: an indexed
+//! 4-ary min-heap plus a sorted run. A new page's key `L + 1` rarely falls below the one before
+//! it, so it joins the run's back in O(1) and most evictions take the run's front; a hit (which
+//! only raises a key) is a sift in the heap towards the leaves, where hot pages' large keys
+//! already are. In libCacheSim's variant a page can end below `L` (a hit that empties
 //! the bucket at `L` can give the page a key below the one `L` advances to). Such pages live in
 //! a second heap, so every key in the main heap is at least `L`: the bucket at `L` exists exactly
 //! when the main heap's smallest key is `L`, and the smallest key above `L` is that smallest key.
@@ -36,7 +38,7 @@
 //! page goes below only by a hit, so the moves back cost O(log n) amortized per reference.
 
 use crate::error::Result;
-use crate::policy::heap::IndexedHeap;
+use crate::policy::heap::{IndexedHeap, RunHeap};
 use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
@@ -66,7 +68,7 @@ pub struct Lfuda {
     /// Resident pages by slot (a victim's slot goes to the page that replaces it).
     nodes: Vec<Node>,
     /// Pages whose key is at least the age (all of them in the paper's variant).
-    main: IndexedHeap<Key>,
+    main: RunHeap<Key>,
     /// libCacheSim's variant: pages whose key is below the age.
     below: IndexedHeap<Key>,
     /// Counts the times keys are set (the second half of [`Key`]).
@@ -89,7 +91,7 @@ impl PolicyDef for Lfuda {
             cap: ctx.capacity,
             lcs: cfg.libcachesim,
             nodes: Vec::with_capacity(ctx.capacity),
-            main: IndexedHeap::with_capacity(ctx.capacity),
+            main: RunHeap::with_capacity(ctx.capacity),
             below: IndexedHeap::default(),
             seq: 0,
             age: 0,
@@ -107,16 +109,19 @@ impl Lfuda {
         self.seq
     }
 
-    /// Files `slot` (in neither heap) under `key`, reached now.
+    /// Files `slot` (in neither heap) under `key`, reached now: a new page's key (`L + 1`) may
+    /// join the main heap's sorted run, a hit's goes to its heap part.
     #[inline]
-    fn place(&mut self, slot: u32, key: u64) {
+    fn place(&mut self, slot: u32, key: u64, new: bool) {
         let k = (key, self.tick());
         let below = key < self.age;
         self.nodes[slot as usize].below = below;
         if below {
             self.below.push(slot, k);
-        } else {
+        } else if new {
             self.main.push(slot, k);
+        } else {
+            self.main.push_heap(slot, k);
         }
     }
 
@@ -147,7 +152,7 @@ impl Lfuda {
                 // The age falls to the smallest key of all: the rest below rejoin the main heap.
                 while let Some((key, s)) = self.below.pop() {
                     self.nodes[s as usize].below = false;
-                    self.main.push(s, key);
+                    self.main.push_heap(s, key);
                 }
                 return (v, k);
             }
@@ -162,7 +167,7 @@ impl Policy for Lfuda {
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch_ahead(near, far, |s| {
             prefetch(&self.nodes, s as usize);
-            self.main.prefetch_pos(s);
+            self.main.prefetch(s);
         });
     }
 
@@ -181,15 +186,18 @@ impl Policy for Lfuda {
             }
             // libCacheSim's keys grow by the age on every hit, so they can pass 2^64: they
             // saturate (libCacheSim's int64 keys would overflow).
-            let heap = if below { &mut self.below } else { &mut self.main };
-            let old = heap.remove(slot).0;
+            let old = if below {
+                self.below.remove(slot).0
+            } else {
+                self.main.remove(slot).0
+            };
             let new = old.saturating_add(self.age);
             self.max_key = self.max_key.max(new);
             // The bucket at the age empties if this page was its last.
             if old == self.age && self.main.peek().map(|((k, _), _)| k) != Some(old) {
                 self.advance_min();
             }
-            self.place(slot, new);
+            self.place(slot, new, false);
             sink.hit(r, 0);
             return;
         }
@@ -220,7 +228,7 @@ impl Policy for Lfuda {
             };
             v
         };
-        self.place(s, self.age.saturating_add(1));
+        self.place(s, self.age.saturating_add(1), true);
         self.table.set(r.id, s);
         sink.miss(r, 0);
     }
@@ -237,8 +245,7 @@ impl Policy for Lfuda {
 #[cfg(test)]
 mod tests {
     use super::{Lfuda, LfudaConfig};
-    use crate::policy::{PolicyCtx, PolicyDef};
-    use crate::sim::check::{replay_ids, replay_spec_ids, steps, Step};
+    use crate::sim::check::{build, replay_ids, replay_spec_ids, skewed_pages, steps, Step};
 
     /// The module doc's rules, literally: every resident page's (id, key, when it reached the key,
     /// count) in a vector, buckets and the victim found by scanning it. Ids are dense in
@@ -305,36 +312,17 @@ mod tests {
     /// variant must put pages below the age on some of them (the second heap's case).
     #[test]
     fn agrees_with_the_bucket_model() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
         let mut below_seen = 0;
-        for round in 0..3000 {
-            let cap = 1 + round % 7;
-            let hot = 2 + next() % 6;
-            let pages: Vec<u64> = (0..40 + next() % 200)
-                .map(|_| match next() % 4 {
-                    0 => next() % 40,
-                    _ => next() % hot,
-                })
-                .collect();
-            for lcs in [false, true] {
-                let ctx = PolicyCtx {
-                    capacity: cap as usize,
-                    tiers: 1,
-                    page_size: 4096,
-                };
-                let cfg = LfudaConfig { libcachesim: lcs };
-                let mut p = Lfuda::build(&cfg, &ctx).expect("valid");
+        for round in 0..3000u64 {
+            let cap = 1 + round as usize % 7;
+            let pages = skewed_pages(round, 40 + round as usize % 200, 2 + round % 6, 40, 4);
+            for libcachesim in [false, true] {
+                let mut p = build::<Lfuda>(&LfudaConfig { libcachesim }, cap);
                 let got = steps(&mut p, &pages, |p| {
                     below_seen += usize::from(!p.below.is_empty());
                 });
-                let want = model(lcs, cap as usize, &pages);
-                assert_eq!(got, want, "libcachesim={lcs} memory {cap} on {pages:?}");
+                let want = model(libcachesim, cap, &pages);
+                assert_eq!(got, want, "libcachesim={libcachesim} memory {cap} on {pages:?}");
             }
         }
         assert!(below_seen > 0, "no trace put a page below the age");

@@ -208,8 +208,7 @@ impl Policy for LruK {
 #[cfg(test)]
 mod tests {
     use super::{LruK, LruKConfig};
-    use crate::policy::{PolicyCtx, PolicyDef};
-    use crate::sim::check::{replay_ids, steps, Step};
+    use crate::sim::check::{build, replay_ids, skewed_pages, steps, Step};
 
     /// The module doc's rule, literally: every page's last K references (+1, 0 = none), and
     /// the resident page with the smallest (K-th, latest, id) found by a scan.
@@ -262,33 +261,15 @@ mod tests {
     /// random traces, step by step.
     #[test]
     fn agrees_with_the_scan_model() {
-        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng
-        };
         for round in 0..2000u64 {
             let cap = 1 + round as usize % 6;
-            let pages: Vec<u64> = (0..30 + next() % 150)
-                .map(|_| match next() % 3 {
-                    0 => next() % 30,
-                    _ => next() % 6,
-                })
-                .collect();
+            let pages = skewed_pages(round, 30 + round as usize % 150, 6, 30, 3);
             let cfg = LruKConfig {
                 k: 1 + (round as usize / 6) % 4,
                 crp: [0, 0, 2, 5][(round as usize / 24) % 4],
                 history: round % 5 != 0,
             };
-            let ctx = PolicyCtx {
-                capacity: cap,
-                tiers: 1,
-                page_size: 4096,
-            };
-            let mut p = LruK::build(&cfg, &ctx).expect("valid");
-            let got = steps(&mut p, &pages, |_| {});
+            let got = steps(&mut build::<LruK>(&cfg, cap), &pages, |_| {});
             assert_eq!(got, model(&cfg, cap, &pages), "{cfg:?} memory {cap}");
         }
     }
