@@ -264,6 +264,16 @@ impl<K: Ord + Copy + Default> RunHeap<K> {
         self.run_len += 1;
     }
 
+    /// The key of `slot` (which must be in).
+    #[inline]
+    pub fn key(&self, slot: u32) -> K {
+        if self.in_run(slot) {
+            self.run[slot as usize].0
+        } else {
+            self.heap.key(slot)
+        }
+    }
+
     /// Adds `slot` (in neither part) with `key` to the heap part (for a key that is not a new
     /// entry's, which would end the run's use for the new entries after it).
     #[inline]

@@ -187,17 +187,31 @@ impl Policy for Lfuda {
             // libCacheSim's keys grow by the age on every hit, so they can pass 2^64: they
             // saturate (libCacheSim's int64 keys would overflow).
             let old = if below {
-                self.below.remove(slot).0
+                self.below.key(slot).0
             } else {
-                self.main.remove(slot).0
+                self.main.key(slot).0
             };
             let new = old.saturating_add(self.age);
             self.max_key = self.max_key.max(new);
-            // The bucket at the age empties if this page was its last.
-            if old == self.age && self.main.peek().map(|((k, _), _)| k) != Some(old) {
-                self.advance_min();
+            if below && new < self.age {
+                let k = (new, self.tick());
+                self.below.update(slot, k);
+            } else if !below && old != self.age {
+                // Stays at or above the age, and the bucket at the age keeps its pages.
+                let k = (new, self.tick());
+                self.main.update(slot, k);
+            } else {
+                if below {
+                    self.below.remove(slot);
+                } else {
+                    self.main.remove(slot);
+                    // The bucket at the age empties if this page was its last.
+                    if self.main.peek().map(|((k, _), _)| k) != Some(old) {
+                        self.advance_min();
+                    }
+                }
+                self.place(slot, new, false);
             }
-            self.place(slot, new, false);
             sink.hit(r, 0);
             return;
         }
@@ -322,7 +336,10 @@ mod tests {
                     below_seen += usize::from(!p.below.is_empty());
                 });
                 let want = model(libcachesim, cap, &pages);
-                assert_eq!(got, want, "libcachesim={libcachesim} memory {cap} on {pages:?}");
+                assert_eq!(
+                    got, want,
+                    "libcachesim={libcachesim} memory {cap} on {pages:?}"
+                );
             }
         }
         assert!(below_seen > 0, "no trace put a page below the age");

@@ -48,7 +48,7 @@ impl Default for MqConfig {
 struct Node {
     f: Frame,
     freq: u32,
-    queue: usize,
+    queue: u8,
     expire: u64,
 }
 
@@ -106,20 +106,16 @@ impl PolicyDef for Mq {
 }
 
 impl Mq {
+    /// `min(floor(log2 freq), m - 1)` (counts start at 1).
+    #[inline]
     fn queue_of(&self, freq: u32) -> usize {
-        let mut f = freq;
-        let mut q = 0;
-        while f > 1 && q < self.queues.len() - 1 {
-            f >>= 1;
-            q += 1;
-        }
-        q
+        (freq.max(1).ilog2() as usize).min(self.queues.len() - 1)
     }
 
     fn link(&mut self, slot: u32, queue: usize) {
         self.queues[queue].push_front(&mut self.arena, slot);
         let n = self.arena.get_mut(slot);
-        n.queue = queue;
+        n.queue = queue as u8;
         n.expire = self.now + self.lifetime;
     }
 
@@ -173,7 +169,7 @@ impl Policy for Mq {
             let n = self.arena.get_mut(slot);
             n.f.dirty |= r.is_write();
             n.freq = n.freq.saturating_add(1);
-            let (q, freq) = (n.queue, n.freq);
+            let (q, freq) = (n.queue as usize, n.freq);
             self.queues[q].unlink(&mut self.arena, slot);
             self.link(slot, self.queue_of(freq));
             self.adjust();
