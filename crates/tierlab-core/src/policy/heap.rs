@@ -68,15 +68,6 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         self.pos.get(slot as usize).is_some_and(|&p| p != NIL)
     }
 
-    /// Starts loading `slot`'s heap entry (see [`prefetch`]); `slot`'s position must be cached
-    /// or about to be.
-    #[inline(always)]
-    pub fn prefetch(&self, slot: u32) {
-        if let Some(&p) = self.pos.get(slot as usize) {
-            prefetch(&self.heap, p as usize);
-        }
-    }
-
     /// Starts loading `slot`'s position.
     #[inline(always)]
     pub fn prefetch_pos(&self, slot: u32) {
