@@ -6,6 +6,7 @@ pub mod admission;
 pub mod classic;
 pub mod external;
 pub mod flash;
+pub mod heap;
 pub mod hybrid;
 pub mod object;
 pub mod swap;

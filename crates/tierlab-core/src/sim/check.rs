@@ -392,6 +392,81 @@ pub fn replay_spec_ids(spec: &str, capacity: usize, ids: &[u64]) -> (u64, u64) {
     (c.hits, c.misses)
 }
 
+/// What a policy did, reference by reference, for comparing a policy with a reference model
+/// of it: one of `Hit(id)`, `Miss(id)`, `Bypass(id)` per reference, after the `Evict(id)`s the
+/// reference caused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Hit(PageId),
+    Miss(PageId),
+    Bypass(PageId),
+    Evict(PageId),
+}
+
+/// Replays page ids (all reads; dense ids in first-seen order, as [`make_refs`] gives) through
+/// `policy` and lists what it did; `watch` sees the policy after each reference.
+pub fn steps<P: crate::policy::Policy>(
+    policy: &mut P,
+    ids: &[u64],
+    mut watch: impl FnMut(&P),
+) -> Vec<Step> {
+    struct Rec(Vec<Step>);
+    impl Sink for Rec {
+        fn hit(&mut self, r: &PageRef, _: u8) {
+            self.0.push(Step::Hit(r.id));
+        }
+        fn miss(&mut self, r: &PageRef, _: u8) {
+            self.0.push(Step::Miss(r.id));
+        }
+        fn miss_bypass(&mut self, r: &PageRef) {
+            self.0.push(Step::Bypass(r.id));
+        }
+        fn evict(&mut self, p: PageOut) {
+            self.0.push(Step::Evict(p.id));
+        }
+        fn write_back(&mut self, _: &[PageOut]) {}
+        fn migrate(&mut self, _: PageId, _: u64, _: u8, _: u8) {}
+    }
+    let pages: Vec<(u64, bool)> = ids.iter().map(|&p| (p, false)).collect();
+    let refs = make_refs(&pages);
+    let distinct = refs.ids.iter().map(|&i| i as usize + 1).max().unwrap_or(0);
+    policy.grow(distinct);
+    let mut rec = Rec(Vec::new());
+    for r in refs.iter() {
+        policy.access(&r, &mut rec);
+        watch(policy);
+    }
+    rec.0
+}
+
+/// Builds policy `P` with `cfg` for `capacity` pages in one tier (for tests that drive one
+/// directly, e.g. with [`steps`]).
+pub fn build<P: PolicyDef>(cfg: &P::Config, capacity: usize) -> P {
+    let ctx = PolicyCtx {
+        capacity,
+        tiers: 1,
+        page_size: 4096,
+    };
+    P::build(cfg, &ctx).expect("valid configuration")
+}
+
+/// `len` page numbers, random from `seed`: one in `1 / cold_share` from `0..cold`, the rest
+/// from `0..hot` (a few hot pages re-referenced among a wider cold set, so small caches see hits,
+/// evictions and returns).
+pub fn skewed_pages(seed: u64, len: usize, hot: u64, cold: u64, cold_share: u32) -> Vec<u64> {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_pcg::Pcg64::seed_from_u64(seed);
+    (0..len)
+        .map(|_| {
+            if rng.random_range(0..cold_share) == 0 {
+                rng.random_range(0..cold)
+            } else {
+                rng.random_range(0..hot)
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

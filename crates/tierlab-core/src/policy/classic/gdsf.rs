@@ -21,14 +21,18 @@
 //! Object sizes: every entry keeps its `size`, which is 1 in page mode (capacity in pages);
 //! adding object sizes later only has to fill it from the trace and count bytes.
 //!
-//! Per reference: O(log n) (keys in a `BTreeSet`).
+//! Per reference: O(log n). The order is `(key, when it was set)` (distinct: one key is set per
+//! reference), kept by slot in a [`RunHeap`]: an indexed 4-ary min-heap plus a sorted run. A
+//! newcomer's key `L + C` never falls below the one before it (`L` never falls), so it joins the
+//! run's back in O(1) and most evictions take the run's front; a hit only raises a key (a sift
+//! in the heap towards the leaves, where hot objects' large keys already are).
 
 use crate::error::{Error, Result};
+use crate::policy::heap::RunHeap;
 use crate::policy::list::{SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -53,17 +57,16 @@ struct Entry {
     f: Frame,
     freq: u64,
     size: u64,
-    /// (key bits, when it was set): its place in the order.
-    rank: (u64, u64),
 }
 
 pub struct Gdsf {
     cap: usize,
     cost: f64,
     lcs: bool,
+    /// Resident objects by slot (a victim's slot goes to the object that replaces it).
     entries: Vec<Entry>,
-    free: Vec<u32>,
-    order: BTreeSet<(u64, u64, u32)>,
+    /// Slot by (key bits, when it was set): its place in the order.
+    order: RunHeap<(u64, u64)>,
     inflation: f64,
     clock: u64,
     table: SlotTable,
@@ -87,8 +90,7 @@ impl PolicyDef for Gdsf {
             cost: cfg.cost,
             lcs: cfg.libcachesim,
             entries: Vec::with_capacity(ctx.capacity),
-            free: Vec::new(),
-            order: BTreeSet::new(),
+            order: RunHeap::with_capacity(ctx.capacity),
             inflation: 0.0,
             clock: 0,
             table: SlotTable::default(),
@@ -97,17 +99,24 @@ impl PolicyDef for Gdsf {
 }
 
 impl Gdsf {
-    /// Sets slot `s`'s key from its count and size (keys are positive, so their bits order
-    /// like the numbers).
-    fn rank(&mut self, s: u32, inflation: f64) {
-        let e = &mut self.entries[s as usize];
+    /// Slot `s`'s key from its count and size (keys are positive, so their bits order like the
+    /// numbers), set now.
+    fn rank(&self, s: u32, inflation: f64) -> (u64, u64) {
+        let e = &self.entries[s as usize];
         let key = inflation + e.freq as f64 * self.cost / e.size as f64;
-        e.rank = (key.to_bits(), self.clock);
-        self.order.insert((e.rank.0, e.rank.1, s));
+        (key.to_bits(), self.clock)
     }
 }
 
 impl Policy for Gdsf {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch_ahead(near, far, |s| {
+            crate::policy::list::prefetch(&self.entries, s as usize);
+            self.order.prefetch(s);
+        });
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.clock += 1;
         let slot = self.table.get(r.id);
@@ -115,9 +124,7 @@ impl Policy for Gdsf {
             let e = &mut self.entries[slot as usize];
             e.f.dirty |= r.is_write();
             e.freq += 1;
-            let (k, t) = e.rank;
-            self.order.remove(&(k, t, slot));
-            self.rank(slot, self.inflation);
+            self.order.update(slot, self.rank(slot, self.inflation));
             sink.hit(r, 0);
             return;
         }
@@ -127,41 +134,35 @@ impl Policy for Gdsf {
         }
         // libCacheSim keys the newcomer before the eviction raises L.
         let before = self.inflation;
-        if self.order.len() == self.cap {
+        let e = Entry {
+            f: Frame::of(r),
+            freq: 1,
+            size: 1,
+        };
+        let s = if self.entries.len() < self.cap {
+            self.entries.push(e);
+            (self.entries.len() - 1) as u32
+        } else {
             if self.lcs {
                 // The newcomer's key, set last: evicted first if strictly the smallest.
                 let key = self.inflation + self.cost;
-                let min = self.order.first().expect("a full cache has a page").0;
+                let min = self.order.peek().expect("a full cache has a page").0 .0;
                 if key.to_bits() < min {
                     self.inflation = key;
                     sink.miss_bypass(r);
                     return;
                 }
             }
-            let (k, _, v) = self.order.pop_first().expect("a full cache has a page");
+            let ((k, _), v) = self.order.pop().expect("a full cache has a page");
             self.inflation = f64::from_bits(k);
             let f = self.entries[v as usize].f;
             self.table.clear(f.id);
-            self.free.push(v);
             sink.evict(f.out(0));
-        }
-        let e = Entry {
-            f: Frame::of(r),
-            freq: 1,
-            size: 1,
-            rank: (0, 0),
+            self.entries[v as usize] = e;
+            v
         };
-        let s = match self.free.pop() {
-            Some(s) => {
-                self.entries[s as usize] = e;
-                s
-            }
-            None => {
-                self.entries.push(e);
-                (self.entries.len() - 1) as u32
-            }
-        };
-        self.rank(s, if self.lcs { before } else { self.inflation });
+        let rank = self.rank(s, if self.lcs { before } else { self.inflation });
+        self.order.push(s, rank);
         self.table.set(r.id, s);
         sink.miss(r, 0);
     }
@@ -177,7 +178,60 @@ impl Policy for Gdsf {
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::replay_ids;
+    use super::{Gdsf, GdsfConfig};
+    use crate::sim::check::{build, replay_ids, skewed_pages, steps, Step};
+
+    /// The module doc's rules, literally: every resident object's (id, key, when it was set,
+    /// count), the victim found by a scan.
+    fn model(cfg: &GdsfConfig, cap: usize, pages: &[u64]) -> Vec<Step> {
+        let key = |l: f64, f: u64| l + f as f64 * cfg.cost / 1.0;
+        let mut ids = std::collections::HashMap::new();
+        let mut res: Vec<(u32, f64, usize, u64)> = Vec::new();
+        let mut l = 0.0;
+        let mut out = Vec::new();
+        for (t, &p) in pages.iter().enumerate() {
+            let n = ids.len() as u32;
+            let id = *ids.entry(p).or_insert(n);
+            if let Some(e) = res.iter_mut().find(|e| e.0 == id) {
+                e.3 += 1;
+                (e.1, e.2) = (key(l, e.3), t);
+                out.push(Step::Hit(id));
+                continue;
+            }
+            let before = l;
+            if res.len() == cap {
+                let min = |e: &&(u32, f64, usize, u64)| (e.1.to_bits(), e.2);
+                let m = *res.iter().min_by_key(min).expect("full");
+                if cfg.libcachesim && key(l, 1) < m.1 {
+                    l = key(l, 1);
+                    out.push(Step::Bypass(id));
+                    continue;
+                }
+                res.retain(|e| e.0 != m.0);
+                l = m.1;
+                out.push(Step::Evict(m.0));
+            }
+            let k = key(if cfg.libcachesim { before } else { l }, 1);
+            res.push((id, k, t, 1));
+            out.push(Step::Miss(id));
+        }
+        out
+    }
+
+    /// Both orders, three costs, against [`model`] on skewed random traces, step by step.
+    #[test]
+    fn agrees_with_the_scan_model() {
+        for round in 0..2000u64 {
+            let cap = 1 + round as usize % 6;
+            let pages = skewed_pages(round, 30 + round as usize % 150, 6, 30, 3);
+            let cfg = GdsfConfig {
+                cost: [1.0, 0.3, 1e6][(round as usize / 6) % 3],
+                libcachesim: round % 2 == 0,
+            };
+            let got = steps(&mut build::<Gdsf>(&cfg, cap), &pages, |_| {});
+            assert_eq!(got, model(&cfg, cap, &pages), "{cfg:?} memory {cap}");
+        }
+    }
 
     #[test]
     fn hand_worked() {

@@ -24,14 +24,25 @@
 //! traces: they saturate at `u64::MAX` (libCacheSim's 64-bit signed keys would overflow), so
 //! from there on the saturated pages tie and leave in the order they reached the maximum.
 //!
-//! Per reference: O(log n) (keys are buckets in a `BTreeMap`, each a FIFO list).
+//! Per reference: O(log n) amortized. The order is `(K, when the page reached K)`, the same
+//! order as buckets by key, each a FIFO list. It is kept by slot in a [`RunHeap`]: an indexed
+//! 4-ary min-heap plus a sorted run. A new page's key `L + 1` rarely falls below the one before
+//! it, so it joins the run's back in O(1) and most evictions take the run's front; a hit (which
+//! only raises a key) is a sift in the heap towards the leaves, where hot pages' large keys
+//! already are. In libCacheSim's variant a page can end below `L` (a hit that empties
+//! the bucket at `L` can give the page a key below the one `L` advances to). Such pages live in
+//! a second heap, so every key in the main heap is at least `L`: the bucket at `L` exists exactly
+//! when the main heap's smallest key is `L`, and the smallest key above `L` is that smallest key.
+//! When an eviction takes the smallest of those below (the bucket at `L` being empty), `L` falls
+//! to its key, which is then the smallest of all, and the rest of them rejoin the main heap: a
+//! page goes below only by a hit, so the moves back cost O(log n) amortized per reference.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::heap::{IndexedHeap, RunHeap};
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -43,16 +54,25 @@ pub struct LfudaConfig {
 #[derive(Debug, Clone, Copy)]
 struct Node {
     f: Frame,
-    key: u64,
     freq: u64,
+    /// In `below` (libCacheSim's variant: its key is under the age).
+    below: bool,
 }
+
+/// (key `K`, when the page reached it).
+type Key = (u64, u64);
 
 pub struct Lfuda {
     cap: usize,
     lcs: bool,
-    arena: Arena<Node>,
-    /// Non-empty buckets by key, each in order of reaching the key (front first).
-    buckets: BTreeMap<u64, List>,
+    /// Resident pages by slot (a victim's slot goes to the page that replaces it).
+    nodes: Vec<Node>,
+    /// Pages whose key is at least the age (all of them in the paper's variant).
+    main: RunHeap<Key>,
+    /// libCacheSim's variant: pages whose key is below the age.
+    below: IndexedHeap<Key>,
+    /// Counts the times keys are set (the second half of [`Key`]).
+    seq: u64,
     /// The age `L`.
     age: u64,
     /// libCacheSim's `max_freq`: the largest key a hit produced.
@@ -70,8 +90,10 @@ impl PolicyDef for Lfuda {
         Ok(Lfuda {
             cap: ctx.capacity,
             lcs: cfg.libcachesim,
-            arena: Arena::with_capacity(ctx.capacity),
-            buckets: BTreeMap::new(),
+            nodes: Vec::with_capacity(ctx.capacity),
+            main: RunHeap::with_capacity(ctx.capacity),
+            below: IndexedHeap::default(),
+            seq: 0,
             age: 0,
             max_key: 0,
             table: SlotTable::default(),
@@ -80,72 +102,116 @@ impl PolicyDef for Lfuda {
 }
 
 impl Lfuda {
-    fn push(&mut self, key: u64, slot: u32) {
-        self.arena.get_mut(slot).key = key;
-        self.buckets
-            .entry(key)
-            .or_default()
-            .push_back(&mut self.arena, slot);
+    /// The next "when".
+    #[inline]
+    fn tick(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
     }
 
-    /// Unlinks `slot` from its bucket; true if the bucket is now empty (and gone).
-    fn unlink(&mut self, slot: u32) -> bool {
-        let key = self.arena.get(slot).key;
-        let b = self
-            .buckets
-            .get_mut(&key)
-            .expect("bucket of a resident page");
-        b.unlink(&mut self.arena, slot);
-        let empty = b.is_empty();
-        if empty {
-            self.buckets.remove(&key);
+    /// Files `slot` (in neither heap) under `key`, reached now: a new page's key (`L + 1`) may
+    /// join the main heap's sorted run, a hit's goes to its heap part.
+    #[inline]
+    fn place(&mut self, slot: u32, key: u64, new: bool) {
+        let k = (key, self.tick());
+        let below = key < self.age;
+        self.nodes[slot as usize].below = below;
+        if below {
+            self.below.push(slot, k);
+        } else if new {
+            self.main.push(slot, k);
+        } else {
+            self.main.push_heap(slot, k);
         }
-        empty
     }
 
-    /// libCacheSim's advance of the tracked minimum.
+    /// libCacheSim's advance of the tracked minimum once the bucket at the age is empty: to the
+    /// smallest key in `(L, max]`, which is the main heap's smallest (all its keys are at least
+    /// `L`, none equal to it now; those below are smaller than `L`).
+    #[inline]
     fn advance_min(&mut self) {
         if self.age < self.max_key {
-            if let Some((&k, _)) = self.buckets.range(self.age + 1..=self.max_key).next() {
-                self.age = k;
+            if let Some(((k, _), _)) = self.main.peek() {
+                if k <= self.max_key {
+                    self.age = k;
+                }
             }
         }
     }
 
-    fn victim(&self) -> u64 {
+    /// Removes and returns the victim and its key.
+    #[inline]
+    fn pop_victim(&mut self) -> (u32, u64) {
         if self.lcs {
-            let k = self.age.max(1);
-            if self.buckets.contains_key(&k) {
-                return k;
+            // The front of the bucket at the age (at 1 before any eviction) if there is one,
+            // else of the smallest key: below the age if any page is.
+            let at = self.age.max(1);
+            let main_min = self.main.peek().map(|((k, _), _)| k);
+            if main_min != Some(at) && !self.below.is_empty() {
+                let ((k, _), v) = self.below.pop().expect("non-empty");
+                // The age falls to the smallest key of all: the rest below rejoin the main heap.
+                while let Some((key, s)) = self.below.pop() {
+                    self.nodes[s as usize].below = false;
+                    self.main.push_heap(s, key);
+                }
+                return (v, k);
             }
         }
-        *self.buckets.keys().next().expect("a full cache has a page")
+        let ((k, _), v) = self.main.pop().expect("a full cache has a page");
+        (v, k)
     }
 }
 
 impl Policy for Lfuda {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch_ahead(near, far, |s| {
+            prefetch(&self.nodes, s as usize);
+            self.main.prefetch(s);
+        });
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let n = self.arena.get_mut(slot);
+            let n = &mut self.nodes[slot as usize];
             n.f.dirty |= r.is_write();
             n.freq += 1;
-            let (old, freq) = (n.key, n.freq);
+            let (freq, below) = (n.freq, n.below);
+            if !self.lcs {
+                let new = (freq.saturating_add(self.age), self.tick());
+                self.main.update(slot, new);
+                sink.hit(r, 0);
+                return;
+            }
             // libCacheSim's keys grow by the age on every hit, so they can pass 2^64: they
             // saturate (libCacheSim's int64 keys would overflow).
-            let new = if self.lcs {
-                old.saturating_add(self.age)
+            let old = if below {
+                self.below.key(slot).0
             } else {
-                freq.saturating_add(self.age)
+                self.main.key(slot).0
             };
-            let emptied = self.unlink(slot);
-            if self.lcs {
-                self.max_key = self.max_key.max(new);
-                if emptied && self.age == old {
-                    self.advance_min();
+            let new = old.saturating_add(self.age);
+            self.max_key = self.max_key.max(new);
+            if below && new < self.age {
+                let k = (new, self.tick());
+                self.below.update(slot, k);
+            } else if !below && old != self.age {
+                // Stays at or above the age, and the bucket at the age keeps its pages.
+                let k = (new, self.tick());
+                self.main.update(slot, k);
+            } else {
+                if below {
+                    self.below.remove(slot);
+                } else {
+                    self.main.remove(slot);
+                    // The bucket at the age empties if this page was its last.
+                    if self.main.peek().map(|((k, _), _)| k) != Some(old) {
+                        self.advance_min();
+                    }
                 }
+                self.place(slot, new, false);
             }
-            self.push(new, slot);
             sink.hit(r, 0);
             return;
         }
@@ -153,26 +219,31 @@ impl Policy for Lfuda {
             sink.miss_bypass(r);
             return;
         }
-        if self.arena.live() == self.cap {
-            let key = self.victim();
-            let v = self.buckets[&key].front().expect("non-empty bucket");
-            let emptied = self.unlink(v);
+        let s = if self.nodes.len() < self.cap {
+            self.nodes.push(Node {
+                f: Frame::of(r),
+                freq: 1,
+                below: false,
+            });
+            (self.nodes.len() - 1) as u32
+        } else {
+            let (v, key) = self.pop_victim();
             self.age = key;
-            if self.lcs && emptied {
+            if self.lcs && self.main.peek().map(|((k, _), _)| k) != Some(key) {
                 self.advance_min();
             }
-            let f = self.arena.get(v).f;
+            let f = self.nodes[v as usize].f;
             self.table.clear(f.id);
-            self.arena.release(v);
             sink.evict(f.out(0));
-        }
-        let slot = self.arena.alloc(Node {
-            f: Frame::of(r),
-            key: 0,
-            freq: 1,
-        });
-        self.push(self.age.saturating_add(1), slot);
-        self.table.set(r.id, slot);
+            self.nodes[v as usize] = Node {
+                f: Frame::of(r),
+                freq: 1,
+                below: false,
+            };
+            v
+        };
+        self.place(s, self.age.saturating_add(1), true);
+        self.table.set(r.id, s);
         sink.miss(r, 0);
     }
 
@@ -181,13 +252,98 @@ impl Policy for Lfuda {
     }
 
     fn resident(&self) -> usize {
-        self.arena.live()
+        self.nodes.len()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::{replay_ids, replay_spec_ids};
+    use super::{Lfuda, LfudaConfig};
+    use crate::sim::check::{build, replay_ids, replay_spec_ids, skewed_pages, steps, Step};
+
+    /// The module doc's rules, literally: every resident page's (id, key, when it reached the key,
+    /// count) in a vector, buckets and the victim found by scanning it. Ids are dense in
+    /// first-seen order, as `steps` numbers them.
+    fn model(lcs: bool, cap: usize, pages: &[u64]) -> Vec<Step> {
+        let mut ids = std::collections::HashMap::new();
+        let mut res: Vec<(u32, u64, u64, u64)> = Vec::new();
+        let (mut age, mut max_key) = (0u64, 0u64);
+        let mut out = Vec::new();
+        // The smallest key in (age, max_key], if any.
+        let advance = |res: &[(u32, u64, u64, u64)], age: u64, max_key: u64| {
+            let next = res.iter().map(|e| e.1).filter(|&k| k > age && k <= max_key);
+            next.min().filter(|_| age < max_key).unwrap_or(age)
+        };
+        for (when, &p) in pages.iter().enumerate() {
+            let n = ids.len() as u32;
+            let id = *ids.entry(p).or_insert(n);
+            if let Some(i) = res.iter().position(|e| e.0 == id) {
+                let (_, old, _, freq) = res.remove(i);
+                let new = if lcs {
+                    old.saturating_add(age)
+                } else {
+                    (freq + 1).saturating_add(age)
+                };
+                if lcs {
+                    max_key = max_key.max(new);
+                    if age == old && !res.iter().any(|e| e.1 == old) {
+                        age = advance(&res, age, max_key);
+                    }
+                }
+                res.push((id, new, when as u64, freq + 1));
+                out.push(Step::Hit(id));
+                continue;
+            }
+            if cap == 0 {
+                out.push(Step::Bypass(id));
+                continue;
+            }
+            if res.len() == cap {
+                let at = age.max(1);
+                let k = if lcs && res.iter().any(|e| e.1 == at) {
+                    at
+                } else {
+                    res.iter().map(|e| e.1).min().expect("full")
+                };
+                let i = (0..res.len())
+                    .filter(|&i| res[i].1 == k)
+                    .min_by_key(|&i| res[i].2)
+                    .expect("bucket");
+                let v = res.remove(i);
+                age = k;
+                if lcs && !res.iter().any(|e| e.1 == k) {
+                    age = advance(&res, age, max_key);
+                }
+                out.push(Step::Evict(v.0));
+            }
+            res.push((id, age.saturating_add(1), when as u64, 1));
+            out.push(Step::Miss(id));
+        }
+        out
+    }
+
+    /// Both variants against [`model`] on skewed random traces, step by step; the libCacheSim
+    /// variant must put pages below the age on some of them (the second heap's case).
+    #[test]
+    fn agrees_with_the_bucket_model() {
+        let mut below_seen = 0;
+        for round in 0..3000u64 {
+            let cap = 1 + round as usize % 7;
+            let pages = skewed_pages(round, 40 + round as usize % 200, 2 + round % 6, 40, 4);
+            for libcachesim in [false, true] {
+                let mut p = build::<Lfuda>(&LfudaConfig { libcachesim }, cap);
+                let got = steps(&mut p, &pages, |p| {
+                    below_seen += usize::from(!p.below.is_empty());
+                });
+                let want = model(libcachesim, cap, &pages);
+                assert_eq!(
+                    got, want,
+                    "libcachesim={libcachesim} memory {cap} on {pages:?}"
+                );
+            }
+        }
+        assert!(below_seen > 0, "no trace put a page below the age");
+    }
 
     #[test]
     fn hand_worked_paper() {

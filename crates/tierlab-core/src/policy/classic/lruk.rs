@@ -13,13 +13,21 @@
 //! Information Period, Section 2.1.2, set to infinity): a page that comes back
 //! is ranked by its remembered references. Both are configurable: `crp`
 //! (references) and `history` (false forgets a page's history on eviction).
+//!
+//! Per reference: O(log n). The victim order is the key `(K-th most recent reference, latest
+//! reference, page)`. Pages with fewer than K references (K-th unknown, the infinite class) are
+//! ordered by their latest reference alone, and every page enters that class with the newest
+//! reference of the run, so the class is an LRU list (O(1): its front is the victim whenever it
+//! is non-empty, since an unknown K-th reference sorts first). The other pages sit in an indexed
+//! 4-ary min-heap ([`IndexedHeap`]) on the full key: a hit gives a page a larger key (its
+//! previous (K-1)-th reference becomes its K-th), a sift towards the leaves.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::heap::IndexedHeap;
+use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -55,9 +63,13 @@ pub struct LruK {
     history: bool,
     /// Per page id: its last K reference times (+1), most recent first; 0 = none.
     hist: Vec<u64>,
-    frames: Vec<Frame>,
+    /// Resident pages by slot.
+    frames: Arena<Frame>,
     table: SlotTable,
-    queue: BTreeSet<Key>,
+    /// Pages whose K-th reference is unknown, by latest reference (front: oldest).
+    infinite: List,
+    /// The other pages, by [`Key`].
+    finite: IndexedHeap<Key>,
     now: u64,
 }
 
@@ -81,9 +93,10 @@ impl PolicyDef for LruK {
             crp: cfg.crp,
             history: cfg.history,
             hist: Vec::new(),
-            frames: Vec::with_capacity(ctx.capacity),
+            frames: Arena::with_capacity(ctx.capacity),
             table: SlotTable::default(),
-            queue: BTreeSet::new(),
+            infinite: List::default(),
+            finite: IndexedHeap::with_capacity(ctx.capacity),
             now: 0,
         })
     }
@@ -106,18 +119,45 @@ impl LruK {
             h[0] = t;
         }
     }
+
+    /// Files slot `s` (in neither class) under page `id`'s current key.
+    #[inline]
+    fn place(&mut self, s: u32, id: u32) {
+        let key = self.key(id);
+        if key.0 == 0 {
+            // The newest latest reference of all: the back of the class.
+            self.infinite.push_back(&mut self.frames, s);
+        } else {
+            self.finite.push(s, key);
+        }
+    }
 }
 
 impl Policy for LruK {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch(far);
+        crate::policy::list::prefetch(&self.hist, far as usize * self.k);
+        let s = self.table.lookup(near);
+        if s != NIL {
+            self.frames.prefetch(s);
+            self.finite.prefetch_pos(s);
+        }
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.now = r.seq();
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let key = self.key(r.id);
-            self.queue.remove(&key);
+            let infinite = self.key(r.id).0 == 0;
             self.record(r.id);
-            self.queue.insert(self.key(r.id));
-            self.frames[slot as usize].dirty |= r.is_write();
+            if infinite {
+                self.infinite.unlink(&mut self.frames, slot);
+                self.place(slot, r.id);
+            } else {
+                self.finite.update(slot, self.key(r.id));
+            }
+            self.frames.get_mut(slot).dirty |= r.is_write();
             sink.hit(r, 0);
             return;
         }
@@ -125,25 +165,31 @@ impl Policy for LruK {
             sink.miss_bypass(r);
             return;
         }
-        let s = if self.frames.len() < self.cap {
-            self.frames.push(Frame::of(r));
-            self.frames.len() - 1
+        let s = if self.frames.live() < self.cap {
+            self.frames.alloc(Frame::of(r))
         } else {
-            let (_, _, vid) = self.queue.pop_first().expect("full cache");
-            let s = self.table.get(vid) as usize;
-            let victim = self.frames[s];
+            // An unknown K-th reference sorts before every known one.
+            let s = match self.infinite.front() {
+                Some(s) => {
+                    self.infinite.unlink(&mut self.frames, s);
+                    s
+                }
+                None => self.finite.pop().expect("full cache").1,
+            };
+            let victim = *self.frames.get(s);
+            let vid = victim.id;
             self.table.clear(vid);
             if !self.history {
                 let k = self.k;
                 self.hist[vid as usize * k..(vid as usize + 1) * k].fill(0);
             }
             sink.evict(victim.out(0));
-            self.frames[s] = Frame::of(r);
+            *self.frames.get_mut(s) = Frame::of(r);
             s
         };
         self.record(r.id);
-        self.queue.insert(self.key(r.id));
-        self.table.set(r.id, s as u32);
+        self.place(s, r.id);
+        self.table.set(r.id, s);
         sink.miss(r, 0);
     }
 
@@ -155,13 +201,78 @@ impl Policy for LruK {
     }
 
     fn resident(&self) -> usize {
-        self.frames.len()
+        self.frames.live()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::replay_ids;
+    use super::{LruK, LruKConfig};
+    use crate::sim::check::{build, replay_ids, skewed_pages, steps, Step};
+
+    /// The module doc's rule, literally: every page's last K references (+1, 0 = none), and
+    /// the resident page with the smallest (K-th, latest, id) found by a scan.
+    fn model(cfg: &LruKConfig, cap: usize, pages: &[u64]) -> Vec<Step> {
+        let k = cfg.k;
+        let mut ids = std::collections::HashMap::new();
+        let mut hist: Vec<Vec<u64>> = Vec::new();
+        let mut res: Vec<u32> = Vec::new();
+        let mut out = Vec::new();
+        for (t, &p) in pages.iter().enumerate() {
+            let n = ids.len() as u32;
+            let id = *ids.entry(p).or_insert(n);
+            if id as usize == hist.len() {
+                hist.push(vec![0; k]);
+            }
+            let t = t as u64 + 1;
+            let record = |h: &mut Vec<u64>| {
+                if h[0] != 0 && t - h[0] <= cfg.crp {
+                    h[0] = t;
+                } else {
+                    h.rotate_right(1);
+                    h[0] = t;
+                }
+            };
+            if res.contains(&id) {
+                record(&mut hist[id as usize]);
+                out.push(Step::Hit(id));
+                continue;
+            }
+            if res.len() == cap {
+                let (i, _) = res
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, &v)| (hist[v as usize][k - 1], hist[v as usize][0], v))
+                    .expect("full");
+                let v = res.remove(i);
+                if !cfg.history {
+                    hist[v as usize].fill(0);
+                }
+                out.push(Step::Evict(v));
+            }
+            record(&mut hist[id as usize]);
+            res.push(id);
+            out.push(Step::Miss(id));
+        }
+        out
+    }
+
+    /// K = 1..4, with and without a correlated period and history, against [`model`] on skewed
+    /// random traces, step by step.
+    #[test]
+    fn agrees_with_the_scan_model() {
+        for round in 0..2000u64 {
+            let cap = 1 + round as usize % 6;
+            let pages = skewed_pages(round, 30 + round as usize % 150, 6, 30, 3);
+            let cfg = LruKConfig {
+                k: 1 + (round as usize / 6) % 4,
+                crp: [0, 0, 2, 5][(round as usize / 24) % 4],
+                history: round % 5 != 0,
+            };
+            let got = steps(&mut build::<LruK>(&cfg, cap), &pages, |_| {});
+            assert_eq!(got, model(&cfg, cap, &pages), "{cfg:?} memory {cap}");
+        }
+    }
 
     #[test]
     fn lru2_keeps_the_page_seen_twice() {

@@ -20,7 +20,7 @@
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -48,7 +48,7 @@ impl Default for MqConfig {
 struct Node {
     f: Frame,
     freq: u32,
-    queue: usize,
+    queue: u8,
     expire: u64,
 }
 
@@ -106,20 +106,16 @@ impl PolicyDef for Mq {
 }
 
 impl Mq {
+    /// `min(floor(log2 freq), m - 1)` (counts start at 1).
+    #[inline]
     fn queue_of(&self, freq: u32) -> usize {
-        let mut f = freq;
-        let mut q = 0;
-        while f > 1 && q < self.queues.len() - 1 {
-            f >>= 1;
-            q += 1;
-        }
-        q
+        (freq.max(1).ilog2() as usize).min(self.queues.len() - 1)
     }
 
     fn link(&mut self, slot: u32, queue: usize) {
         self.queues[queue].push_front(&mut self.arena, slot);
         let n = self.arena.get_mut(slot);
-        n.queue = queue;
+        n.queue = queue as u8;
         n.expire = self.now + self.lifetime;
     }
 
@@ -152,13 +148,28 @@ impl Mq {
 }
 
 impl Policy for Mq {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch(far);
+        self.ghost_table.prefetch(far);
+        let s = self.table.lookup(near);
+        if s != NIL {
+            self.arena.prefetch(s);
+        } else {
+            let g = self.ghost_table.lookup(near);
+            if g != NIL {
+                self.ghosts.prefetch(g);
+            }
+        }
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
             let n = self.arena.get_mut(slot);
             n.f.dirty |= r.is_write();
             n.freq = n.freq.saturating_add(1);
-            let (q, freq) = (n.queue, n.freq);
+            let (q, freq) = (n.queue as usize, n.freq);
             self.queues[q].unlink(&mut self.arena, slot);
             self.link(slot, self.queue_of(freq));
             self.adjust();
