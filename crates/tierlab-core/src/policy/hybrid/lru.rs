@@ -20,7 +20,7 @@ use super::{hybrid_ctx, DramLru, Meter, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
@@ -111,6 +111,14 @@ impl HybridLru {
 }
 
 impl Policy for HybridLru {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        self.dram.prefetch(near, far);
+        self.meter.prefetch(far);
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.meter.begin(r);
@@ -143,6 +151,12 @@ impl Policy for HybridLru {
             self.dram.remove(victim.id);
             self.table.clear(victim.id);
             self.meter.evict(sink, victim.out(tier));
+            // The next victim's entries (a speed hint).
+            self.stack.prefetch_back(&self.arena, |f| {
+                self.table.prefetch(f.id);
+                self.dram.prefetch_id(f.id);
+                self.meter.prefetch(f.id);
+            });
             *self.arena.get_mut(v) = Frame::of(r);
             v
         } else {

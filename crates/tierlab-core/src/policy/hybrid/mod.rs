@@ -27,7 +27,7 @@ pub mod lru;
 pub mod two_q;
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, PolicyCtx};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Event, EventKind};
@@ -171,6 +171,12 @@ impl Meter {
     }
     pub fn event(&mut self, e: &Event) {
         self.fg.on_event(e);
+    }
+    /// Starts loading `id`'s owner entry, which [`Meter::begin`] will write (see
+    /// [`crate::policy::Policy::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PageId) {
+        prefetch(&self.owner, id as usize);
     }
     /// Starts a reference; returns whether its app is in the foreground.
     #[inline]
@@ -355,6 +361,18 @@ impl DramLru {
     pub fn grow(&mut self, n: usize) {
         self.table.grow(n);
     }
+    /// The usual prefetch (see [`crate::policy::Policy::prefetch`]): `far`'s table entry, and
+    /// `near`'s node when it is in DRAM.
+    #[inline(always)]
+    pub fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+    }
+    /// Starts loading `id`'s table entry.
+    #[inline(always)]
+    pub fn prefetch_id(&self, id: PageId) {
+        self.table.prefetch(id);
+    }
     pub fn len(&self) -> usize {
         self.list.len()
     }
@@ -420,6 +438,11 @@ impl DramLru {
             self.arena.release(v);
             self.table.clear(vid);
             meter.migrate(sink, vid, vpage, DRAM, PCM);
+            // The next demotion's page: its entry here and its wear count in PCM.
+            self.list.prefetch_back(&self.arena, |&(id, _)| {
+                self.table.prefetch(id);
+                sink.prefetch(id);
+            });
         }
         if from_pcm {
             meter.migrate(sink, id, page, PCM, DRAM);

@@ -140,6 +140,8 @@ impl HybridTwoQ {
                 .expect("full A1out has a tail");
             self.ghost_table.clear(*self.ghosts.get(g));
             self.ghosts.release(g);
+            self.a1out
+                .prefetch_back(&self.ghosts, |&id| self.ghost_table.prefetch(id));
         }
         let g = self.ghosts.alloc(id);
         self.a1out.push_front(&mut self.ghosts, g);
@@ -163,11 +165,28 @@ impl HybridTwoQ {
         if from_a1in {
             self.remember(e.f.id);
         }
+        // The next victims' entries (a speed hint).
+        for l in [&self.a1in, &self.am] {
+            l.prefetch_back(&self.arena, |e| {
+                self.table.prefetch(e.f.id);
+                self.dram.prefetch_id(e.f.id);
+                self.meter.prefetch(e.f.id);
+            });
+        }
         v
     }
 }
 
 impl Policy for HybridTwoQ {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        self.ghost_table.prefetch(far);
+        self.dram.prefetch(near, far);
+        self.meter.prefetch(far);
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.meter.begin(r);
