@@ -229,22 +229,18 @@ impl List {
     }
 
     /// A speed hint for a policy that takes its victims from the back, called each time it
-    /// took one: reads the back node and the one before it (which the previous two calls
-    /// started loading), starts loading the third from the back, and hands the values of the
-    /// two back nodes (the next victims) to `then`, which may prefetch what they will touch
-    /// (their table entries, ...). Changes nothing.
+    /// took one: reads the back node (which the previous call started loading), starts loading
+    /// the node before it (the victim after next), and hands the back's value to `then`, which
+    /// may prefetch what the next victim will touch (its table entry, ...). Changes nothing.
+    /// (Reading two nodes deep instead measured no faster.)
     #[inline(always)]
-    pub fn prefetch_back<T>(&self, a: &Arena<T>, mut then: impl FnMut(&T)) {
+    pub fn prefetch_back<T>(&self, a: &Arena<T>, then: impl FnOnce(&T)) {
         if self.tail != NIL {
             let n = &a.nodes[self.tail as usize];
-            then(&n.val);
             if n.prev != NIL {
-                let m = &a.nodes[n.prev as usize];
-                then(&m.val);
-                if m.prev != NIL {
-                    a.prefetch(m.prev);
-                }
+                a.prefetch(n.prev);
             }
+            then(&n.val);
         }
     }
 
