@@ -11,6 +11,9 @@
 //! cache to 10% of the generator's pages (of the distinct pages for files).
 //! Also small enough to run under `valgrind --tool=callgrind` with a short
 //! trace (e.g. `zipf:alpha=1.0,pages=100000,n=1000000,seed=1`).
+//!
+//! The system is one DRAM tier over NVMe; `THROUGHPUT_TIERS=dram,pcm` (comma-separated device
+//! names) gives the memory tiers instead, for the policies that need two (hybrid, tiered).
 
 use std::time::Instant;
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
@@ -120,7 +123,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         n / decode_s / 1e6,
         n / floor / 1e6
     );
-    let system = System::resolve(&SystemSpec::default(), &DeviceCatalog::default())?;
+    let mut spec = SystemSpec::default();
+    if let Ok(tiers) = std::env::var("THROUGHPUT_TIERS") {
+        spec.tiers = tiers.split(',').map(String::from).collect();
+    }
+    let system = System::resolve(&spec, &DeviceCatalog::default())?;
+    let tiers = spec.tiers.len();
     println!(
         "{:<24} {:>8} {:>10} {:>12} {:>14} {:>10}",
         "policy", "M/s", "floor/x", "misses", "counting M/s", "floor/x"
@@ -129,7 +137,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let spec = PolicySpec::parse(p)?;
         let ctx = PolicyCtx {
             capacity,
-            tiers: 1,
+            tiers,
             page_size,
         };
         let (mut secs, mut counting_secs) = (Vec::new(), Vec::new());

@@ -228,6 +228,22 @@ impl List {
         }
     }
 
+    /// A speed hint for a policy that takes its victims from the back, called each time it
+    /// took one: reads the back node (which the previous call started loading), starts loading
+    /// the node before it (the victim after next), and hands the back's value to `then`, which
+    /// may prefetch what the next victim will touch (its table entry, ...). Changes nothing.
+    /// (Reading two nodes deep instead measured no faster.)
+    #[inline(always)]
+    pub fn prefetch_back<T>(&self, a: &Arena<T>, then: impl FnOnce(&T)) {
+        if self.tail != NIL {
+            let n = &a.nodes[self.tail as usize];
+            if n.prev != NIL {
+                a.prefetch(n.prev);
+            }
+            then(&n.val);
+        }
+    }
+
     /// The slot after `i` (towards the back).
     #[inline]
     pub fn next_of<T>(&self, a: &Arena<T>, i: u32) -> Option<u32> {

@@ -178,6 +178,9 @@ pub struct Accounting {
     access_cost: [[(f64, f64); 2]; MAX_TIERS],
     /// Per tier: (time ns, energy nJ) of filling one page.
     fill_cost: [(f64, f64); MAX_TIERS],
+    /// Per (from, to) tier: (time ns, energy nJ) of migrating one page (a read in `from`, a
+    /// write in `to`), computed once instead of per migration (the same values).
+    migrate_cost: [[(f64, f64); MAX_TIERS]; MAX_TIERS],
     /// Hits per tier and per op/kind ([`PageRef::op_kind`]): a hit adds to one counter here, and
     /// [`Accounting::priced`] folds them into `stats.hits`, `hits_by_tier` and the tiers' CPU
     /// accesses at the end, instead of three counters per hit.
@@ -198,11 +201,21 @@ impl Accounting {
             ];
             fill_cost[t] = (dev.write.time_ns(1, false), dev.write.energy_nj_per_page);
         }
+        let mut migrate_cost = [[(0.0, 0.0); MAX_TIERS]; MAX_TIERS];
+        for (f, src) in system.tiers.iter().take(MAX_TIERS).enumerate() {
+            for (t, dst) in system.tiers.iter().take(MAX_TIERS).enumerate() {
+                migrate_cost[f][t] = (
+                    src.read.time_ns(1, false) + dst.write.time_ns(1, false),
+                    src.read.energy_nj_per_page + dst.write.energy_nj_per_page,
+                );
+            }
+        }
         let wear_any = system.tiers.iter().any(|d| d.endurance_writes.is_some());
         Accounting {
             wear_any,
             access_cost,
             fill_cost,
+            migrate_cost,
             system,
             stats: Stats::default(),
             in_swap: Vec::new(),
@@ -472,11 +485,18 @@ impl Sink for Accounting {
         } else {
             self.stats.migrations_down += 1;
         }
-        let src = &self.system.tiers[from as usize];
-        let dst = &self.system.tiers[to as usize];
-        let t = src.read.time_ns(1, false) + dst.write.time_ns(1, false);
-        let e = src.read.energy_nj_per_page + dst.write.energy_nj_per_page;
+        let (t, e) = self.migrate_cost[from as usize][to as usize];
         self.stats.fixed[Comp::Migration as usize].add(1, t, e);
+    }
+
+    /// Loads `id`'s wear counts (the one per-page array a hit or fill writes).
+    #[inline(always)]
+    fn prefetch(&self, id: PageId) {
+        if self.wear_any {
+            for w in &self.wear {
+                crate::policy::list::prefetch(w, id as usize);
+            }
+        }
     }
 
     fn remap(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {

@@ -188,6 +188,7 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
             for i in 0..n {
                 if i + PREFETCH_FAR < n {
                     policy.prefetch(ids[i + PREFETCH_NEAR], ids[i + PREFETCH_FAR]);
+                    sink.prefetch(ids[i + PREFETCH_FAR]);
                 }
                 policy.access(&refs.get(i), sink);
             }

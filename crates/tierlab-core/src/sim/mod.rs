@@ -321,6 +321,12 @@ pub trait Sink {
     fn remap(&mut self, id: PageId, page: u64, from: u8, to: u8) {
         self.migrate(id, page, from, to)
     }
+    /// A speed hint: page `id` will soon be charged (a reference a few ahead, which the replay
+    /// loop knows, or the page a policy will evict or migrate next), so the sink may start
+    /// loading what it keeps per page (e.g. wear counts). Must not change any state. Default:
+    /// nothing.
+    #[inline(always)]
+    fn prefetch(&self, _id: PageId) {}
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
@@ -190,6 +190,7 @@ impl AppAware {
         let p = *self.arena.get(v);
         self.table.clear(p.f.id);
         self.meter.evict(sink, p.f.out(tier));
+        self.prefetch_victim(tier, sink);
         v
     }
 
@@ -201,6 +202,19 @@ impl AppAware {
         let (id, page) = (p.f.id, p.f.page);
         self.pcm.push_front(&mut self.arena, v);
         self.meter.migrate(sink, id, page, DRAM, PCM);
+        self.prefetch_victim(DRAM, sink);
+    }
+
+    /// A speed hint after `tier` gave up its victim: starts loading what its next victim (its
+    /// LRU page, unless that gets a second chance) will touch.
+    #[inline(always)]
+    fn prefetch_victim<S: Sink>(&self, tier: u8, sink: &S) {
+        let l = if tier == DRAM { &self.dram } else { &self.pcm };
+        l.prefetch_back(&self.arena, |p| {
+            self.table.prefetch(p.f.id);
+            self.meter.prefetch(p.f.id);
+            sink.prefetch(p.f.id);
+        });
     }
 
     /// Makes a free DRAM frame (DRAM must be full and have frames).
@@ -218,6 +232,13 @@ impl AppAware {
 }
 
 impl Policy for AppAware {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        self.meter.prefetch(far);
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let fg = self.meter.begin(r);

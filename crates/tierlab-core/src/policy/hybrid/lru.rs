@@ -16,11 +16,11 @@
 //! `promote = false` a PCM hit only refreshes the page's recency and it stays in
 //! PCM.
 
-use super::{hybrid_ctx, DramLru, Meter, PAPER_DRAM_RATIO, PCM};
+use super::{hybrid_ctx, Meter, RecencyPlacement, PAPER_DRAM_RATIO};
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
@@ -44,12 +44,10 @@ impl Default for HybridLruConfig {
 
 pub struct HybridLru {
     cap: usize,
-    promote: bool,
     arena: Arena<Frame>,
     stack: List,
     table: SlotTable,
-    dram: DramLru,
-    meter: Meter,
+    place: RecencyPlacement,
 }
 
 impl PolicyDef for HybridLru {
@@ -64,12 +62,10 @@ impl PolicyDef for HybridLru {
         let (d, _) = hybrid_ctx(Self::NAME, ctx, cfg.dram_ratio)?;
         Ok(HybridLru {
             cap: ctx.capacity,
-            promote: cfg.promote,
             arena: Arena::with_capacity(ctx.capacity),
             stack: List::default(),
             table: SlotTable::default(),
-            dram: DramLru::new(d),
-            meter: Meter::default(),
+            place: RecencyPlacement::new(d, cfg.promote),
         })
     }
 }
@@ -79,7 +75,7 @@ impl HybridLru {
     pub fn dram_pages(&self) -> Vec<u64> {
         self.stack_pages()
             .into_iter()
-            .filter(|p| self.dram.contains(p.1))
+            .filter(|p| self.place.dram.contains(p.1))
             .map(|p| p.0)
             .collect()
     }
@@ -101,32 +97,31 @@ impl HybridLru {
     pub fn pcm_pages(&self) -> Vec<u64> {
         self.stack_pages()
             .into_iter()
-            .filter(|p| !self.dram.contains(p.1))
+            .filter(|p| !self.place.dram.contains(p.1))
             .map(|p| p.0)
             .collect()
     }
     pub fn meter(&self) -> &Meter {
-        &self.meter
+        &self.place.meter
     }
 }
 
 impl Policy for HybridLru {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        self.place.prefetch(near, far);
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.meter.begin(r);
+        self.place.begin(r);
         let slot = self.table.get(r.id);
         if slot != NIL {
             self.arena.get_mut(slot).dirty |= r.is_write();
             self.stack.move_to_front(&mut self.arena, slot);
-            let tier = if self.dram.contains(r.id) {
-                self.dram.touch(r.id);
-                0
-            } else if self.promote {
-                self.dram.place(r.id, r.page(), true, &mut self.meter, sink)
-            } else {
-                PCM
-            };
-            self.meter.hit(sink, r, tier);
+            self.place.hit(r, sink);
             return;
         }
         if self.cap == 0 {
@@ -139,10 +134,13 @@ impl Policy for HybridLru {
                 .pop_back(&mut self.arena)
                 .expect("full memory has a tail");
             let victim = *self.arena.get(v);
-            let tier = self.dram.tier(victim.id);
-            self.dram.remove(victim.id);
             self.table.clear(victim.id);
-            self.meter.evict(sink, victim.out(tier));
+            self.place.evict(&victim, sink);
+            // The next victim's entries (a speed hint).
+            self.stack.prefetch_back(&self.arena, |f| {
+                self.table.prefetch(f.id);
+                self.place.prefetch_victim(f.id);
+            });
             *self.arena.get_mut(v) = Frame::of(r);
             v
         } else {
@@ -150,20 +148,16 @@ impl Policy for HybridLru {
         };
         self.stack.push_front(&mut self.arena, slot);
         self.table.set(r.id, slot);
-        let tier = self
-            .dram
-            .place(r.id, r.page(), false, &mut self.meter, sink);
-        self.meter.miss(sink, r, tier);
+        self.place.fill(r, sink);
     }
 
     fn event<S: Sink>(&mut self, e: &Event, _sink: &mut S) {
-        self.meter.event(e);
+        self.place.event(e);
     }
 
     fn grow(&mut self, n: usize) {
         self.table.grow(n);
-        self.dram.grow(n);
-        self.meter.grow(n);
+        self.place.grow(n);
     }
 
     fn resident(&self) -> usize {
@@ -171,6 +165,6 @@ impl Policy for HybridLru {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.meter.counters()
+        self.place.meter.counters()
     }
 }

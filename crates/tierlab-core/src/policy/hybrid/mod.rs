@@ -27,8 +27,8 @@ pub mod lru;
 pub mod two_q;
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{check_fraction, PolicyCtx};
+use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
+use crate::policy::{check_fraction, Frame, PolicyCtx};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Event, EventKind};
 
@@ -171,6 +171,12 @@ impl Meter {
     }
     pub fn event(&mut self, e: &Event) {
         self.fg.on_event(e);
+    }
+    /// Starts loading `id`'s owner entry, which [`Meter::begin`] will write (see
+    /// [`crate::policy::Policy::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, id: PageId) {
+        prefetch(&self.owner, id as usize);
     }
     /// Starts a reference; returns whether its app is in the foreground.
     #[inline]
@@ -355,6 +361,18 @@ impl DramLru {
     pub fn grow(&mut self, n: usize) {
         self.table.grow(n);
     }
+    /// The usual prefetch (see [`crate::policy::Policy::prefetch`]): `far`'s table entry, and
+    /// `near`'s node when it is in DRAM.
+    #[inline(always)]
+    pub fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+    }
+    /// Starts loading `id`'s table entry.
+    #[inline(always)]
+    pub fn prefetch_id(&self, id: PageId) {
+        self.table.prefetch(id);
+    }
     pub fn len(&self) -> usize {
         self.list.len()
     }
@@ -420,6 +438,11 @@ impl DramLru {
             self.arena.release(v);
             self.table.clear(vid);
             meter.migrate(sink, vid, vpage, DRAM, PCM);
+            // The next demotion's page: its entry here and its wear count in PCM.
+            self.list.prefetch_back(&self.arena, |&(id, _)| {
+                self.table.prefetch(id);
+                sink.prefetch(id);
+            });
         }
         if from_pcm {
             meter.migrate(sink, id, page, PCM, DRAM);
@@ -428,5 +451,81 @@ impl DramLru {
         self.list.push_front(&mut self.arena, s);
         self.table.set(id, s);
         DRAM
+    }
+}
+
+/// What LRU and 2Q over the hybrid memory share besides their residency lists: the [`DramLru`]
+/// that places resident pages by recency, the [`Meter`], and whether a PCM hit migrates the
+/// page up (`promote`). The residency policy calls [`RecencyPlacement::begin`] on every
+/// reference, then `hit` for a resident page, `fill` for a new one, and `evict` for each
+/// page that leaves memory.
+#[derive(Debug, Clone)]
+pub struct RecencyPlacement {
+    pub dram: DramLru,
+    pub meter: Meter,
+    promote: bool,
+}
+
+impl RecencyPlacement {
+    pub fn new(dram_frames: usize, promote: bool) -> Self {
+        RecencyPlacement {
+            dram: DramLru::new(dram_frames),
+            meter: Meter::default(),
+            promote,
+        }
+    }
+    pub fn grow(&mut self, n: usize) {
+        self.dram.grow(n);
+        self.meter.grow(n);
+    }
+    pub fn event(&mut self, e: &Event) {
+        self.meter.event(e);
+    }
+    /// The prefetch for a reference ahead (see [`crate::policy::Policy::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, near: PageId, far: PageId) {
+        self.dram.prefetch(near, far);
+        self.meter.prefetch(far);
+    }
+    /// Starts loading what evicting page `id` will touch here (a speed hint).
+    #[inline(always)]
+    pub fn prefetch_victim(&self, id: PageId) {
+        self.dram.prefetch_id(id);
+        self.meter.prefetch(id);
+    }
+    /// Starts reference `r` (see [`Meter::begin`]).
+    #[inline]
+    pub fn begin(&mut self, r: &PageRef) {
+        self.meter.begin(r);
+    }
+    /// `r` hit a resident page: a DRAM page moves to DRAM's MRU end; a PCM page migrates up
+    /// when `promote` is on (else stays in PCM). Reports the hit in the tier that serves it.
+    #[inline]
+    pub fn hit<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        let tier = if self.dram.contains(r.id) {
+            self.dram.touch(r.id);
+            DRAM
+        } else if self.promote {
+            self.dram.place(r.id, r.page(), true, &mut self.meter, sink)
+        } else {
+            PCM
+        };
+        self.meter.hit(sink, r, tier);
+    }
+    /// `r` missed and its page is now resident: it is written at DRAM's MRU end (PCM when
+    /// DRAM has no frames). Reports the miss.
+    #[inline]
+    pub fn fill<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        let tier = self
+            .dram
+            .place(r.id, r.page(), false, &mut self.meter, sink);
+        self.meter.miss(sink, r, tier);
+    }
+    /// Resident page `f` leaves memory from whichever tier holds it; reports the eviction.
+    #[inline]
+    pub fn evict<S: Sink>(&mut self, f: &Frame, sink: &mut S) {
+        let tier = self.dram.tier(f.id);
+        self.dram.remove(f.id);
+        self.meter.evict(sink, f.out(tier));
     }
 }

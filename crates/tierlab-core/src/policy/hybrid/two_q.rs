@@ -16,7 +16,7 @@
 //! a PCM hit migrates the page back to DRAM (`promote`, our choice as for LRU).
 //! A 2Q victim leaves from whichever tier holds it.
 
-use super::{hybrid_ctx, DramLru, Meter, PAPER_DRAM_RATIO, PCM};
+use super::{hybrid_ctx, Meter, RecencyPlacement, PAPER_DRAM_RATIO};
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
@@ -58,7 +58,6 @@ pub struct HybridTwoQ {
     cap: usize,
     kin: usize,
     kout: usize,
-    promote: bool,
     arena: Arena<Entry>,
     a1in: List,
     am: List,
@@ -66,8 +65,7 @@ pub struct HybridTwoQ {
     ghosts: Arena<PageId>,
     a1out: List,
     ghost_table: SlotTable,
-    dram: DramLru,
-    meter: Meter,
+    place: RecencyPlacement,
     ghost_hits: u64,
 }
 
@@ -95,7 +93,6 @@ impl PolicyDef for HybridTwoQ {
             cap,
             kin: ((cap as f64 * cfg.kin).round() as usize).max(1),
             kout: (cap as f64 * cfg.kout).round() as usize,
-            promote: cfg.promote,
             arena: Arena::with_capacity(cap),
             a1in: List::default(),
             am: List::default(),
@@ -103,8 +100,7 @@ impl PolicyDef for HybridTwoQ {
             ghosts: Arena::default(),
             a1out: List::default(),
             ghost_table: SlotTable::default(),
-            dram: DramLru::new(d),
-            meter: Meter::default(),
+            place: RecencyPlacement::new(d, cfg.promote),
             ghost_hits: 0,
         })
     }
@@ -112,7 +108,7 @@ impl PolicyDef for HybridTwoQ {
 
 impl HybridTwoQ {
     pub fn meter(&self) -> &Meter {
-        &self.meter
+        &self.place.meter
     }
 
     /// Pages of A1in (newest first), Am (MRU first), and page numbers in DRAM.
@@ -126,7 +122,7 @@ impl HybridTwoQ {
     }
 
     pub fn dram_ids(&self) -> Vec<PageId> {
-        self.dram.ids()
+        self.place.dram.ids()
     }
 
     fn remember(&mut self, id: PageId) {
@@ -140,6 +136,8 @@ impl HybridTwoQ {
                 .expect("full A1out has a tail");
             self.ghost_table.clear(*self.ghosts.get(g));
             self.ghosts.release(g);
+            self.a1out
+                .prefetch_back(&self.ghosts, |&id| self.ghost_table.prefetch(id));
         }
         let g = self.ghosts.alloc(id);
         self.a1out.push_front(&mut self.ghosts, g);
@@ -156,21 +154,34 @@ impl HybridTwoQ {
         }
         .expect("full memory has a victim");
         let e = *self.arena.get(v);
-        let tier = self.dram.tier(e.f.id);
-        self.dram.remove(e.f.id);
         self.table.clear(e.f.id);
-        self.meter.evict(sink, e.f.out(tier));
+        self.place.evict(&e.f, sink);
         if from_a1in {
             self.remember(e.f.id);
+        }
+        // The next victims' entries (a speed hint).
+        for l in [&self.a1in, &self.am] {
+            l.prefetch_back(&self.arena, |e| {
+                self.table.prefetch(e.f.id);
+                self.place.prefetch_victim(e.f.id);
+            });
         }
         v
     }
 }
 
 impl Policy for HybridTwoQ {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        self.ghost_table.prefetch(far);
+        self.place.prefetch(near, far);
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.meter.begin(r);
+        self.place.begin(r);
         let slot = self.table.get(r.id);
         if slot != NIL {
             let e = self.arena.get_mut(slot);
@@ -178,15 +189,7 @@ impl Policy for HybridTwoQ {
             if e.in_am {
                 self.am.move_to_front(&mut self.arena, slot);
             }
-            let tier = if self.dram.contains(r.id) {
-                self.dram.touch(r.id);
-                0
-            } else if self.promote {
-                self.dram.place(r.id, r.page(), true, &mut self.meter, sink)
-            } else {
-                PCM
-            };
-            self.meter.hit(sink, r, tier);
+            self.place.hit(r, sink);
             return;
         }
         if self.cap == 0 {
@@ -218,21 +221,17 @@ impl Policy for HybridTwoQ {
             self.a1in.push_front(&mut self.arena, slot);
         }
         self.table.set(r.id, slot);
-        let tier = self
-            .dram
-            .place(r.id, r.page(), false, &mut self.meter, sink);
-        self.meter.miss(sink, r, tier);
+        self.place.fill(r, sink);
     }
 
     fn event<S: Sink>(&mut self, e: &Event, _sink: &mut S) {
-        self.meter.event(e);
+        self.place.event(e);
     }
 
     fn grow(&mut self, n: usize) {
         self.table.grow(n);
         self.ghost_table.grow(n);
-        self.dram.grow(n);
-        self.meter.grow(n);
+        self.place.grow(n);
     }
 
     fn resident(&self) -> usize {
@@ -240,7 +239,7 @@ impl Policy for HybridTwoQ {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut c = self.meter.counters();
+        let mut c = self.place.meter.counters();
         c.push(("ghost_hits", self.ghost_hits));
         c
     }

@@ -58,9 +58,9 @@
 //! on others.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, NIL};
+use crate::policy::list::{prefetch, Arena, List, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Kind, Op};
 use serde::{Deserialize, Serialize};
 
@@ -317,6 +317,8 @@ impl FourArea {
             }
             p.node[a & 1] = NIL;
             self.areas[a].unlink(&mut self.arena, n);
+            // The page this area's hand looks at next (a speed hint).
+            self.areas[a].prefetch_back(&self.arena, |&id| prefetch(&self.pages, id as usize));
             self.header_evictions[a] += 1;
             if self.ghost_cap > 0 {
                 // Reuse the node for the ghost entry.
@@ -327,6 +329,8 @@ impl FourArea {
                     let oid = *self.arena.get(old);
                     self.pages[oid as usize].ghost[a & 1] = NIL;
                     self.arena.release(old);
+                    self.ghosts[a]
+                        .prefetch_back(&self.arena, |&id| prefetch(&self.pages, id as usize));
                 }
             } else {
                 self.arena.release(n);
@@ -371,6 +375,12 @@ impl FourArea {
 }
 
 impl Policy for FourArea {
+    /// A hit reads and writes only the page's state: load `far`'s.
+    #[inline(always)]
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        prefetch(&self.pages, far as usize);
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let id = r.id;
         let st = self.pages[id as usize];

@@ -88,9 +88,9 @@
 //! modelled; shadow entries are never dropped.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, NIL};
+use crate::policy::list::{prefetch, Arena, List, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Kind, Op};
 use serde::{Deserialize, Serialize};
 
@@ -353,6 +353,13 @@ impl LinuxTwoList {
         self.file_exec && flags & ANON == 0
     }
 
+    /// A speed hint after list `l` gave up its back page: starts loading the state of the page
+    /// scanned next there, and the node after it.
+    #[inline(always)]
+    fn prefetch_back(&self, l: usize) {
+        self.lists[l].prefetch_back(&self.arena, |&id| prefetch(&self.pages, id as usize));
+    }
+
     /// One step of shrink_active_list on the tail of `anon`'s active list.
     fn shrink_active_one(&mut self, anon: bool) {
         let l = lru(anon, true);
@@ -362,6 +369,7 @@ impl LinuxTwoList {
         let id = *self.arena.get(n);
         let flags = self.pages[id as usize].flags;
         self.lists[l].unlink(&mut self.arena, n);
+        self.prefetch_back(l);
         if flags & YOUNG != 0 {
             self.pages[id as usize].flags &= !YOUNG;
             if self.is_exec_file(flags) {
@@ -414,6 +422,7 @@ impl LinuxTwoList {
         let dirty_file = !anon && flags & DIRTY != 0;
         self.pages[id as usize].flags &= !(YOUNG | REFERENCED);
         self.lists[l].unlink(&mut self.arena, n);
+        self.prefetch_back(l);
         enum Verdict {
             Activate,
             Keep,
@@ -576,6 +585,12 @@ impl LinuxTwoList {
 }
 
 impl Policy for LinuxTwoList {
+    /// A hit reads and writes only the page's state: load `far`'s.
+    #[inline(always)]
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        prefetch(&self.pages, far as usize);
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let st = self.pages[r.id as usize];
         let anon = r.kind() == Kind::Anon;
