@@ -1,8 +1,8 @@
 //! Classic replacement policies (the baselines every paper compares against).
 
 pub mod arc;
-pub mod cacheus;
 pub mod beladysize;
+pub mod cacheus;
 pub mod car;
 pub mod clock;
 pub mod clock2qplus;
