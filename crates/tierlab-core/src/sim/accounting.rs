@@ -499,6 +499,10 @@ impl Sink for Accounting {
         }
     }
 
+    fn prefetches(&self) -> bool {
+        self.wear_any
+    }
+
     fn remap(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {
         self.stats.remaps += 1;
     }

@@ -185,10 +185,15 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
         if events.is_empty() {
             let ids = &refs.ids[..];
             let n = ids.len();
+            // Asked once: a flag in a register, where `sink`'s own field would be reloaded
+            // after every access (the policy holds `sink` mutably).
+            let sink_prefetches = sink.prefetches();
             for i in 0..n {
                 if i + PREFETCH_FAR < n {
                     policy.prefetch(ids[i + PREFETCH_NEAR], ids[i + PREFETCH_FAR]);
-                    sink.prefetch(ids[i + PREFETCH_FAR]);
+                    if sink_prefetches {
+                        sink.prefetch(ids[i + PREFETCH_FAR]);
+                    }
                 }
                 policy.access(&refs.get(i), sink);
             }

@@ -327,6 +327,11 @@ pub trait Sink {
     /// nothing.
     #[inline(always)]
     fn prefetch(&self, _id: PageId) {}
+    /// Whether [`Sink::prefetch`] does anything; the replay loop asks once per batch, so sinks
+    /// with nothing to load cost the loop nothing. Default: false.
+    fn prefetches(&self) -> bool {
+        false
+    }
 }
 
 #[cfg(test)]
