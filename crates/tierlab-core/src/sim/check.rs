@@ -450,6 +450,23 @@ pub fn build<P: PolicyDef>(cfg: &P::Config, capacity: usize) -> P {
     P::build(cfg, &ctx).expect("valid configuration")
 }
 
+/// `len` reads of page `x % (1 + y)`, `x` and `y` uniform below `range` (small pages most
+/// often), drawn from a `Pcg64Mcg` seeded with `seed`: the skewed trace of the sampled policies'
+/// seeding tests.
+pub fn mod_skewed_refs(seed: u64, len: usize, range: u64) -> RefBatch {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(seed);
+    let pages: Vec<(u64, bool)> = (0..len)
+        .map(|_| {
+            (
+                rng.random_range(0..range) % (1 + rng.random_range(0..range)),
+                false,
+            )
+        })
+        .collect();
+    make_refs(&pages)
+}
+
 /// `len` page numbers, random from `seed`: one in `1 / cold_share` from `0..cold`, the rest
 /// from `0..hot` (a few hot pages re-referenced among a wider cold set, so small caches see hits,
 /// evictions and returns).

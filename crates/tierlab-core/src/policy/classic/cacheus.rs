@@ -443,7 +443,7 @@ impl Policy for Cacheus {
 mod tests {
     use super::Cacheus;
     use crate::policy::{Policy, PolicyCtx, PolicyDef, PolicySpec};
-    use crate::sim::check::{check_policy, make_refs, replay_ids, replay_spec_ids, NullSink};
+    use crate::sim::check::{check_policy, mod_skewed_refs, replay_ids, replay_spec_ids, NullSink};
 
     #[test]
     fn hand_worked_sr_lru() {
@@ -478,18 +478,7 @@ mod tests {
 
     #[test]
     fn seeded_and_adaptive() {
-        use rand::{RngExt, SeedableRng};
-        use rand_pcg::Pcg64Mcg;
-        let mut rng = Pcg64Mcg::seed_from_u64(9);
-        let pages: Vec<(u64, bool)> = (0..30_000)
-            .map(|_| {
-                (
-                    rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)),
-                    false,
-                )
-            })
-            .collect();
-        let refs = make_refs(&pages);
+        let refs = mod_skewed_refs(9, 30_000, 400);
         let run = |s: &str| check_policy(&PolicySpec::parse(s).unwrap(), 60, 1, &refs).unwrap();
         let a = run("cacheus(seed=5)");
         assert_eq!(a, run("cacheus(seed=5)"));

@@ -209,19 +209,8 @@ mod tests {
     #[test]
     fn sampled_is_seeded() {
         use crate::policy::PolicySpec;
-        use crate::sim::check::{check_policy, make_refs};
-        use rand::{RngExt, SeedableRng};
-        use rand_pcg::Pcg64Mcg;
-        let mut rng = Pcg64Mcg::seed_from_u64(5);
-        let pages: Vec<(u64, bool)> = (0..20_000)
-            .map(|_| {
-                (
-                    rng.random_range(0..400u64) % (1 + rng.random_range(0..400u64)),
-                    false,
-                )
-            })
-            .collect();
-        let refs = make_refs(&pages);
+        use crate::sim::check::{check_policy, mod_skewed_refs};
+        let refs = mod_skewed_refs(5, 20_000, 400);
         let run = |s: &str| check_policy(&PolicySpec::parse(s).unwrap(), 100, 1, &refs).unwrap();
         let a = run("hyperbolic(samples=4, seed=5)");
         assert_eq!(a, run("hyperbolic(samples=4, seed=5)"));
