@@ -1,6 +1,7 @@
 //! Admission policies: whether a missed object (or page) is cached at all, an axis of its own
 //! beside the replacement policy. Any policy takes one, in page and object-size mode:
-//! `lru+bloom`, `s3fifo+prob(p=0.2)`, `fifo+size(threshold=65536)`, `lru+adaptsize`, or in an
+//! `lru+bloom`, `s3fifo+prob(p=0.2)`, `fifo+size(threshold=65536)`,
+//! `lru+sizeprob(exponent=1e-6)`, `lru+adaptsize`, or in an
 //! experiment file / a Python dict the reserved parameter `admit = "bloom"` /
 //! `admit = {name = "prob", p = 0.2}`. `tierlab policies --admission` lists them.
 //!
@@ -12,14 +13,15 @@
 //! entry, e.g. ARC's and S3-FIFO's) before asking the admission policy; here a refused miss
 //! leaves the policy's history untouched. The two can only differ when an object that was once
 //! cached (so can be a ghost) is refused later: never with `bloom` (it refuses only first
-//! misses), nor with `size` while an object keeps its size; possible with `prob` and
-//! `adaptsize`. Bloom and size admission equal libCacheSim's for FIFO, LRU, CLOCK, SIEVE, LFU and
+//! misses), nor with `size` while an object keeps its size; possible with `prob`, `sizeprob`
+//! and `adaptsize`. Bloom and size admission equal libCacheSim's for FIFO, LRU, CLOCK, SIEVE, LFU and
 //! S3-FIFO in both modes (crates/tierlab-core/tests/libcachesim_object_conformance.rs).
 
 pub mod adaptsize;
 pub mod bloom;
 pub mod prob;
 pub mod size;
+pub mod sizeprob;
 
 use crate::error::{Error, Result};
 use crate::policy::{Policy, PolicyCtx};
@@ -88,6 +90,7 @@ pub fn all_admissions() -> Vec<AdmissionInfo> {
         info::<bloom::Bloom>(),
         info::<prob::Prob>(),
         info::<size::SizeThreshold>(),
+        info::<sizeprob::SizeProb>(),
         info::<adaptsize::AdaptSize>(),
     ]
 }
@@ -146,6 +149,8 @@ impl AdmissionSpec {
             config::<prob::Prob>(self).map(drop)
         } else if matches::<size::SizeThreshold>(n) {
             config::<size::SizeThreshold>(self).map(drop)
+        } else if matches::<sizeprob::SizeProb>(n) {
+            config::<sizeprob::SizeProb>(self).map(drop)
         } else if matches::<adaptsize::AdaptSize>(n) {
             config::<adaptsize::AdaptSize>(self).map(drop)
         } else {
@@ -171,6 +176,11 @@ impl AdmissionSpec {
         } else if matches::<size::SizeThreshold>(n) {
             Admission::Size(size::SizeThreshold::build(
                 &config::<size::SizeThreshold>(self)?,
+                ctx,
+            )?)
+        } else if matches::<sizeprob::SizeProb>(n) {
+            Admission::SizeProb(sizeprob::SizeProb::build(
+                &config::<sizeprob::SizeProb>(self)?,
                 ctx,
             )?)
         } else if matches::<adaptsize::AdaptSize>(n) {
@@ -209,6 +219,7 @@ pub enum Admission {
     Bloom(bloom::Bloom),
     Prob(prob::Prob),
     Size(size::SizeThreshold),
+    SizeProb(sizeprob::SizeProb),
     AdaptSize(Box<adaptsize::AdaptSize>),
 }
 
@@ -220,6 +231,7 @@ impl Admission {
             Admission::Bloom(a) => a.admit(r),
             Admission::Prob(a) => a.admit(r),
             Admission::Size(a) => a.admit(r),
+            Admission::SizeProb(a) => a.admit(r),
             Admission::AdaptSize(a) => a.admit(r),
         }
     }
