@@ -6,8 +6,8 @@ use tierlab_core::trace::native::{
     convert, convert_with, NativeReader, NativeWriter, WriterOptions,
 };
 use tierlab_core::trace::{
-    self, read_all, Access, Event, EventKind, Kind, Op, Record, TraceReader, TraceSpec,
-    MAX_REQUEST_PAGES,
+    self, read_all, Access, Event, EventKind, Kind, Op, Record, RecordColumns, TraceReader,
+    TraceSpec, MAX_REQUEST_PAGES,
 };
 
 fn tmpdir(tag: &str) -> PathBuf {
@@ -343,9 +343,25 @@ proptest! {
         let mut r = NativeReader::open(&p, Default::default()).unwrap();
         let mut got = Vec::new();
         while r.read_batch(&mut got, batch).unwrap() {}
-        prop_assert_eq!(got, recs);
+        prop_assert_eq!(&got, &recs);
         let want_names = if names.is_empty() { vec!["all".to_string()] } else { names };
         prop_assert_eq!(r.app_names(), want_names);
+
+        // The engine's path: blocks decoded straight into columns, handed over whole or split
+        // across batches, give the same records, events in place.
+        let mut r = NativeReader::open(&p, Default::default()).unwrap();
+        let (mut cols, mut scratch, mut via_columns) = (RecordColumns::default(), Vec::new(), Vec::new());
+        loop {
+            cols.clear();
+            let more = r.read_columns(&mut cols, batch, &mut scratch).unwrap();
+            prop_assert!(cols.records() <= batch);
+            prop_assert_eq!(cols.single_pages, (0..cols.accesses()).all(|i| cols.npages[i] == 1));
+            cols.records_to(0, cols.records(), &mut via_columns);
+            if !more {
+                break;
+            }
+        }
+        prop_assert_eq!(via_columns, recs);
     }
 }
 

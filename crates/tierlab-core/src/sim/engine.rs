@@ -7,9 +7,9 @@
 //! only dynamic dispatch.
 
 use super::accounting::{Accounting, DeviceRequest, Stats};
+pub use super::decode::{fill_next_use, Decoder};
 use super::object::ObjectSink;
-use super::page_ids::PageIds;
-use super::{RefBatch, RefFields, Sink, NEVER};
+use super::{RefBatch, Sink};
 use crate::device::System;
 use crate::error::{Error, Result};
 use crate::policy::admission::Admitted;
@@ -18,7 +18,7 @@ use crate::policy::{
     object_mode_policies, visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor,
     PREFETCH_FAR, PREFETCH_NEAR,
 };
-use crate::trace::{Event, Record, TraceReader};
+use crate::trace::{Event, RecordColumns, TraceReader};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -336,138 +336,6 @@ pub fn needs_future(specs: &[InstanceSpec]) -> Result<bool> {
     Ok(any)
 }
 
-/// Splits trace records into page references with dense ids (or, in object-size mode, into
-/// one reference per record, sized).
-#[derive(Default)]
-pub struct Decoder {
-    ids: PageIds,
-    seq: u64,
-    pub requests: u64,
-    pub events: u64,
-    /// Object-size mode: one reference per record, with its size (see [`RunOptions`]).
-    pub object_sizes: bool,
-    /// Bytes of the object references decoded so far (object-size mode only).
-    pub bytes: u64,
-}
-
-/// Records ahead whose page-id entry the decoder prefetches.
-const DECODE_PREFETCH: usize = 16;
-
-impl Decoder {
-    pub fn distinct(&self) -> usize {
-        self.ids.len()
-    }
-
-    /// Page references decoded so far (the `seq` of the next one).
-    pub fn decoded(&self) -> u64 {
-        self.seq
-    }
-
-    /// Appends the page references of `records` to `refs` and events (with the
-    /// index of the reference they precede) to `events`.
-    pub fn decode(
-        &mut self,
-        records: &[Record],
-        refs: &mut RefBatch,
-        events: &mut Vec<(usize, Event)>,
-    ) -> Result<()> {
-        if self.object_sizes {
-            return self.decode_objects(records, refs, events);
-        }
-        refs.reserve(records.len());
-        for (i, rec) in records.iter().enumerate() {
-            if let Some(Record::Access(ahead)) = records.get(i + DECODE_PREFETCH) {
-                self.ids.prefetch(ahead.page);
-            }
-            match rec {
-                Record::Access(a) => {
-                    self.requests += 1;
-                    for k in 0..a.npages as u64 {
-                        let page = a.page + k;
-                        let id = self.ids.id(page).ok_or_else(|| {
-                            Error::config("more than 2^32-1 distinct pages in one trace")
-                        })?;
-                        refs.push(&RefFields {
-                            time: a.time,
-                            page,
-                            id,
-                            app: a.app,
-                            op: a.op,
-                            kind: a.kind,
-                            req_start: k == 0,
-                        });
-                        self.seq += 1;
-                    }
-                }
-                Record::Event(e) => {
-                    self.events += 1;
-                    events.push((refs.len(), *e));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Decoder {
-    /// [`Decoder::decode`] in object-size mode: every access record is one reference to the
-    /// object `page` (its id), of `size` bytes, however many pages it spans.
-    fn decode_objects(
-        &mut self,
-        records: &[Record],
-        refs: &mut RefBatch,
-        events: &mut Vec<(usize, Event)>,
-    ) -> Result<()> {
-        refs.reserve(records.len());
-        for rec in records {
-            match rec {
-                Record::Access(a) => {
-                    if a.size == 0 {
-                        return Err(Error::config(format!(
-                            "object-size mode: request {} has no object size; the trace's format must carry one (oracleGeneral, csv with a size column, vscsi)",
-                            self.requests + 1
-                        )));
-                    }
-                    self.requests += 1;
-                    self.bytes += a.size as u64;
-                    let id = self.ids.id(a.page).ok_or_else(|| {
-                        Error::config("more than 2^32-1 distinct objects in one trace")
-                    })?;
-                    refs.push_sized(
-                        &RefFields {
-                            time: a.time,
-                            page: a.page,
-                            id,
-                            app: a.app,
-                            op: a.op,
-                            kind: a.kind,
-                            req_start: true,
-                        },
-                        a.size,
-                    );
-                    self.seq += 1;
-                }
-                Record::Event(e) => {
-                    self.events += 1;
-                    events.push((refs.len(), *e));
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Fills `next_use` of every reference (one backward pass over a batch holding the whole trace).
-pub fn fill_next_use(refs: &mut RefBatch, distinct: usize) {
-    let mut next = vec![NEVER; distinct];
-    let mut next_use = vec![NEVER; refs.len()];
-    for (i, &id) in refs.ids.iter().enumerate().rev() {
-        next_use[i] = next[id as usize];
-        next[id as usize] = refs.first_seq + i as u64;
-    }
-    refs.set_next_use(next_use);
-}
-
 /// One decoded batch on its way from the decoding thread to the replay (and back, for reuse).
 #[derive(Default)]
 struct Batch {
@@ -480,7 +348,7 @@ struct Batch {
 
 /// Trace records on their way from the reading thread to the decoding thread, and whether more
 /// follow.
-type Records = Result<(Vec<Record>, bool)>;
+type Records = Result<(RecordColumns, bool)>;
 
 /// The reading thread of [`run`]: reads batches of `batch` records into the buffers that come
 /// back on `empty` and sends them on `full`, until the trace ends, the batch holding the `limit`th
@@ -490,21 +358,16 @@ fn read_ahead(
     reader: &mut dyn TraceReader,
     batch: usize,
     limit: u64,
-    empty: mpsc::Receiver<Vec<Record>>,
+    empty: mpsc::Receiver<RecordColumns>,
     full: mpsc::SyncSender<Records>,
 ) {
     let mut page_refs: u64 = 0;
+    let mut scratch = Vec::new();
     while let Ok(mut records) = empty.recv() {
         records.clear();
-        match reader.read_batch(&mut records, batch) {
+        match reader.read_columns(&mut records, batch, &mut scratch) {
             Ok(more) => {
-                page_refs += records
-                    .iter()
-                    .map(|r| match r {
-                        Record::Access(a) => a.npages as u64,
-                        Record::Event(_) => 0,
-                    })
-                    .sum::<u64>();
+                page_refs += records.page_refs();
                 if full.send(Ok((records, more))).is_err() || !more || page_refs >= limit {
                     return;
                 }
@@ -524,7 +387,7 @@ fn decode_ahead(
     decoder: &mut Decoder,
     limit: u64,
     records_in: mpsc::Receiver<Records>,
-    records_back: mpsc::Sender<Vec<Record>>,
+    records_back: mpsc::Sender<RecordColumns>,
     empty: mpsc::Receiver<Batch>,
     full: mpsc::SyncSender<Result<Batch>>,
 ) {
@@ -532,7 +395,7 @@ fn decode_ahead(
     while let Ok(mut b) = empty.recv() {
         // The reading thread only hangs up after sending its last batch or an error.
         let Ok(next) = records_in.recv() else { return };
-        let (records, more) = match next {
+        let (mut records, more) = match next {
             Ok(r) => r,
             Err(e) => {
                 let _ = full.send(Err(e));
@@ -541,7 +404,7 @@ fn decode_ahead(
         };
         b.refs.clear(decoder.decoded());
         b.events.clear();
-        if let Err(e) = decoder.decode(&records, &mut b.refs, &mut b.events) {
+        if let Err(e) = decoder.decode_columns(&mut records, &mut b.refs, &mut b.events) {
             let _ = full.send(Err(e));
             return;
         }
@@ -637,11 +500,8 @@ pub fn run_with_external(
             .map_or(Ok(()), Err)
     };
 
-    let mut decoder = Decoder {
-        object_sizes: opts.object_sizes,
-        ..Decoder::default()
-    };
-    let mut records = Vec::with_capacity(opts.batch);
+    let mut decoder = Decoder::new(opts.object_sizes);
+    let (mut records, mut scratch) = (RecordColumns::default(), Vec::new());
     let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let limit = opts.limit.unwrap_or(u64::MAX);
@@ -650,8 +510,8 @@ pub fn run_with_external(
         let mut more = true;
         while more && (refs.len() as u64) < limit {
             records.clear();
-            more = reader.read_batch(&mut records, opts.batch)?;
-            decoder.decode(&records, &mut refs, &mut events)?;
+            more = reader.read_columns(&mut records, opts.batch, &mut scratch)?;
+            decoder.decode_columns(&mut records, &mut refs, &mut events)?;
             progress(&Progress {
                 page_refs: refs.len() as u64,
                 requests: decoder.requests,
@@ -684,14 +544,14 @@ pub fn run_with_external(
         // between reader and decoder, reference batches between decoder and replay). Batches
         // arrive in trace order, so results are the same as decoding inline.
         let (records_tx, records_rx) = mpsc::sync_channel::<Records>(1);
-        let (records_back_tx, records_back_rx) = mpsc::channel::<Vec<Record>>();
+        let (records_back_tx, records_back_rx) = mpsc::channel::<RecordColumns>();
         let (full_tx, full_rx) = mpsc::sync_channel::<Result<Batch>>(1);
         let (empty_tx, empty_rx) = mpsc::channel::<Batch>();
         for _ in 0..2 {
             let _ = empty_tx.send(Batch::default());
         }
         for _ in 0..3 {
-            let _ = records_back_tx.send(Vec::new());
+            let _ = records_back_tx.send(RecordColumns::default());
         }
         let (decoder, reader_thread) = (&mut decoder, &mut *reader);
         let batch = opts.batch;
@@ -730,7 +590,7 @@ pub fn run_with_external(
             result
         })?;
     }
-    let page_refs = decoder.seq.min(limit);
+    let page_refs = decoder.decoded().min(limit);
     let mut results: Vec<InstanceResult> = runners.into_iter().map(|r| r.finish()).collect();
     // In object-size mode every instance's sink counted the bytes it was asked for (the decoder
     // may have decoded past `limit`).

@@ -4,6 +4,7 @@
 pub mod accounting;
 pub mod bench;
 pub mod check;
+pub mod decode;
 pub mod engine;
 pub mod mrc;
 pub mod object;
@@ -13,7 +14,7 @@ pub mod results;
 pub use accounting::{Accounting, Component, Stats};
 pub use engine::{run, RunOptions, RunOutput};
 
-use crate::trace::{Event, Kind, Op};
+use crate::trace::{Event, Kind, Op, RecordColumns};
 
 /// Most memory tiers a system may have.
 pub const MAX_TIERS: usize = 4;
@@ -48,9 +49,7 @@ pub struct RefBatch {
     pub first_seq: u64,
 }
 
-const FLAG_WRITE: u8 = 1;
-const FLAG_ANON: u8 = 2;
-const FLAG_REQ_START: u8 = 4;
+use crate::trace::columns::{FLAG_ANON, FLAG_REQ_START, FLAG_WRITE};
 
 /// The fields of one page reference, owned (to build a [`RefBatch`] by hand, e.g. in tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,6 +115,39 @@ impl RefBatch {
         self.pages.push(r.page);
         self.times.push(r.time);
         self.apps.push(r.app);
+    }
+    /// One reference from its columns' values (`flags` as [`crate::trace::columns`] defines).
+    #[inline(always)]
+    pub(crate) fn push_raw(&mut self, id: PageId, flags: u8, page: u64, time: u64, app: u32) {
+        self.ids.push(id);
+        self.flags.push(flags);
+        self.pages.push(page);
+        self.times.push(time);
+        self.apps.push(app);
+    }
+    /// Appends the time, page, app and flag columns (and, if `sized`, the sizes) of `cols`'
+    /// single-page accesses, whose ids are already in `ids` from position `base` on. Into an
+    /// empty batch the columns change hands instead of being copied; `cols` is left empty.
+    pub(crate) fn take_columns(&mut self, cols: &mut RecordColumns, base: usize, sized: bool) {
+        debug_assert_eq!(self.ids.len(), base + cols.accesses());
+        if base == 0 && self.times.is_empty() {
+            std::mem::swap(&mut self.times, &mut cols.time);
+            std::mem::swap(&mut self.pages, &mut cols.page);
+            std::mem::swap(&mut self.apps, &mut cols.app);
+            std::mem::swap(&mut self.flags, &mut cols.flags);
+            if sized {
+                std::mem::swap(&mut self.sizes, &mut cols.size);
+            }
+        } else {
+            self.times.extend_from_slice(&cols.time);
+            self.pages.extend_from_slice(&cols.page);
+            self.apps.extend_from_slice(&cols.app);
+            self.flags.extend_from_slice(&cols.flags);
+            if sized {
+                self.sizes.extend_from_slice(&cols.size);
+            }
+        }
+        cols.clear();
     }
     /// One reference of object-size mode: an object of `size` bytes.
     #[inline]

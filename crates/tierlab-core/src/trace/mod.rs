@@ -16,6 +16,7 @@
 //! record's ordinal otherwise; no policy in tierlab depends on its unit.
 
 pub mod capture;
+pub mod columns;
 pub mod info;
 pub mod input;
 pub mod native;
@@ -26,6 +27,7 @@ pub mod synth;
 pub mod synth_nomad;
 
 use crate::error::{Error, Result};
+pub use columns::RecordColumns;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -126,6 +128,16 @@ pub trait TraceReader: Send {
     /// Appends up to `max` records to `out`. Returns `Ok(false)` once the trace
     /// is exhausted (possibly after appending the last records).
     fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool>;
+    /// [`TraceReader::read_batch`] into columns: appends up to `max` records to `out`. Readers
+    /// that decode columns directly override it; the default reads records into `scratch`.
+    fn read_columns(
+        &mut self,
+        out: &mut RecordColumns,
+        max: usize,
+        scratch: &mut Vec<Record>,
+    ) -> Result<bool> {
+        columns::read_columns_via_records(self, out, max, scratch)
+    }
     /// Page size in bytes that `Access::page` counts in.
     fn page_size(&self) -> u32;
     /// Names of the apps seen so far, indexed by `Access::app`. Formats without

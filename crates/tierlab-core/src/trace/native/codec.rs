@@ -128,11 +128,13 @@ pub(super) fn parse_block_header(
     Ok(b)
 }
 
+/// Decodes a block's payload straight into columns (appended to `out`, which the reader keeps
+/// empty between blocks).
 pub(super) fn decode_payload(
     raw: &[u8],
     n: u32,
     n_ev: u32,
-    out: &mut Vec<Record>,
+    out: &mut RecordColumns,
 ) -> std::result::Result<(), String> {
     let n = n as usize;
     let e = n_ev as usize;
@@ -174,9 +176,14 @@ pub(super) fn decode_payload(
         ));
     }
     let col_err = |i: usize| format!("{} column is malformed or too short", NAMES[i]);
-    out.reserve(n);
+    if out.accesses() == 0 {
+        out.single_pages = true;
+    }
+    out.reserve(a);
+    out.events.reserve(e);
     let (mut t, mut pg) = (0u64, 0u64);
     let (mut ai, mut ei) = (0usize, 0usize);
+    let mut all_single = true;
     for i in 0..n {
         t = t.wrapping_add(unzigzag(time.varint().ok_or_else(|| col_err(1))?) as u64);
         if tags.buf[i / 8] & (1 << (i % 8)) != 0 {
@@ -189,32 +196,27 @@ pub(super) fn decode_payload(
             };
             let app = evapp.varint().ok_or_else(|| col_err(7))?;
             let app = u32::try_from(app).map_err(|_| col_err(7))?;
-            out.push(Record::Event(Event { time: t, app, kind }));
+            out.push_event(Event { time: t, app, kind });
             ei += 1;
         } else {
             pg = pg.wrapping_add(unzigzag(page.varint().ok_or_else(|| col_err(2))?) as u64);
+            // The column's bits 0 and 1 are the flags' write and anon bits.
             let bits = (opkind.buf[ai / 4] >> (2 * (ai % 4))) & 3;
             let ap = app.varint().ok_or_else(|| col_err(4))?;
             let np = npages.varint().ok_or_else(|| col_err(5))?;
             if np == 0 || np > MAX_REQUEST_PAGES {
                 return Err(format!("request of {np} pages (1..={MAX_REQUEST_PAGES})"));
             }
-            out.push(Record::Access(Access {
-                time: t,
-                page: pg,
-                op: if bits & 1 != 0 { Op::Write } else { Op::Read },
-                kind: if bits & 2 != 0 {
-                    Kind::Anon
-                } else {
-                    Kind::File
-                },
-                app: u32::try_from(ap).map_err(|_| col_err(4))?,
-                npages: np as u32,
-                size: 0,
-            }));
+            all_single &= np == 1;
+            out.time.push(t);
+            out.page.push(pg);
+            out.app.push(u32::try_from(ap).map_err(|_| col_err(4))?);
+            out.npages.push(np as u32);
+            out.flags.push(FLAG_REQ_START | bits);
             ai += 1;
         }
     }
+    out.single_pages &= all_single;
     for (i, c) in cols.iter().enumerate() {
         if i != 0 && i != 3 && i != 6 && !c.done() {
             return Err(format!("{} column has trailing bytes", NAMES[i]));

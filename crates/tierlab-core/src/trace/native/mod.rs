@@ -50,9 +50,8 @@ pub use reader::{NativeOptions, NativeReader};
 pub use writer::NativeWriter;
 
 use crate::error::{Error, Location, Result};
-use crate::trace::{
-    self, Access, Event, EventKind, Kind, Op, Record, TraceReader, TraceSpec, MAX_REQUEST_PAGES,
-};
+use crate::trace::columns::{RecordColumns, FLAG_REQ_START};
+use crate::trace::{self, Event, EventKind, Record, TraceReader, TraceSpec, MAX_REQUEST_PAGES};
 use serde::Deserialize;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};

@@ -22,7 +22,8 @@ pub struct NativeReader {
     block_index: u64,
     records_read: u64,
     events_read: u64,
-    decoded: Vec<Record>,
+    /// The current block, decoded; `pos` counts its records already handed out.
+    decoded: RecordColumns,
     pos: usize,
     comp: Vec<u8>,
     raw: Vec<u8>,
@@ -156,7 +157,7 @@ impl NativeReader {
             block_index: 0,
             records_read: 0,
             events_read: 0,
-            decoded: Vec::new(),
+            decoded: RecordColumns::default(),
             pos: 0,
             comp: Vec::new(),
             raw: Vec::new(),
@@ -261,7 +262,10 @@ impl NativeReader {
         let raw = std::mem::take(&mut self.raw);
         let res = decode_payload(&raw, hdr.n_records, hdr.n_events, &mut self.decoded);
         self.raw = raw;
-        res.map_err(|m| self.block_err(off, m))?;
+        if let Err(m) = res {
+            self.decoded.clear();
+            return Err(self.block_err(off, m));
+        }
         self.offset = off + BLOCK_HEADER_LEN as u64 + hdr.comp_len as u64;
         self.block_index += 1;
         self.records_read += hdr.n_records as u64;
@@ -324,21 +328,43 @@ impl TraceReader for NativeReader {
     fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> Result<bool> {
         let mut left = max;
         while left > 0 {
-            if self.pos == self.decoded.len() && !self.next_block()? {
+            if self.pos == self.decoded.records() && !self.next_block()? {
                 return Ok(false);
             }
-            let take = left.min(self.decoded.len() - self.pos);
-            if out.is_empty() && self.pos == 0 && take == self.decoded.len() {
-                // A whole block into an empty batch: hand over the decoded records instead of
-                // copying them (the next block decodes into the batch's old buffer).
+            let take = left.min(self.decoded.records() - self.pos);
+            self.decoded.records_to(self.pos, self.pos + take, out);
+            self.pos += take;
+            left -= take;
+        }
+        Ok(true)
+    }
+
+    fn read_columns(
+        &mut self,
+        out: &mut RecordColumns,
+        max: usize,
+        _scratch: &mut Vec<Record>,
+    ) -> Result<bool> {
+        let mut left = max;
+        while left > 0 {
+            if self.pos == self.decoded.records() && !self.next_block()? {
+                return Ok(false);
+            }
+            let have = self.decoded.records();
+            let take = left.min(have - self.pos);
+            if out.is_empty() && self.pos == 0 && take == have {
+                // A whole block into an empty batch: hand over the decoded columns instead of
+                // copying them (the next block decodes into the batch's old buffers).
                 std::mem::swap(out, &mut self.decoded);
                 self.decoded.clear();
-                self.pos = 0;
-                left -= take;
-                continue;
+            } else {
+                out.extend_from(&self.decoded, self.pos, self.pos + take);
+                self.pos += take;
+                if self.pos == have {
+                    self.decoded.clear();
+                    self.pos = 0;
+                }
             }
-            out.extend_from_slice(&self.decoded[self.pos..self.pos + take]);
-            self.pos += take;
             left -= take;
         }
         Ok(true)
