@@ -17,6 +17,8 @@
 //! per-run state (the accounting sink's swap bitmap: 1 bit per distinct page)
 //! is not included.
 
+mod common;
+
 use std::alloc::{GlobalAlloc, Layout, System as SysAlloc};
 use std::sync::atomic::{AtomicIsize, Ordering};
 use tierlab_core::policy::{all_policies, PolicyCtx, PolicySpec};
@@ -55,30 +57,23 @@ fn live() -> isize {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let trace = args
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "zipf:alpha=1.0,pages=1000000,n=10000000,seed=1".into());
-    let frac: f64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(0.1);
-    let mut policies: Vec<String> = args.iter().skip(2).cloned().collect();
-    if policies.is_empty() {
-        policies = [
+    let common::Args {
+        trace,
+        fraction: frac,
+        rest,
+    } = common::args()?;
+    let policies = common::policies(
+        &rest,
+        &[
             "fifo", "lru", "clock", "arc", "2q", "s3fifo", "sieve", "lirs",
-        ]
-        .map(String::from)
-        .to_vec();
-    }
+        ],
+    );
     let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
     let page_size = reader.page_size();
     let (refs, distinct) = tierlab_core::sim::bench::dense_refs(reader.as_mut())?;
     let batches = refs.batches(1 << 16);
     drop(refs);
-    let pages = trace
-        .split([',', ':'])
-        .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
-        .unwrap_or(distinct);
-    let capacity = (frac * pages as f64) as usize;
+    let capacity = common::capacity(&trace, frac, distinct);
     println!(
         "trace {trace}: {} accesses, {distinct} distinct pages; cache {capacity} pages",
         batches.iter().map(RefBatch::len).sum::<usize>()

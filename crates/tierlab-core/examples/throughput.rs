@@ -15,6 +15,8 @@
 //! The system is one DRAM tier over NVMe; `THROUGHPUT_TIERS=dram,pcm` (comma-separated device
 //! names) gives the memory tiers instead, for the policies that need two (hybrid, tiered).
 
+mod common;
+
 use std::time::Instant;
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::{PolicyCtx, PolicySpec};
@@ -77,16 +79,15 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let trace = args
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "zipf:alpha=1.0,pages=1000000,n=10000000,seed=1".into());
-    let frac: f64 = args.get(1).map(|s| s.parse()).transpose()?.unwrap_or(0.1);
-    let repeats: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(3);
-    let mut policies: Vec<String> = args.iter().skip(3).cloned().collect();
-    if policies.is_empty() {
-        policies = [
+    let common::Args {
+        trace,
+        fraction: frac,
+        rest,
+    } = common::args()?;
+    let repeats: usize = rest.first().map(|s| s.parse()).transpose()?.unwrap_or(3);
+    let policies = common::policies(
+        rest.get(1..).unwrap_or_default(),
+        &[
             "fifo",
             "lru",
             "clock",
@@ -95,20 +96,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "s3fifo",
             "sieve",
             "lirs(libcachesim=true)",
-        ]
-        .map(String::from)
-        .to_vec();
-    }
+        ],
+    );
     let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
     let page_size = reader.page_size();
     let t0 = Instant::now();
     let (refs, distinct) = bench::dense_refs(reader.as_mut())?;
     let decode_s = t0.elapsed().as_secs_f64();
-    let pages = trace
-        .split([',', ':'])
-        .find_map(|kv| kv.strip_prefix("pages=")?.parse::<usize>().ok())
-        .unwrap_or(distinct);
-    let capacity = (frac * pages as f64) as usize;
+    let capacity = common::capacity(&trace, frac, distinct);
     let n = refs.len() as f64;
     let ids = refs.ids.clone();
     let batches = refs.batches(RunOptions::default().batch);
