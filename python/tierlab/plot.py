@@ -16,6 +16,17 @@ import pandas as pd  # noqa: E402
 IO_COMPONENTS = ["file_read", "file_write", "swap_read", "swap_write", "migration"]
 
 
+def save_figure(fig, path, dpi: int = 110, rect=None):
+    """Lays `fig` out (within `rect` if given), writes it to `path` and closes it; returns `path`."""
+    if rect is None:
+        fig.tight_layout()
+    else:
+        fig.tight_layout(rect=rect)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 def _ax(ax):
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4))

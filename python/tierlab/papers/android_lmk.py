@@ -26,6 +26,7 @@ import pandas as pd  # noqa: E402
 
 from tierlab import _core, data, mobile  # noqa: E402
 from tierlab.papers import Claim, PaperResult, android_modern  # noqa: E402
+from tierlab.plot import save_figure  # noqa: E402
 
 KEY = "android-lmk"
 TITLE = "Swap vs the low-memory killer on Android (Kim, Kwon, Shin; Galaxy S2, class-6 microSD)"
@@ -126,10 +127,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     ax.set_ylabel("MB")
     ax.set_title("Figure 1: memory as apps launch; the LMK frees memory (no swap)")
     ax.legend()
-    fig.tight_layout()
-    res.figures["figure1"] = outdir / "figure1_memory.png"
-    fig.savefig(res.figures["figure1"], dpi=110)
-    plt.close(fig)
+    res.figures["figure1"] = save_figure(fig, outdir / "figure1_memory.png")
 
     # Figure 2: per-app relaunch times, without swap (hot or cold after a kill) and with swap.
     a = _relaunches(no_swap, apps).rename(columns={"kind": "kind_no_swap", "time_ms": "ms_no_swap"})
@@ -213,10 +211,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     ax2.set_ylabel("relaunch time / normal relaunch")
     ax2.legend(fontsize=8)
     fig.suptitle("Figure 2: launch time after an LMK kill and after swap-out")
-    fig.tight_layout()
-    res.figures["figure2"] = outdir / "figure2_relaunch.png"
-    fig.savefig(res.figures["figure2"], dpi=110)
-    plt.close(fig)
+    res.figures["figure2"] = save_figure(fig, outdir / "figure2_relaunch.png")
 
     # Figure 3: pages per app, and the relaunch time after a kill.
     ap = no_swap.apps[no_swap.apps.app.isin(apps)][["app", "anon_pages", "file_pages", "peak_pages", "lmk_kills"]]
@@ -229,10 +224,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     ax.set_ylabel("pages allocated (4 KiB)")
     ax.set_title("Figure 3: pages per app (orange: killed by the LMK)")
     ax.tick_params(axis="x", rotation=45)
-    fig.tight_layout()
-    res.figures["figure3"] = outdir / "figure3_pages.png"
-    fig.savefig(res.figures["figure3"], dpi=110)
-    plt.close(fig)
+    res.figures["figure3"] = save_figure(fig, outdir / "figure3_pages.png")
 
     # Sweep over swap devices: where does swapping beat killing?
     known = {d["name"] for d in json.loads(_core.devices())} if hasattr(_core, "devices") else set(SWEEP_DEVICES)
@@ -286,10 +278,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     ax.set_title("Swap device sweep: green = swapping beats killing")
     ax.tick_params(axis="x", rotation=30)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    res.figures["swap_sweep"] = outdir / "swap_device_sweep.png"
-    fig.savefig(res.figures["swap_sweep"], dpi=110)
-    plt.close(fig)
+    res.figures["swap_sweep"] = save_figure(fig, outdir / "swap_device_sweep.png")
 
     # Swappiness (Section 3.2): the paper's 2.6 formula against 3.x get_scan_count, on the class-6 card.
     if not quick:

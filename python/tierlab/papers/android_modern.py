@@ -42,6 +42,7 @@ import pandas as pd
 
 from tierlab import data, mobile
 from tierlab.papers import Claim
+from tierlab.plot import save_figure
 
 ZRAM_LZ4 = {
     "device": "zram-lz4-gs2",
@@ -146,10 +147,7 @@ def figure(tables: dict[str, pd.DataFrame], outpath: Path) -> Path:
         for ax in row:
             ax.tick_params(axis="x", rotation=20, labelsize=8)
     fig.suptitle("Beyond the paper: two-list + LMK + microSD vs MGLRU + zram + lmkd (Galaxy S2 hardware)")
-    fig.tight_layout()
-    fig.savefig(outpath, dpi=110)
-    plt.close(fig)
-    return outpath
+    return save_figure(fig, outpath)
 
 
 def claims(tables: dict[str, pd.DataFrame]) -> list[Claim]:

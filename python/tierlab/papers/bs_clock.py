@@ -230,10 +230,7 @@ def write_share_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame
 
 
 def _sensitivity_plot(sens: pd.DataFrame, own: dict[str, tuple[float, float]], path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tierlab.plot import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     for i, w in enumerate(WORKLOADS):
@@ -256,10 +253,7 @@ def _sensitivity_plot(sens: pd.DataFrame, own: dict[str, tuple[float, float]], p
         "BS-CLOCK vs Spatial Clock against the write share\n(stars: the paper's Table 2 share and figure, bars +-25%)"
     )
     ax.legend(fontsize=7, loc="upper left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def _reduction_claim(w: str) -> str:
@@ -403,10 +397,7 @@ def _seq_dirtied_axis(ax, workload: str, seq_dirtied_pages) -> None:
 
 
 def _plots(fig67: pd.DataFrame, outdir: Path) -> dict[str, Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tierlab.plot import plt, save_figure
 
     figs = {}
     bs = fig67[fig67.policy == "bs-clock"]
@@ -419,11 +410,7 @@ def _plots(fig67: pd.DataFrame, outdir: Path) -> dict[str, Path]:
         ax.set_xlabel("max amount of one bulk write")
     axes[0].set_ylabel("cache hit ratio")
     fig.suptitle("Fig. 6: hit ratio by SEQ_DIRTIED_PAGES (BS-CLOCK, 4 MB buffer)")
-    fig.tight_layout()
-    p = outdir / "bs_clock_fig6.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    figs["fig6"] = p
+    figs["fig6"] = save_figure(fig, outdir / "bs_clock_fig6.png")
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
     for ax, w in zip(axes, WORKLOADS, strict=True):
@@ -442,11 +429,7 @@ def _plots(fig67: pd.DataFrame, outdir: Path) -> dict[str, Path]:
         if w == WORKLOADS[0]:
             ax.legend(loc="upper right", fontsize=8)
     fig.suptitle("Fig. 7: flash I/O time and average pages per write by SEQ_DIRTIED_PAGES")
-    fig.tight_layout()
-    p = outdir / "bs_clock_fig7.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    figs["fig7"] = p
+    figs["fig7"] = save_figure(fig, outdir / "bs_clock_fig7.png")
     return figs
 
 

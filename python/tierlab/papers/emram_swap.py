@@ -111,10 +111,7 @@ def improvements(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def plot(df: pd.DataFrame, path: Path) -> Path:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tierlab.plot import plt, save_figure
 
     workloads = list(dict.fromkeys(df.workload))
     policies = [p for p in POLICIES if p in set(df.policy)]
@@ -154,10 +151,7 @@ def plot(df: pd.DataFrame, path: Path) -> Path:
 
     handles += [Patch(facecolor="white", edgecolor="black", hatch=hatches[p], label=LABELS[p]) for p in policies]
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120, rect=(0, 0, 1, 0.9))
 
 
 #: Sensitivity sweeps (issue 16): the paper states no device figures, only that eMRAM is faster than

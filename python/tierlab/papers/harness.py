@@ -74,10 +74,7 @@ def check_sensitivities(res: PaperResult) -> None:
 def plot_sensitivity(sens: papers.Sensitivity, path: Path, unit: str = "") -> Path:
     """tierlab's figure against the property, the paper's figure as a line with its 25% band, the
     paper's operating point (dashed if stated, dotted if assumed) and tierlab's default."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tierlab.plot import plt, save_figure
 
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     pts = sens.points.sort_values("x")
@@ -113,10 +110,7 @@ def plot_sensitivity(sens: papers.Sensitivity, path: Path, unit: str = "") -> Pa
     ax.set_ylabel(f"tierlab figure ({unit.strip()})" if unit.strip() else "tierlab figure")
     ax.set_title(sens.claim if len(sens.claim) < 70 else sens.claim[:67] + "...", fontsize=9)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
 
 
 def sensitivity_frame(done, off_only: bool = False) -> pd.DataFrame:

@@ -123,10 +123,7 @@ def sweep(
 
 
 def _plot(df: pd.DataFrame, figs: tuple[int, int], name: str, outdir: Path) -> dict[str, Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from tierlab.plot import plt, save_figure
 
     paths = {}
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
@@ -143,11 +140,7 @@ def _plot(df: pd.DataFrame, figs: tuple[int, int], name: str, outdir: Path) -> d
         ax.set_xlabel("memory size (% of footprint)")
     axes[0].legend()
     fig.suptitle(f"Figure {figs[0]} ({name}, generated)")
-    fig.tight_layout()
-    p = outdir / f"figure{figs[0]}_{name}.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    paths[f"figure{figs[0]}"] = p
+    paths[f"figure{figs[0]}"] = save_figure(fig, outdir / f"figure{figs[0]}_{name}.png")
 
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     for pol, g in df.groupby("policy"):
@@ -156,11 +149,7 @@ def _plot(df: pd.DataFrame, figs: tuple[int, int], name: str, outdir: Path) -> d
     ax.set_ylabel("energy / LRU")
     ax.set_title(f"Figure {figs[1]} ({name}, generated)")
     ax.legend()
-    fig.tight_layout()
-    p = outdir / f"figure{figs[1]}_{name}.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    paths[f"figure{figs[1]}"] = p
+    paths[f"figure{figs[1]}"] = save_figure(fig, outdir / f"figure{figs[1]}_{name}.png")
     return paths
 
 

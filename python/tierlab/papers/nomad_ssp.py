@@ -26,6 +26,7 @@ import pandas as pd  # noqa: E402
 
 from tierlab import api  # noqa: E402
 from tierlab.papers import Claim, PaperResult, Sensitivity  # noqa: E402
+from tierlab.plot import save_figure  # noqa: E402
 
 KEY = "nomad-ssp"
 TITLE = "Selective Shadow Paging for NOMAD's non-exclusive memory tiering"
@@ -249,8 +250,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     ):
         _box(ax, mixed, m, t)
     fig.suptitle("Figure 2: mixed (1:1) workload")
-    fig.tight_layout()
-    res.figures["figure2_mixed"] = _save(fig, outdir / "figure2_mixed.png")
+    res.figures["figure2_mixed"] = save_figure(fig, outdir / "figure2_mixed.png")
 
     # Figure 3: write workload faults and reclaims, read workload remaps.
     fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
@@ -258,8 +258,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     _box(axes[1], runs[runs["mode"] == "write"], "shadow_reclaims", "Write: shadow reclaims")
     _box(axes[2], runs[runs["mode"] == "read"], "shadow_remaps", "Read: shadow remaps")
     fig.suptitle("Figure 3: write / read workloads")
-    fig.tight_layout()
-    res.figures["figure3_write_read"] = _save(fig, outdir / "figure3_write_read.png")
+    res.figures["figure3_write_read"] = save_figure(fig, outdir / "figure3_write_read.png")
 
     # Figure 4: shadow copies created over the run (seed 1), and shadow space held.
     s1 = series[series.seed == seeds[0]]
@@ -274,8 +273,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
         axes[1, j].set_xlabel("workload progress")
         axes[0, j].legend()
     fig.suptitle("Figure 4: shadow page creation over the run (and shadow space)")
-    fig.tight_layout()
-    res.figures["figure4_shadow_copies"] = _save(fig, outdir / "figure4_shadow_copies.png")
+    res.figures["figure4_shadow_copies"] = save_figure(fig, outdir / "figure4_shadow_copies.png")
 
     # Figure 5: bandwidth.
     bw = med["bandwidth_mb_s"].unstack("policy").reindex(index=list(MODES), columns=list(POLICIES))
@@ -284,8 +282,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     bw.plot.bar(ax=ax, rot=0)
     ax.set_ylabel("effective bandwidth (MB/s, modeled)")
     ax.set_title("Figure 5: bandwidth")
-    fig.tight_layout()
-    res.figures["figure5_bandwidth"] = _save(fig, outdir / "figure5_bandwidth.png")
+    res.figures["figure5_bandwidth"] = save_figure(fig, outdir / "figure5_bandwidth.png")
 
     # Sensitivity figure.
     piv = sens.pivot_table(index=["mode", "fast_gb"], columns="policy", values=list(COUNTERS)).reset_index()
@@ -298,8 +295,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             ax.set_xlabel("fast GB available (of 16)")
             ax.axhline(1.0, color="grey", lw=0.5)
     axes[0].legend()
-    fig.tight_layout()
-    res.figures["sensitivity_fast_available"] = _save(fig, outdir / "sensitivity_fast_available.png")
+    res.figures["sensitivity_fast_available"] = save_figure(fig, outdir / "sensitivity_fast_available.png")
 
     # Claims (medians over seeds).
     def ratio(mode, metric):
@@ -421,9 +417,3 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
         "contention from copies."
     )
     return res
-
-
-def _save(fig, path: Path) -> Path:
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
