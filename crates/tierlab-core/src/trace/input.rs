@@ -257,6 +257,21 @@ pub fn field_u64(field: &[u8], name: &str, expected: &str) -> Result<u64, String
     parse_u64(field).ok_or_else(|| format!("{name}: expected {expected}, found '{}'", show(field)))
 }
 
+/// A one-letter read/write field: `read` or `write` in either case; anything else is an error
+/// that starts with `expected` (e.g. "Opcode: expected 'r' or 'w'") and shows the field.
+pub fn field_op(
+    field: &[u8],
+    read: u8,
+    write: u8,
+    expected: &str,
+) -> Result<crate::trace::Op, String> {
+    match field {
+        [c] if c.eq_ignore_ascii_case(&read) => Ok(crate::trace::Op::Read),
+        [c] if c.eq_ignore_ascii_case(&write) => Ok(crate::trace::Op::Write),
+        other => Err(format!("{expected}, found '{}'", show(other))),
+    }
+}
+
 /// Parses a hexadecimal integer field with or without a `0x` prefix.
 pub fn parse_hex(field: &[u8]) -> Option<u64> {
     let field = trim(field);

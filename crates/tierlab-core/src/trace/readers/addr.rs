@@ -14,8 +14,8 @@
 
 use super::common::{check_page_size, LineAt, LineFormat, LineReader, PageSizeOptions, Step};
 use crate::error::Result;
-use crate::trace::input::{parse_hex, parse_u64, show};
-use crate::trace::{Access, Kind, Op};
+use crate::trace::input::{field_op, parse_hex, parse_u64, show};
+use crate::trace::{Access, Kind};
 use std::path::Path;
 
 pub type AddrOptions = PageSizeOptions;
@@ -41,16 +41,7 @@ fn parse(line: &[u8], page_size: u32, seq: u64) -> Result<Step, String> {
     let Some(kind) = fields.next() else {
         return Ok(Step::Skip);
     };
-    let op = match kind {
-        b"l" | b"L" => Op::Read,
-        b"s" | b"S" => Op::Write,
-        other => {
-            return Err(format!(
-                "expected 'l' (load) or 's' (store), found '{}'",
-                show(other)
-            ))
-        }
-    };
+    let op = field_op(kind, b'l', b's', "expected 'l' (load) or 's' (store)")?;
     let (Some(addr), Some(gap), None) = (fields.next(), fields.next(), fields.next()) else {
         return Err("expected 3 fields 'l|s HEXADDR GAP'".into());
     };

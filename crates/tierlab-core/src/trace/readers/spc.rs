@@ -22,8 +22,8 @@ use super::common::{
     PageSizeOptions, Step, SECTOR,
 };
 use crate::error::Result;
-use crate::trace::input::{field_u64, parse_u64, show, trim};
-use crate::trace::{Access, Op};
+use crate::trace::input::{field_op, field_u64, parse_u64, show, trim};
+use crate::trace::Access;
 
 /// Bits of the page number below the ASU.
 pub const ASU_SHIFT: u32 = 44;
@@ -66,16 +66,7 @@ impl CsvBlockFormat for Spc {
             })?;
         let lba = field_u64(f(1), "LBA", "a sector number (unsigned integer)")?;
         let size = field_u64(f(2), "Size", "a size in bytes (integer > 0)")?;
-        let op = match trim(f(3)) {
-            b"r" | b"R" => Op::Read,
-            b"w" | b"W" => Op::Write,
-            other => {
-                return Err(format!(
-                    "Opcode: expected 'r' or 'w', found '{}'",
-                    show(other)
-                ))
-            }
-        };
+        let op = field_op(trim(f(3)), b'r', b'w', "Opcode: expected 'r' or 'w'")?;
         let time = parse_seconds_ns(f(4)).ok_or_else(|| {
             format!(
                 "Timestamp: expected seconds (non-negative decimal), found '{}'",

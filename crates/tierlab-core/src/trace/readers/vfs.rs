@@ -23,8 +23,8 @@
 
 use super::common::{byte_span, check_page_size, read_lines, to_bytes, LineState, Step};
 use crate::error::{Error, Result};
-use crate::trace::input::{parse_u64, show, trim, Lines};
-use crate::trace::{Access, Op, Record, TraceReader};
+use crate::trace::input::{field_op, parse_u64, show, trim, Lines};
+use crate::trace::{Access, Record, TraceReader};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -105,11 +105,7 @@ impl TraceReader for VfsReader {
                 else {
                     return Err("expected 2 fields 'r|w BLOCK'".into());
                 };
-                let op = match op {
-                    b"r" | b"R" => Op::Read,
-                    b"w" | b"W" => Op::Write,
-                    other => return Err(format!("expected 'r' or 'w', found '{}'", show(other))),
-                };
+                let op = field_op(op, b'r', b'w', "expected 'r' or 'w'")?;
                 if n == b"-1" {
                     if opts.unmapped == Unmapped::Skip {
                         *skipped += 1;
