@@ -324,3 +324,20 @@ pub fn show(field: &[u8]) -> String {
         s.into_owned()
     }
 }
+
+#[cfg(test)]
+mod field_op_tests {
+    use super::field_op;
+    use crate::trace::Op;
+
+    #[test]
+    fn one_letter_either_case_else_an_error_showing_the_field() {
+        assert_eq!(field_op(b"r", b'r', b'w', "x"), Ok(Op::Read));
+        assert_eq!(field_op(b"W", b'r', b'w', "x"), Ok(Op::Write));
+        assert_eq!(
+            field_op(b"rw", b'r', b'w', "Opcode: expected 'r' or 'w'"),
+            Err("Opcode: expected 'r' or 'w', found 'rw'".to_string())
+        );
+        assert!(field_op(b"", b'l', b's', "e").is_err());
+    }
+}
