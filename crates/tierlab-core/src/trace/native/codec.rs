@@ -83,6 +83,17 @@ impl<'a> Col<'a> {
             }
         }
     }
+    /// The column's remaining bytes, consumed, if they are exactly `n` one-byte varints.
+    #[inline]
+    fn single_bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+        let rest = &self.buf[self.pos..];
+        if rest.len() != n || !rest.iter().all(|&b| b < 0x80) {
+            return None;
+        }
+        self.pos = self.buf.len();
+        Some(rest)
+    }
+
     fn done(&self) -> bool {
         self.pos == self.buf.len()
     }
@@ -210,10 +221,19 @@ pub(super) fn decode_payload(
     let (mut ai, mut ei) = (0usize, 0usize);
     let mut all_single = true;
     if e == 0 {
-        // No events (most traces): each column decodes in a loop of its own.
-        for _ in 0..a {
-            t = t.wrapping_add(unzigzag(time.varint().ok_or_else(|| col_err(1))?) as u64);
-            out.time.push(t);
+        // No events (most traces): each column decodes in a loop of its own, and a column whose
+        // values are all one byte long (ordinal times, one app, single pages) without varint
+        // decoding.
+        if let Some(bytes) = time.single_bytes(a) {
+            out.time.extend(bytes.iter().map(|&b| {
+                t = t.wrapping_add(unzigzag(b as u64) as u64);
+                t
+            }));
+        } else {
+            for _ in 0..a {
+                t = t.wrapping_add(unzigzag(time.varint().ok_or_else(|| col_err(1))?) as u64);
+                out.time.push(t);
+            }
         }
         for _ in 0..a {
             pg = pg.wrapping_add(unzigzag(page.varint().ok_or_else(|| col_err(2))?) as u64);
@@ -222,17 +242,28 @@ pub(super) fn decode_payload(
         // The column's bits 0 and 1 are the flags' write and anon bits.
         out.flags
             .extend((0..a).map(|i| FLAG_REQ_START | ((opkind.buf[i / 4] >> (2 * (i % 4))) & 3)));
-        for _ in 0..a {
-            let ap = app.varint().ok_or_else(|| col_err(4))?;
-            out.app.push(u32::try_from(ap).map_err(|_| col_err(4))?);
-        }
-        for _ in 0..a {
-            let np = npages.varint().ok_or_else(|| col_err(5))?;
-            if np == 0 || np > MAX_REQUEST_PAGES {
-                return Err(format!("request of {np} pages (1..={MAX_REQUEST_PAGES})"));
+        if let Some(bytes) = app.single_bytes(a) {
+            out.app.extend(bytes.iter().map(|&b| b as u32));
+        } else {
+            for _ in 0..a {
+                let ap = app.varint().ok_or_else(|| col_err(4))?;
+                out.app.push(u32::try_from(ap).map_err(|_| col_err(4))?);
             }
-            all_single &= np == 1;
-            out.npages.push(np as u32);
+        }
+        match npages.single_bytes(a) {
+            Some(bytes) if bytes.iter().all(|&b| b == 1) => {
+                out.npages.resize(out.npages.len() + a, 1);
+            }
+            _ => {
+                for _ in 0..a {
+                    let np = npages.varint().ok_or_else(|| col_err(5))?;
+                    if np == 0 || np > MAX_REQUEST_PAGES {
+                        return Err(format!("request of {np} pages (1..={MAX_REQUEST_PAGES})"));
+                    }
+                    all_single &= np == 1;
+                    out.npages.push(np as u32);
+                }
+            }
         }
     } else {
         // Events among the accesses: record by record, in trace order.
