@@ -83,11 +83,12 @@ impl<'a> Col<'a> {
             }
         }
     }
-    /// The column's remaining bytes, consumed, if they are exactly `n` one-byte varints.
+    /// The column's remaining bytes, consumed, if they are exactly `n` one-byte varints that
+    /// all pass `keep`; otherwise nothing is consumed.
     #[inline]
-    fn single_bytes(&mut self, n: usize) -> Option<&'a [u8]> {
+    fn single_bytes(&mut self, n: usize, keep: impl Fn(u8) -> bool) -> Option<&'a [u8]> {
         let rest = &self.buf[self.pos..];
-        if rest.len() != n || !rest.iter().all(|&b| b < 0x80) {
+        if rest.len() != n || !rest.iter().all(|&b| b < 0x80 && keep(b)) {
             return None;
         }
         self.pos = self.buf.len();
@@ -224,7 +225,7 @@ pub(super) fn decode_payload(
         // No events (most traces): each column decodes in a loop of its own, and a column whose
         // values are all one byte long (ordinal times, one app, single pages) without varint
         // decoding.
-        if let Some(bytes) = time.single_bytes(a) {
+        if let Some(bytes) = time.single_bytes(a, |_| true) {
             out.time.extend(bytes.iter().map(|&b| {
                 t = t.wrapping_add(unzigzag(b as u64) as u64);
                 t
@@ -242,7 +243,7 @@ pub(super) fn decode_payload(
         // The column's bits 0 and 1 are the flags' write and anon bits.
         out.flags
             .extend((0..a).map(|i| FLAG_REQ_START | ((opkind.buf[i / 4] >> (2 * (i % 4))) & 3)));
-        if let Some(bytes) = app.single_bytes(a) {
+        if let Some(bytes) = app.single_bytes(a, |_| true) {
             out.app.extend(bytes.iter().map(|&b| b as u32));
         } else {
             for _ in 0..a {
@@ -250,11 +251,9 @@ pub(super) fn decode_payload(
                 out.app.push(u32::try_from(ap).map_err(|_| col_err(4))?);
             }
         }
-        match npages.single_bytes(a) {
-            Some(bytes) if bytes.iter().all(|&b| b == 1) => {
-                out.npages.resize(out.npages.len() + a, 1);
-            }
-            _ => {
+        match npages.single_bytes(a, |b| b == 1) {
+            Some(_) => out.npages.resize(out.npages.len() + a, 1),
+            None => {
                 for _ in 0..a {
                     let np = npages.varint().ok_or_else(|| col_err(5))?;
                     if np == 0 || np > MAX_REQUEST_PAGES {
