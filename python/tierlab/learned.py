@@ -1,0 +1,372 @@
+"""Learned replacement policies, written in Python on :class:`tierlab.PythonPolicy`.
+
+:class:`Lrb` is LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd, "Learning Relaxed Belady
+for Content Distribution Network Caching", NSDI 2020). It needs LightGBM, an optional extra::
+
+    pip install 'tierlab[learned]'
+
+and runs by name or as a class::
+
+    tierlab.run(trace, policies=["lru", "lrb(memory_window=20000, training_samples=8192)"], sizes=["5%"])
+    tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
+
+tierlab imports without LightGBM; only building an :class:`Lrb` raises ``ImportError`` naming the
+extra. Like every Python policy it runs in page mode (one page per object, size 1): the size
+feature is then constant.
+
+GLCache (Yang et al., FAST 2023) and 3L-Cache (Zhou et al., FAST 2025) are not here yet
+(docs/policies.md says why).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import random
+import time
+
+from tierlab._core import ConfigError
+from tierlab.pypolicy import PythonPolicy
+
+_EXTRA_HINT = "pip install 'tierlab[learned]'"
+
+
+def _lightgbm():
+    try:
+        import lightgbm
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"the learned policies (lrb) need LightGBM, an optional extra: {_EXTRA_HINT}") from e
+    return lightgbm
+
+
+class _Meta:
+    """What LRB remembers of one object inside the memory window (§4.1)."""
+
+    __slots__ = ("last", "deltas", "edcs", "size", "samples", "pos")
+
+    def __init__(self, now: int, size: int, n_edcs: int, pos: int):
+        #: Time (request number) of its last request.
+        self.last = now
+        #: Δ2, Δ3, ...: the gaps between its past requests, newest first (Δ1 is the age, now - last).
+        self.deltas: list[int] = []
+        #: Its EDCs at its last request: C_i = 1 after the first request (§4.3).
+        self.edcs = [1.0] * n_edcs
+        self.size = size
+        #: Times at which it was drawn as a training sample, not labelled yet (§4.2).
+        self.samples: list[int] = []
+        #: Its index in ``Lrb._metas`` (for uniform sampling with O(1) removal).
+        self.pos = pos
+
+
+class Lrb(PythonPolicy):
+    """LRB: Learning Relaxed Belady (Song, Berger, Li & Lloyd, NSDI 2020).
+
+    The paper's design, section by section, with the parameters named as the paper names them:
+
+    - §4.1, sliding memory window: LRB remembers an object while its last request is less than
+      ``memory_window`` requests ago (resident objects always). Time is the request number: the
+      reference's position in the trace (``seq``), as in the authors' implementation.
+    - §4.2, training data: on every request (once the cache has evicted for the first time) one
+      object drawn uniformly from those remembered becomes a training sample at that time. Its
+      label is the log of its time to next request, ``log1p(t_next - t_sample)``, set when it is
+      requested again; or ``log1p(2 * memory_window)`` when its last request leaves the memory
+      window first (not requested within the window). Every ``training_samples`` labelled samples
+      (the paper's 128K) a new model is trained on them (the batch is then cleared) and replaces
+      the old one.
+    - §4.3, features of an object at time ``t``: the ``n_deltas`` = 32 deltas, Δ1 = ``t - last
+      request`` and Δ2..Δ32 the gaps between its earlier requests (missing ones are NaN, which
+      LightGBM treats as missing); its size; the ``n_edcs`` = 10 exponentially decayed counters
+      ``C_i = 1 + C_i * 2^(-Δ1 / 2^(9+i))``, i = 1..10, updated at each request and decayed to
+      ``t`` for the feature; and, from the authors' implementation, the number of its past
+      requests within the memory window. Model: LightGBM gradient-boosted regression trees with
+      the paper's parameters ``num_iterations=32``, ``num_leaves=32``, ``learning_rate=0.1``,
+      ``feature_fraction=0.8``, ``bagging_fraction=0.8``, ``bagging_freq=5`` (L2 regression).
+    - §4.4, eviction: ``eviction_samples`` = 64 resident objects drawn at random (without
+      replacement); the one with the largest predicted time to next request is evicted (ties: the
+      first drawn). As in the authors' implementation, the LRU object is evicted first, without
+      the model, when its last request is ``memory_window`` or more ago: it is past the relaxed
+      Belady boundary, so any such object is a good decision (§3).
+    - Before the first model is trained LRB evicts the least recently used object: LRU exactly.
+
+    Defaults: ``memory_window = 2^26`` requests and ``training_samples = 131072`` are the
+    authors' implementation's (the paper tunes the window per trace on its first part, §5); on a
+    trace shorter than a few times ``training_samples`` LRB never trains and is LRU, so short
+    traces need smaller values (e.g. ``lrb(memory_window=20000, training_samples=8192)``).
+
+    Choices where the paper is vague (each tested in tests/test_learned.py): the EDCs decay
+    continuously (2^(-Δ/w)), where the authors' code rounds Δ/w down; a resident object whose last
+    request leaves the window is labelled then too (2x window) and keeps its features; an object
+    evicted past the window is forgotten at once. ``seed`` seeds the candidate and sample draws
+    and LightGBM (one thread, ``deterministic=True``), so runs are repeatable.
+
+    ``training_times`` (seconds per model) and ``models`` are kept on the object for measurement.
+    """
+
+    name = "lrb"
+    request_info = True
+
+    #: The paper's defaults (see the class doc); ``Lrb.with_params`` and ``lrb(k=v)`` override them.
+    defaults = {
+        "memory_window": 1 << 26,
+        "training_samples": 131072,
+        "eviction_samples": 64,
+        "n_deltas": 32,
+        "n_edcs": 10,
+        "num_iterations": 32,
+        "num_leaves": 32,
+        "learning_rate": 0.1,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 5,
+        "seed": 1,
+    }
+    #: Parameters given by ``with_params`` (class-level, so that tierlab can build one per size).
+    params: dict = {}
+
+    @classmethod
+    def with_params(cls, **params) -> type[Lrb]:
+        """A subclass of ``cls`` with these parameters (checked now), for ``tierlab.run``."""
+        unknown = sorted(set(params) - set(cls.defaults))
+        if unknown:
+            raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(cls.defaults)}")
+        return type(cls.__name__, (cls,), {"params": {**cls.params, **params}})
+
+    def __init__(self, capacity: int, **params):
+        super().__init__(capacity)
+        self._lgb = _lightgbm()
+        p = {**self.defaults, **self.params, **params}
+        unknown = sorted(set(p) - set(self.defaults))
+        if unknown:
+            raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(self.defaults)}")
+        for k in ("memory_window", "training_samples", "eviction_samples", "n_deltas", "num_iterations"):
+            if int(p[k]) < 1:
+                raise ConfigError(f"lrb: {k} must be at least 1, not {p[k]}")
+        self.memory_window = int(p["memory_window"])
+        self.training_samples = int(p["training_samples"])
+        self.eviction_samples = int(p["eviction_samples"])
+        self.n_deltas = int(p["n_deltas"])
+        self.n_edcs = int(p["n_edcs"])
+        self.seed = int(p["seed"])
+        self.lgb_params = {
+            "objective": "regression",
+            "num_leaves": int(p["num_leaves"]),
+            "learning_rate": float(p["learning_rate"]),
+            "feature_fraction": float(p["feature_fraction"]),
+            "bagging_fraction": float(p["bagging_fraction"]),
+            "bagging_freq": int(p["bagging_freq"]),
+            "num_threads": 1,
+            "deterministic": True,
+            "force_row_wise": True,
+            "seed": self.seed,
+            "verbosity": -1,
+        }
+        self.num_iterations = int(p["num_iterations"])
+        # EDC i (1-based) decays with window 2^(9+i): C * 2^(-Δ / 2^(9+i)).
+        self._edc_rates = [2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)]
+        self._label_beyond = math.log1p(2 * self.memory_window)
+        self._rng = random.Random(self.seed)
+        self._meta: dict[int, _Meta] = {}
+        self._metas: list[int] = []  # every remembered object, for uniform sampling
+        self._lru: collections.OrderedDict[int, None] = collections.OrderedDict()  # resident, LRU first
+        self._res: list[int] = []  # resident objects, for uniform candidate draws
+        self._res_pos: dict[int, int] = {}
+        self._last_at: dict[int, int] = {}  # time of an object's last request -> object
+        self._now = -1
+        self._sampling = False
+        self._rows: list[list[float]] = []
+        self._labels: list[float] = []
+        self.booster = None
+        #: Seconds spent training each model, in order.
+        self.training_times: list[float] = []
+        #: Models trained so far, and the reference (``seq``) at which each was trained: decisions
+        #: from that reference on use it.
+        self.models = 0
+        self.trained_at: list[int] = []
+
+    # --- features (§4.3) ----------------------------------------------------------------------
+
+    def _features(self, m: _Meta, now: int) -> list[float]:
+        age = now - m.last
+        row = [float(age)]
+        row.extend(m.deltas)
+        row.extend([math.nan] * (self.n_deltas - 1 - len(m.deltas)))
+        within, acc = 0, 0
+        for d in m.deltas:
+            acc += d
+            if acc < self.memory_window:
+                within += 1
+        row.append(float(m.size))
+        row.append(float(within))
+        row.extend(c * 2.0 ** (-age * r) for c, r in zip(m.edcs, self._edc_rates, strict=True))
+        return row
+
+    # --- training data (§4.2) -----------------------------------------------------------------
+
+    def _label(self, m: _Meta, now: int | None) -> None:
+        """Labels ``m``'s pending samples: requested at ``now``, or (None) not within the window."""
+        for s in m.samples:
+            self._rows.append(self._features(m, s))
+            self._labels.append(self._label_beyond if now is None else math.log1p(now - s))
+        m.samples.clear()
+        if len(self._labels) >= self.training_samples:
+            self._train()
+
+    def _train(self) -> None:
+        import numpy as np
+
+        t0 = time.perf_counter()
+        lgb = self._lgb
+        data = lgb.Dataset(np.asarray(self._rows, dtype=np.float64), np.asarray(self._labels), params=self.lgb_params)
+        self.booster = lgb.train(self.lgb_params, data, num_boost_round=self.num_iterations)
+        self._rows, self._labels = [], []
+        self.models += 1
+        self.training_times.append(time.perf_counter() - t0)
+        self.trained_at.append(self._now)
+
+    def _forget(self, key: int) -> None:
+        m = self._meta.pop(key)
+        self._label(m, None)
+        last = self._metas.pop()
+        if last != key:
+            self._metas[m.pos] = last
+            self._meta[last].pos = m.pos
+
+    def _begin(self, now: int) -> None:
+        """Advances time to ``now``: objects whose last request leaves the window (§4.1)."""
+        if now == self._now:
+            return
+        prev, self._now = self._now, now
+        for t in range(prev + 1 - self.memory_window, now + 1 - self.memory_window):
+            key = self._last_at.pop(t, None)
+            if key is None:
+                continue
+            if key in self._res_pos:
+                self._label(self._meta[key], None)  # resident: labelled, remembered
+            else:
+                self._forget(key)
+
+    def _request(self, page: int, now: int, size: int) -> None:
+        m = self._meta.get(page)
+        if m is None:
+            m = self._meta[page] = _Meta(now, size, self.n_edcs, len(self._metas))
+            self._metas.append(page)
+        else:
+            if m.samples:
+                self._label(m, now)
+            gap = now - m.last
+            self._last_at.pop(m.last, None)  # gone if it left the window while resident
+            m.deltas.insert(0, gap)
+            if len(m.deltas) >= self.n_deltas:
+                m.deltas.pop()
+            m.edcs = [1.0 + c * 2.0 ** (-gap * r) for c, r in zip(m.edcs, self._edc_rates, strict=True)]
+            m.last = now
+            m.size = size
+        self._last_at[now] = page
+        if self._sampling:
+            self._meta[self._metas[self._rng.randrange(len(self._metas))]].samples.append(now)
+
+    # --- the callbacks ------------------------------------------------------------------------
+
+    def on_hit(self, page, seq, time_, size):
+        self._begin(seq)
+        self._lru.move_to_end(page)
+        self._request(page, seq, size)
+
+    def on_miss(self, page, seq, time_, size):
+        self._begin(seq)
+        self._lru[page] = None
+        self._res_pos[page] = len(self._res)
+        self._res.append(page)
+        self._request(page, seq, size)
+
+    def evict(self, page, seq, time_, size):
+        self._begin(seq)
+        self._sampling = True
+        victim = next(iter(self._lru))
+        if self.booster is not None and seq - self._meta[victim].last < self.memory_window:
+            victim = self._predict_victim(seq)
+        self._remove(victim, seq)
+        return victim
+
+    # --- eviction (§4.4) ----------------------------------------------------------------------
+
+    def _predict_victim(self, now: int) -> int:
+        import numpy as np
+
+        n = len(self._res)
+        picks = self._rng.sample(range(n), min(self.eviction_samples, n))
+        keys = [self._res[i] for i in picks]
+        x = np.array([self._features(self._meta[k], now) for k in keys], dtype=np.float64)
+        scores = self.booster.predict(x, num_threads=1)
+        return keys[int(np.argmax(scores))]
+
+    def _remove(self, victim: int, now: int) -> None:
+        del self._lru[victim]
+        i = self._res_pos.pop(victim)
+        last = self._res.pop()
+        if last != victim:
+            self._res[i] = last
+            self._res_pos[last] = i
+        m = self._meta[victim]
+        if now - m.last >= self.memory_window:
+            # Past the window (its _last_at entry is gone): forgotten at once.
+            self._forget(victim)
+
+
+#: Learned policies by name, for ``tierlab.run(policies=["lrb(...)"])`` and ``tierlab policies``.
+POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb}
+
+#: Rows of ``tierlab.policies()`` for them.
+POLICY_INFO = [
+    {
+        "name": "lrb",
+        "aliases": [],
+        "family": "learned (Python, needs tierlab[learned])",
+        "summary": "LRB, Learning Relaxed Belady (Song et al., NSDI 2020): LightGBM predicts the time "
+        "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
+        "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
+        "object_sizes": False,
+    }
+]
+
+
+def _value(text: str):
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t.strip("'\"")
+
+
+def resolve(policy) -> type[PythonPolicy] | None:
+    """The Python policy class a ``run`` policy entry names (``"lrb"``, ``"lrb(k=v, ...)"``,
+    ``{"name": "lrb", ...}``), with its parameters; None for anything else."""
+    if isinstance(policy, dict):
+        name = policy.get("name")
+        if name not in POLICIES:
+            return None
+        params = {k: v for k, v in policy.items() if k != "name"}
+        if "params" in params and len(params) == 1 and isinstance(params["params"], dict):
+            params = params["params"]
+        return POLICIES[name].with_params(**params)
+    if not isinstance(policy, str):
+        return None
+    text = policy.strip()
+    name, _, rest = text.partition("(")
+    name = name.strip()
+    if name not in POLICIES:
+        return None
+    params = {}
+    if rest:
+        if not rest.endswith(")"):
+            raise ConfigError(f"policy {policy!r}: expected NAME(key=value, ...)")
+        for item in filter(None, (s.strip() for s in rest[:-1].split(","))):
+            k, eq, v = item.partition("=")
+            if not eq:
+                raise ConfigError(f"policy {policy!r}: expected key=value, got {item!r}")
+            params[k.strip()] = _value(v)
+    return POLICIES[name].with_params(**params)
