@@ -90,19 +90,19 @@ def test_request_info_callbacks_get_seq_time_and_size(tmp_path):
 
 def test_lrb_is_lru_until_its_first_model():
     trace = trace_path("lirs/sprite.trace.gz")
-    sizes = [100, 500]
-    cls = recording(memory_window=20_000, training_samples=8_192)
-    df = tierlab.run(trace, policies=[cls, "lru"], sizes=sizes, threads=1)
-    first = [m.trained_at[0] for m in cls.made]
-    assert all(m.models >= 1 for m in cls.made), "LRB must train on sprite with these parameters"
-    for size, s in zip(sizes, first, strict=True):
-        # References 0 .. s-1 were decided without a model: exactly LRU's misses.
-        part = tierlab.run(trace, policies=[Lrb.with_params(memory_window=20_000, training_samples=8_192), "lru"], sizes=[size], limit=s)
-        assert part["misses"].iloc[0] == part["misses"].iloc[1], (size, s)
+    params = {"memory_window": 20_000, "training_samples": 8_192}
+    cls = recording(**params)
+    df = tierlab.run(trace, policies=[cls, "lru"], sizes=[500], limit=40_000)
+    (lrb,) = cls.made
+    assert lrb.models >= 1, "LRB must train on sprite with these parameters"
+    s = lrb.trained_at[0]
+    # References 0 .. s-1 were decided without a model: exactly LRU's misses.
+    part = tierlab.run(trace, policies=[Lrb.with_params(**params), "lru"], sizes=[500], limit=s)
+    assert part["misses"].iloc[0] == part["misses"].iloc[1] > 0, s
     # With the models the decisions change (the model is really used).
-    assert df["misses"].tolist()[:2] != df["misses"].tolist()[2:]
+    assert df["misses"].iloc[0] != df["misses"].iloc[1]
     # With the defaults (128K samples per model) sprite is too short to train: LRU throughout.
-    d = tierlab.run(trace, policies=["lrb", "lru"], sizes=[500])
+    d = tierlab.run(trace, policies=[recording(), "lru"], sizes=[500])
     assert d["misses"].iloc[0] == d["misses"].iloc[1]
 
 
@@ -115,13 +115,15 @@ def test_lrb_beats_lru_on_scan_plus_zipf(tmp_path):
 
 
 def test_lrb_seeded_runs_repeat(tmp_path):
-    f = write_pages(tmp_path / "scan_zipf.trace", scan_zipf_pages(n=30_000))
-    specs = ["lrb(memory_window=2000, training_samples=2048, seed=3)"] * 2 + [
-        "lrb(memory_window=2000, training_samples=2048, seed=4)"
-    ]
-    df = tierlab.run(f, policies=specs, sizes=[300])
-    a, b, _ = df["misses"].tolist()
-    assert a == b
+    f = write_pages(tmp_path / "scan_zipf.trace", scan_zipf_pages(n=20_000))
+    cls = recording(memory_window=2000, training_samples=2048, seed=3)
+    df = tierlab.run(f, policies=[cls, cls], sizes=[300])
+    a, b = cls.made
+    assert a.models == b.models >= 2
+    assert df["misses"].iloc[0] == df["misses"].iloc[1]
+    # The same models: the same predictions on the same features.
+    x = a._features(np.arange(len(a._keys)), a._now)
+    assert (a.booster.predict(x) == b.booster.predict(x)).all()
 
 
 def test_lrb_by_name_with_params_and_errors():
@@ -149,3 +151,47 @@ def test_lrb_without_lightgbm_names_the_extra(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_lightgbm)
     with pytest.raises(ImportError, match=r"tierlab\[learned\]"):
         Lrb(10)
+
+
+def test_lrb_features_hand_worked():
+    lrb = Lrb(10, memory_window=25)
+    for seq, page in [(0, 7), (10, 7), (30, 7)]:
+        (lrb.on_miss if seq == 0 else lrb.on_hit)(page, seq, 0, 1)
+    (x,) = lrb._features(np.array([lrb._pos[7]]), 40)
+    r = 2.0 ** -np.arange(10, 20)  # EDC i = 1..10 decays by 2^(-Δ / 2^(9+i))
+    c = 1 + (1 + 2 ** (-10 * r)) * 2 ** (-20 * r)  # C = 1 at t=0, then 1 + C*2^(-Δ r) at 10 and 30
+    assert x[0] == 10 and x[1] == 20 and x[2] == 10 and np.isnan(x[3:32]).all()  # Δ1 = age, Δ2, Δ3
+    assert x[32] == 1  # size
+    assert x[33] == 1  # past gaps within the window of 25: 20 (20 + 10 = 30 is not)
+    assert np.allclose(x[34:], c * 2 ** (-10 * r))
+    assert len(x) == 32 + 2 + 10
+
+
+def test_lrb_labels_hand_worked():
+    class First:  # draws the first remembered object every time
+        def randrange(self, n):
+            return 0
+
+    lrb = Lrb(10, memory_window=5)
+    lrb._sampling, lrb._rng = True, First()
+    lrb.on_miss(1, 0, 0, 1)  # sample of 1 at 0
+    lrb.on_hit(1, 1, 0, 1)  # labelled log1p(1 - 0); sample of 1 at 1
+    lrb.on_miss(2, 2, 0, 1)  # sample of 1 at 2
+    lrb.on_miss(3, 7, 0, 1)  # 1's last request (1) left the window at 6: samples at 1 and 2 labelled 2 x window
+    labels = np.concatenate(lrb._labels)
+    assert np.allclose(labels, np.log1p([1, 10, 10]))
+    rows = np.concatenate(lrb._rows)
+    assert rows[:, 0].tolist() == [0, 0, 1]  # the age at each sample's time
+    assert 1 in lrb._pos  # resident: still remembered
+    # Evicted past the window (2's last request, at 2, left it at 7): forgotten at once.
+    lrb.capacity = 3
+    lrb._lru.move_to_end(1)
+    assert lrb.evict(4, 8, 0, 1) == 2  # no model: LRU
+    lrb.on_miss(4, 8, 0, 1)
+    assert 2 not in lrb._pos
+    # Evicted inside the window: remembered until its last request leaves it.
+    assert lrb.evict(5, 9, 0, 1) == 3  # 3, requested at 7
+    lrb.on_miss(5, 9, 0, 1)
+    assert 3 in lrb._pos and 3 not in lrb._res_pos
+    lrb.on_hit(5, 12, 0, 1)  # 7 + 5 = 12: 3 leaves the window now
+    assert 3 not in lrb._pos

@@ -25,6 +25,8 @@ import math
 import random
 import time
 
+import numpy as np
+
 from tierlab._core import ConfigError
 from tierlab.pypolicy import PythonPolicy
 
@@ -37,25 +39,6 @@ def _lightgbm():
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError(f"the learned policies (lrb) need LightGBM, an optional extra: {_EXTRA_HINT}") from e
     return lightgbm
-
-
-class _Meta:
-    """What LRB remembers of one object inside the memory window (§4.1)."""
-
-    __slots__ = ("last", "deltas", "edcs", "size", "samples", "pos")
-
-    def __init__(self, now: int, size: int, n_edcs: int, pos: int):
-        #: Time (request number) of its last request.
-        self.last = now
-        #: Δ2, Δ3, ...: the gaps between its past requests, newest first (Δ1 is the age, now - last).
-        self.deltas: list[int] = []
-        #: Its EDCs at its last request: C_i = 1 after the first request (§4.3).
-        self.edcs = [1.0] * n_edcs
-        self.size = size
-        #: Times at which it was drawn as a training sample, not labelled yet (§4.2).
-        self.samples: list[int] = []
-        #: Its index in ``Lrb._metas`` (for uniform sampling with O(1) removal).
-        self.pos = pos
 
 
 class Lrb(PythonPolicy):
@@ -81,9 +64,9 @@ class Lrb(PythonPolicy):
       requests within the memory window. Model: LightGBM gradient-boosted regression trees with
       the paper's parameters ``num_iterations=32``, ``num_leaves=32``, ``learning_rate=0.1``,
       ``feature_fraction=0.8``, ``bagging_fraction=0.8``, ``bagging_freq=5`` (L2 regression).
-    - §4.4, eviction: ``eviction_samples`` = 64 resident objects drawn at random (without
-      replacement); the one with the largest predicted time to next request is evicted (ties: the
-      first drawn). As in the authors' implementation, the LRU object is evicted first, without
+    - §4.4, eviction: ``eviction_samples`` = 64 resident objects drawn uniformly at random (with
+      replacement, repeats dropped: the authors' code redraws repeats up to 200 times); the one
+      with the largest predicted time to next request is evicted (ties: the first drawn). As in the authors' implementation, the LRU object is evicted first, without
       the model, when its last request is ``memory_window`` or more ago: it is past the relaxed
       Belady boundary, so any such object is a good decision (§3).
     - Before the first model is trained LRB evicts the least recently used object: LRU exactly.
@@ -162,19 +145,28 @@ class Lrb(PythonPolicy):
         }
         self.num_iterations = int(p["num_iterations"])
         # EDC i (1-based) decays with window 2^(9+i): C * 2^(-Δ / 2^(9+i)).
-        self._edc_rates = [2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)]
+        self._edc_rates = np.array([2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)])
         self._label_beyond = math.log1p(2 * self.memory_window)
         self._rng = random.Random(self.seed)
-        self._meta: dict[int, _Meta] = {}
-        self._metas: list[int] = []  # every remembered object, for uniform sampling
+        self._gen = np.random.default_rng(self.seed)
+        # What LRB remembers (§4.1), one row per object in ``_keys`` order: its last request's
+        # time, Δ2..Δn (NaN when missing), its size and its EDCs at its last request.
+        nd = self.n_deltas
+        self._c_size = nd
+        self._c_edc = nd + 1
+        self._table = np.zeros((1024, nd + 1 + self.n_edcs))
+        self._keys: list[int] = []  # every remembered object; row i of _table is _keys[i]
+        self._pos: dict[int, int] = {}
+        self._samples: dict[int, list[int]] = {}  # object -> times of its unlabelled samples (§4.2)
         self._lru: collections.OrderedDict[int, None] = collections.OrderedDict()  # resident, LRU first
         self._res: list[int] = []  # resident objects, for uniform candidate draws
         self._res_pos: dict[int, int] = {}
         self._last_at: dict[int, int] = {}  # time of an object's last request -> object
         self._now = -1
         self._sampling = False
-        self._rows: list[list[float]] = []
-        self._labels: list[float] = []
+        self._rows: list[np.ndarray] = []
+        self._labels: list[np.ndarray] = []
+        self._n_labels = 0
         self.booster = None
         #: Seconds spent training each model, in order.
         self.training_times: list[float] = []
@@ -185,51 +177,49 @@ class Lrb(PythonPolicy):
 
     # --- features (§4.3) ----------------------------------------------------------------------
 
-    def _features(self, m: _Meta, now: int) -> list[float]:
-        age = now - m.last
-        row = [float(age)]
-        row.extend(m.deltas)
-        row.extend([math.nan] * (self.n_deltas - 1 - len(m.deltas)))
-        within, acc = 0, 0
-        for d in m.deltas:
-            acc += d
-            if acc < self.memory_window:
-                within += 1
-        row.append(float(m.size))
-        row.append(float(within))
-        row.extend(c * 2.0 ** (-age * r) for c, r in zip(m.edcs, self._edc_rates, strict=True))
-        return row
+    def _features(self, rows: np.ndarray, now) -> np.ndarray:
+        """Features of the objects in table ``rows`` at time(s) ``now``: Δ1..Δn, size, requests
+        within the window, EDCs (one row each)."""
+        t = self._table[rows]
+        nd = self.n_deltas
+        age = np.asarray(now, dtype=np.float64) - t[:, 0]
+        past = t[:, 1:nd]
+        within = (np.cumsum(past, axis=1) < self.memory_window).sum(axis=1)
+        edcs = t[:, self._c_edc :] * np.exp2(-np.multiply.outer(age, self._edc_rates))
+        return np.column_stack([age, past, t[:, self._c_size], within, edcs])
 
     # --- training data (§4.2) -----------------------------------------------------------------
 
-    def _label(self, m: _Meta, now: int | None) -> None:
-        """Labels ``m``'s pending samples: requested at ``now``, or (None) not within the window."""
-        for s in m.samples:
-            self._rows.append(self._features(m, s))
-            self._labels.append(self._label_beyond if now is None else math.log1p(now - s))
-        m.samples.clear()
-        if len(self._labels) >= self.training_samples:
+    def _label(self, key: int, now: int | None) -> None:
+        """Labels ``key``'s pending samples: requested at ``now``, or (None) not within the window."""
+        samples = self._samples.pop(key, None)
+        if not samples:
+            return
+        at = np.array(samples, dtype=np.float64)
+        self._rows.append(self._features(np.full(len(samples), self._pos[key]), at))
+        self._labels.append(np.full(len(samples), self._label_beyond) if now is None else np.log1p(now - at))
+        self._n_labels += len(samples)
+        if self._n_labels >= self.training_samples:
             self._train()
 
     def _train(self) -> None:
-        import numpy as np
-
         t0 = time.perf_counter()
         lgb = self._lgb
-        data = lgb.Dataset(np.asarray(self._rows, dtype=np.float64), np.asarray(self._labels), params=self.lgb_params)
+        data = lgb.Dataset(np.concatenate(self._rows), np.concatenate(self._labels), params=self.lgb_params)
         self.booster = lgb.train(self.lgb_params, data, num_boost_round=self.num_iterations)
-        self._rows, self._labels = [], []
+        self._rows, self._labels, self._n_labels = [], [], 0
         self.models += 1
         self.training_times.append(time.perf_counter() - t0)
         self.trained_at.append(self._now)
 
     def _forget(self, key: int) -> None:
-        m = self._meta.pop(key)
-        self._label(m, None)
-        last = self._metas.pop()
+        self._label(key, None)
+        i = self._pos.pop(key)
+        last = self._keys.pop()
         if last != key:
-            self._metas[m.pos] = last
-            self._meta[last].pos = m.pos
+            self._keys[i] = last
+            self._pos[last] = i
+            self._table[i] = self._table[len(self._keys)]
 
     def _begin(self, now: int) -> None:
         """Advances time to ``now``: objects whose last request leaves the window (§4.1)."""
@@ -241,29 +231,41 @@ class Lrb(PythonPolicy):
             if key is None:
                 continue
             if key in self._res_pos:
-                self._label(self._meta[key], None)  # resident: labelled, remembered
+                self._label(key, None)  # resident: labelled, remembered
             else:
                 self._forget(key)
 
     def _request(self, page: int, now: int, size: int) -> None:
-        m = self._meta.get(page)
-        if m is None:
-            m = self._meta[page] = _Meta(now, size, self.n_edcs, len(self._metas))
-            self._metas.append(page)
+        i = self._pos.get(page)
+        if i is None:
+            i = self._pos[page] = len(self._keys)
+            self._keys.append(page)
+            if i == len(self._table):
+                self._table = np.concatenate([self._table, np.zeros_like(self._table)])
+            row = self._table[i]
+            row[0] = now
+            row[1 : self.n_deltas] = np.nan
+            row[self._c_size] = size
+            row[self._c_edc :] = 1.0
         else:
-            if m.samples:
-                self._label(m, now)
-            gap = now - m.last
-            self._last_at.pop(m.last, None)  # gone if it left the window while resident
-            m.deltas.insert(0, gap)
-            if len(m.deltas) >= self.n_deltas:
-                m.deltas.pop()
-            m.edcs = [1.0 + c * 2.0 ** (-gap * r) for c, r in zip(m.edcs, self._edc_rates, strict=True)]
-            m.last = now
-            m.size = size
+            if page in self._samples:
+                self._label(page, now)
+            row = self._table[i]
+            last = int(row[0])
+            gap = now - last
+            self._last_at.pop(last, None)  # gone if it left the window while resident
+            if self.n_deltas > 1:
+                row[2 : self.n_deltas] = row[1 : self.n_deltas - 1].copy()
+                row[1] = gap
+            edc = row[self._c_edc :]
+            edc *= np.exp2(-gap * self._edc_rates)
+            edc += 1.0
+            row[0] = now
+            row[self._c_size] = size
         self._last_at[now] = page
         if self._sampling:
-            self._meta[self._metas[self._rng.randrange(len(self._metas))]].samples.append(now)
+            key = self._keys[self._rng.randrange(len(self._keys))]
+            self._samples.setdefault(key, []).append(now)
 
     # --- the callbacks ------------------------------------------------------------------------
 
@@ -283,7 +285,7 @@ class Lrb(PythonPolicy):
         self._begin(seq)
         self._sampling = True
         victim = next(iter(self._lru))
-        if self.booster is not None and seq - self._meta[victim].last < self.memory_window:
+        if self.booster is not None and seq - self._table[self._pos[victim], 0] < self.memory_window:
             victim = self._predict_victim(seq)
         self._remove(victim, seq)
         return victim
@@ -291,12 +293,10 @@ class Lrb(PythonPolicy):
     # --- eviction (§4.4) ----------------------------------------------------------------------
 
     def _predict_victim(self, now: int) -> int:
-        import numpy as np
-
-        n = len(self._res)
-        picks = self._rng.sample(range(n), min(self.eviction_samples, n))
-        keys = [self._res[i] for i in picks]
-        x = np.array([self._features(self._meta[k], now) for k in keys], dtype=np.float64)
+        draws = self._gen.integers(0, len(self._res), self.eviction_samples)
+        _, first = np.unique(draws, return_index=True)
+        keys = [self._res[i] for i in draws[np.sort(first)]]  # drawn order, repeats dropped
+        x = self._features(np.array([self._pos[k] for k in keys]), now)
         scores = self.booster.predict(x, num_threads=1)
         return keys[int(np.argmax(scores))]
 
@@ -307,8 +307,7 @@ class Lrb(PythonPolicy):
         if last != victim:
             self._res[i] = last
             self._res_pos[last] = i
-        m = self._meta[victim]
-        if now - m.last >= self.memory_window:
+        if now - self._table[self._pos[victim], 0] >= self.memory_window:
             # Past the window (its _last_at entry is gone): forgotten at once.
             self._forget(victim)
 

@@ -66,15 +66,36 @@ impl PyPolicy {
 
 impl ExternalPolicy for PyPolicy {
     fn hit(&mut self, page: u64) -> Result<(), String> {
-        self.hit_at(page, RefInfo { seq: 0, time: 0, size: 1 })
+        self.hit_at(
+            page,
+            RefInfo {
+                seq: 0,
+                time: 0,
+                size: 1,
+            },
+        )
     }
 
     fn evict(&mut self, page: u64) -> Result<u64, String> {
-        self.evict_at(page, RefInfo { seq: 0, time: 0, size: 1 })
+        self.evict_at(
+            page,
+            RefInfo {
+                seq: 0,
+                time: 0,
+                size: 1,
+            },
+        )
     }
 
     fn miss(&mut self, page: u64) -> Result<(), String> {
-        self.miss_at(page, RefInfo { seq: 0, time: 0, size: 1 })
+        self.miss_at(
+            page,
+            RefInfo {
+                seq: 0,
+                time: 0,
+                size: 1,
+            },
+        )
     }
 
     fn hit_at(&mut self, page: u64, info: RefInfo) -> Result<(), String> {

@@ -224,7 +224,10 @@ mod tests {
         assert_eq!(replay(&mut p, &[5, 5, 6]), (1, 2));
         let refs = make_refs(&[(5, false), (5, false), (6, false)]);
         let info: Vec<RefInfo> = refs.iter().map(|r| RefInfo::of(&r)).collect();
-        assert_eq!(info.iter().map(|i| i.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(
+            info.iter().map(|i| i.seq).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
         assert!(info.iter().all(|i| i.size == 1));
         // Miss of 5 at 0, hit at 1; 6 misses at 2: evict (for 6) then miss, both with seq 2.
         let want = vec![
