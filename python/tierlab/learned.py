@@ -66,9 +66,10 @@ class Lrb(PythonPolicy):
       ``feature_fraction=0.8``, ``bagging_fraction=0.8``, ``bagging_freq=5`` (L2 regression).
     - §4.4, eviction: ``eviction_samples`` = 64 resident objects drawn uniformly at random (with
       replacement, repeats dropped: the authors' code redraws repeats up to 200 times); the one
-      with the largest predicted time to next request is evicted (ties: the first drawn). As in the authors' implementation, the LRU object is evicted first, without
-      the model, when its last request is ``memory_window`` or more ago: it is past the relaxed
-      Belady boundary, so any such object is a good decision (§3).
+      with the largest predicted time to next request is evicted (ties: the first drawn). As in
+      the authors' implementation, the LRU object is evicted first, without the model, when
+      its last request is ``memory_window`` or more ago: it is past the relaxed Belady
+      boundary, so any such object is a good decision (§3).
     - Before the first model is trained LRB evicts the least recently used object: LRU exactly.
 
     Defaults: ``memory_window = 2^26`` requests and ``training_samples = 131072`` are the
