@@ -30,9 +30,8 @@ def main() -> None:
     ap.add_argument("--sizes", nargs="+", default=["1%", "10%"])
     ap.add_argument("--policies", nargs="+", default=["lrb", "lrb(memory_window=32768, training_samples=16384)"])
     args = ap.parse_args()
-    print(
-        f"{'policy':52} {'size':>5} {'misses':>8} {'miss ratio':>10} {'K refs/s':>9} {'x lru':>8} {'models':>6}  train s"
-    )
+    head = f"{'policy':52} {'size':>5} {'misses':>8} {'miss ratio':>10} {'K refs/s':>9} {'x lru':>8} {'models':>6}"
+    print(head + "  train s")
     for size in args.sizes:
         base = tierlab.run(args.trace, policies=["lru"], sizes=[size], threads=1).iloc[0]
         lru_rate = float(base["accesses"]) / float(base["policy_seconds"])
@@ -40,16 +39,18 @@ def main() -> None:
             f"{'lru':52} {size:>5} {int(base['misses']):>8} {base['miss_ratio']:>10.4f} {lru_rate / 1e3:>9.1f} {1:>8}"
         )
         for spec in args.policies:
-            made = []
             cls = resolve(spec)
 
             class Kept(cls):
+                made: list = []
+
                 def __init__(self, capacity, **kw):
                     super().__init__(capacity, **kw)
-                    made.append(self)
+                    type(self).made.append(self)
 
             row = tierlab.run(args.trace, policies=[Kept], sizes=[size], threads=1).iloc[0]
             rate = float(row["accesses"]) / float(row["policy_seconds"])
+            made = Kept.made
             times = made[0].training_times
             train = f"{statistics.median(times):.2f} / {max(times):.2f}" if times else "-"
             print(

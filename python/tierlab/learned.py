@@ -321,7 +321,7 @@ POLICY_INFO = [
     {
         "name": "lrb",
         "aliases": [],
-        "family": "learned (Python, needs tierlab[learned])",
+        "family": "learned (Python; needs the learned extra: LightGBM)",
         "summary": "LRB, Learning Relaxed Belady (Song et al., NSDI 2020): LightGBM predicts the time "
         "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
