@@ -61,7 +61,9 @@ class Lrb(PythonPolicy):
       LightGBM treats as missing); its size; the ``n_edcs`` = 10 exponentially decayed counters
       ``C_i = 1 + C_i * 2^(-Δ1 / 2^(9+i))``, i = 1..10, updated at each request and decayed to
       ``t`` for the feature; and, from the authors' implementation, the number of its past
-      requests within the memory window. Model: LightGBM gradient-boosted regression trees with
+      requests within the memory window. The authors' code also has slots for categorical extra
+      features (e.g. a CDN object's content type; none in libCacheSim's copy): tierlab's traces
+      carry none, so there are none here. Model: LightGBM gradient-boosted regression trees with
       the paper's parameters ``num_iterations=32``, ``num_leaves=32``, ``learning_rate=0.1``,
       ``feature_fraction=0.8``, ``bagging_fraction=0.8``, ``bagging_freq=5`` (L2 regression).
     - §4.4, eviction: ``eviction_samples`` = 64 resident objects drawn uniformly at random (with
