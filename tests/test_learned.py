@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -138,6 +139,16 @@ def test_lrb_by_name_with_params_and_errors():
     with pytest.raises(tierlab.ConfigError, match="at least 1"):
         Lrb(10, memory_window=0)
     assert "lrb" in tierlab.policies()["name"].tolist()
+
+
+def test_lrb_rows_carry_label_and_params(tmp_path):
+    f = write_pages(tmp_path / "t.trace", np.array([1, 2, 3, 1, 2, 4, 1], dtype=np.uint64))
+    df = tierlab.run(f, policies=["lru", "lrb(memory_window=50, seed=1)", "lrb"], sizes=[2])
+    assert df["policy"].tolist() == ["lru", "lrb", "lrb"]
+    assert df["label"].tolist() == ["lru", "lrb(memory_window=50)", "lrb"]
+    params = json.loads(df["params"].iloc[1])
+    assert params == {**Lrb.defaults, "memory_window": 50}
+    assert json.loads(df["params"].iloc[0]) == {}
 
 
 def test_tierlab_works_without_lightgbm(tmp_path):

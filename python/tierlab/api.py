@@ -289,6 +289,14 @@ def run(
     df.insert(0, "trace", t.name)
     df.insert(3, "size", requested)
     if external:
+        # The core returns the Python policies' rows last, in order: their params and labels.
+        ext = df.index[len(df) - len(external) :]
+        if "params" in df.columns:
+            df.loc[ext, "params"] = [
+                json.dumps(type(o).policy_params(), separators=(",", ":"), sort_keys=True) for _, _, o in external
+            ]
+        if "label" in df.columns:
+            df.loc[ext, "label"] = [type(o).policy_label() for _, _, o in external]
         df.index = order
         df = df.sort_index().reset_index(drop=True)
     df.attrs["meta"] = out["meta"]

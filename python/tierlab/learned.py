@@ -117,6 +117,15 @@ class Lrb(PythonPolicy):
             raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(cls.defaults)}")
         return type(cls.__name__, (cls,), {"params": {**cls.params, **params}})
 
+    @classmethod
+    def policy_params(cls) -> dict:
+        return {**cls.defaults, **cls.params}
+
+    @classmethod
+    def policy_label(cls) -> str:
+        given = {k: v for k, v in sorted(cls.params.items()) if cls.defaults.get(k) != v}
+        return cls.policy_name() + (f"({','.join(f'{k}={v}' for k, v in given.items())})" if given else "")
+
     def __init__(self, capacity: int, **params):
         super().__init__(capacity)
         self._lgb = _lightgbm()

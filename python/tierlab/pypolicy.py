@@ -34,7 +34,8 @@ callbacks take the page alone.
 Pages are the trace's page numbers (ints). An exception raised in a callback stops the run and
 is raised as :class:`tierlab.PolicyError`, whose message names the policy, the callback and the
 page, with the original exception as ``__cause__``. The policy's name in the results is the
-class attribute ``name`` (default: the class name).
+class attribute ``name`` (default: the class name); its ``label`` and ``params`` columns come from
+the classmethods ``policy_label()`` and ``policy_params()`` (default: the name and ``{}``).
 
 Speed: every callback takes the GIL and calls Python, so a policy in Python replays about 30
 times slower than the built-in ``lru`` (a few million references a second; docs/policies.md has
@@ -71,6 +72,16 @@ class PythonPolicy:
     @classmethod
     def policy_name(cls) -> str:
         return cls.name or cls.__name__
+
+    @classmethod
+    def policy_params(cls) -> dict:
+        """Parameters for the ``params`` column of the results (default: none)."""
+        return {}
+
+    @classmethod
+    def policy_label(cls) -> str:
+        """The ``label`` column of the results (default: the name)."""
+        return cls.policy_name()
 
 
 def is_python_policy(policy: object) -> bool:
