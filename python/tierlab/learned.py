@@ -85,6 +85,12 @@ class Lrb(PythonPolicy):
     evicted past the window is forgotten at once. ``seed`` seeds the candidate and sample draws
     and LightGBM (one thread, ``deterministic=True``), so runs are repeatable.
 
+    ``libcachesim=True`` follows the authors' code as libCacheSim carries it where it differs:
+    EDCs decayed by ``0.5^min(floor(Δ / 2^(9+i)), memory_window/1024 - 1)``; missing deltas are
+    0 (absent from its sparse rows); a resident object is not labelled when its last request
+    leaves the window (its samples wait for its next request, or for its eviction, then labelled
+    ``log1p(age + memory_window)``); the 64 candidates are distinct.
+
     ``training_times`` (seconds per model) and ``models`` are kept on the object for measurement.
     """
 
@@ -105,6 +111,7 @@ class Lrb(PythonPolicy):
         "bagging_fraction": 0.8,
         "bagging_freq": 5,
         "seed": 1,
+        "libcachesim": False,
     }
     #: Parameters given by ``with_params`` (class-level, so that tierlab can build one per size).
     params: dict = {}
@@ -142,6 +149,7 @@ class Lrb(PythonPolicy):
         self.n_deltas = int(p["n_deltas"])
         self.n_edcs = int(p["n_edcs"])
         self.seed = int(p["seed"])
+        self.libcachesim = bool(p["libcachesim"])
         self.lgb_params = {
             "objective": "regression",
             "num_leaves": int(p["num_leaves"]),
@@ -159,6 +167,9 @@ class Lrb(PythonPolicy):
         # EDC i (1-based) decays with window 2^(9+i): C * 2^(-Δ / 2^(9+i)).
         self._edc_rates = np.array([2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)])
         self._label_beyond = math.log1p(2 * self.memory_window)
+        # libcachesim=True: the authors' EDCs, 0.5^floor(Δ / window) with the exponent capped.
+        self._edc_windows = 1.0 / self._edc_rates
+        self._edc_cap = max(self.memory_window // 1024 - 1, 0)
         self._rng = random.Random(self.seed)
         self._gen = np.random.default_rng(self.seed)
         # What LRB remembers (§4.1), one row per object in ``_keys`` order: its last request's
@@ -197,19 +208,33 @@ class Lrb(PythonPolicy):
         age = np.asarray(now, dtype=np.float64) - t[:, 0]
         past = t[:, 1:nd]
         within = (np.cumsum(past, axis=1) < self.memory_window).sum(axis=1)
-        edcs = t[:, self._c_edc :] * np.exp2(-np.multiply.outer(age, self._edc_rates))
+        edcs = t[:, self._c_edc :] * self._decay(np.multiply.outer(age, self._edc_rates))
+        if self.libcachesim:
+            past = np.nan_to_num(past, nan=0.0)  # absent from the authors' sparse rows: zero
         return np.column_stack([age, past, t[:, self._c_size], within, edcs])
+
+    def _decay(self, x):
+        """``2^(-x)`` for ``x = Δ / window``; the authors' ``0.5^min(floor(x), cap)`` with libcachesim=True."""
+        if self.libcachesim:
+            return 0.5 ** np.minimum(np.floor(x), self._edc_cap)
+        return np.exp2(-x)
 
     # --- training data (§4.2) -----------------------------------------------------------------
 
-    def _label(self, key: int, now: int | None) -> None:
-        """Labels ``key``'s pending samples: requested at ``now``, or (None) not within the window."""
+    def _label(self, key: int, now: int | None, gap: int | None = None) -> None:
+        """Labels ``key``'s pending samples: requested at ``now``, or (None) not within the window
+        (``gap``: a time to next request given instead, libcachesim=True's forced evictions)."""
         samples = self._samples.pop(key, None)
         if not samples:
             return
         at = np.array(samples, dtype=np.float64)
         self._rows.append(self._features(np.full(len(samples), self._pos[key]), at))
-        self._labels.append(np.full(len(samples), self._label_beyond) if now is None else np.log1p(now - at))
+        if gap is not None:
+            self._labels.append(np.full(len(samples), math.log1p(gap)))
+        elif now is None:
+            self._labels.append(np.full(len(samples), self._label_beyond))
+        else:
+            self._labels.append(np.log1p(now - at))
         self._n_labels += len(samples)
         if self._n_labels >= self.training_samples:
             self._train()
@@ -243,7 +268,8 @@ class Lrb(PythonPolicy):
             if key is None:
                 continue
             if key in self._res_pos:
-                self._label(key, None)  # resident: labelled, remembered
+                if not self.libcachesim:
+                    self._label(key, None)  # resident: labelled, remembered
             else:
                 self._forget(key)
 
@@ -270,7 +296,7 @@ class Lrb(PythonPolicy):
                 row[2 : self.n_deltas] = row[1 : self.n_deltas - 1].copy()
                 row[1] = gap
             edc = row[self._c_edc :]
-            edc *= np.exp2(-gap * self._edc_rates)
+            edc *= self._decay(gap * self._edc_rates)
             edc += 1.0
             row[0] = now
             row[self._c_size] = size
@@ -305,9 +331,14 @@ class Lrb(PythonPolicy):
     # --- eviction (§4.4) ----------------------------------------------------------------------
 
     def _predict_victim(self, now: int) -> int:
-        draws = self._gen.integers(0, len(self._res), self.eviction_samples)
-        _, first = np.unique(draws, return_index=True)
-        keys = [self._res[i] for i in draws[np.sort(first)]]  # drawn order, repeats dropped
+        n = len(self._res)
+        if self.libcachesim:  # distinct candidates, as the authors' redraws mostly give
+            draws = self._gen.choice(n, min(self.eviction_samples, n), replace=False)
+        else:
+            draws = self._gen.integers(0, n, self.eviction_samples)
+            _, first = np.unique(draws, return_index=True)
+            draws = draws[np.sort(first)]  # drawn order, repeats dropped
+        keys = [self._res[i] for i in draws]
         x = self._features(np.array([self._pos[k] for k in keys]), now)
         scores = self.booster.predict(x, num_threads=1)
         return keys[int(np.argmax(scores))]
@@ -319,8 +350,11 @@ class Lrb(PythonPolicy):
         if last != victim:
             self._res[i] = last
             self._res_pos[last] = i
-        if now - self._table[self._pos[victim], 0] >= self.memory_window:
+        age = now - int(self._table[self._pos[victim], 0])
+        if age >= self.memory_window:
             # Past the window (its _last_at entry is gone): forgotten at once.
+            if self.libcachesim:
+                self._label(victim, None, gap=age + self.memory_window)
             self._forget(victim)
 
 
