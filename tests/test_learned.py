@@ -239,3 +239,34 @@ def test_lrb_agrees_with_libcachesim_in_distribution(tmp_path):
     assert cls.made[0].models >= 2
     ours = float(df["miss_ratio"].iloc[0])
     assert abs(ours - theirs) <= 0.02, (ours, theirs)
+
+
+def test_lrb_libcachesim_variant_hand_worked():
+    lrb = Lrb(10, memory_window=4096, libcachesim=True)
+    for seq, page in [(0, 7), (1500, 7), (1600, 7)]:
+        (lrb.on_miss if seq == 0 else lrb.on_hit)(page, seq, 0, 1)
+    (x,) = lrb._features(np.array([lrb._pos[7]]), 3700)
+    assert x[0] == 2100 and x[1] == 100 and x[2] == 1500 and (x[3:32] == 0).all()  # missing deltas: 0
+    assert x[33] == 2  # within-window count ignores the zeros
+    # EDC 1 (window 1024): 0.5^floor(Δ/1024), the exponent capped at 4096/1024 - 1 = 3.
+    c1 = 1 + (1 + 0.5**1) * 0.5**0  # 1 at 0; at 1500: 1 + 1 * 0.5^1; at 1600 (Δ 100): 1 + C * 0.5^0
+    assert x[34] == c1 * 0.5**2  # age 2100: floor(2100/1024) = 2
+    (y,) = lrb._features(np.array([lrb._pos[7]]), 1600 + 10 * 1024)
+    assert y[34] == c1 * 0.5**3  # capped
+
+
+def test_lrb_libcachesim_variant_labels_forced_evictions():
+    class First:
+        def randrange(self, n):
+            return 0
+
+    lrb = Lrb(10, memory_window=5, libcachesim=True)
+    lrb._sampling, lrb._rng = True, First()
+    lrb.on_miss(1, 0, 0, 1)  # sample of 1 at 0
+    lrb.on_miss(2, 1, 0, 1)  # sample of 1 at 1
+    lrb.on_miss(3, 7, 0, 1)  # 1 left the window at 5 but is resident: not labelled; sample at 7
+    assert lrb._labels == []
+    lrb.capacity = 3
+    assert lrb.evict(4, 8, 0, 1) == 1  # no model: LRU; past the window: labelled age + window
+    assert np.allclose(np.concatenate(lrb._labels), np.log1p([8 + 5] * 3))
+    assert 1 not in lrb._pos
