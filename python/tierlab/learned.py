@@ -97,7 +97,8 @@ class Lrb(PythonPolicy):
     name = "lrb"
     request_info = True
 
-    #: The paper's defaults (see the class doc); ``Lrb.with_params`` and ``lrb(k=v)`` override them.
+    #: The defaults: the paper's, and the authors' code's for the window and the batch (class doc);
+    #: ``Lrb.with_params`` and ``lrb(k=v)`` override them.
     defaults = {
         "memory_window": 1 << 26,
         "training_samples": 131072,
@@ -168,7 +169,6 @@ class Lrb(PythonPolicy):
         self._edc_rates = np.array([2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)])
         self._label_beyond = math.log1p(2 * self.memory_window)
         # libcachesim=True: the authors' EDCs, 0.5^floor(Δ / window) with the exponent capped.
-        self._edc_windows = 1.0 / self._edc_rates
         self._edc_cap = max(self.memory_window // 1024 - 1, 0)
         self._rng = random.Random(self.seed)
         self._gen = np.random.default_rng(self.seed)
