@@ -13,6 +13,7 @@ from typing import Any, Union
 import pandas as pd
 
 from tierlab import _core
+from tierlab import learned as _learned
 from tierlab.pypolicy import is_python_policy
 
 #: A policy: a name, a spec string such as ``"clock(bits=2)"``, a dict ``{"name": ..., **params}``,
@@ -180,8 +181,9 @@ def info(trace: TraceLike, *, format: str | None = None, options: dict | None = 
 
 def policies() -> pd.DataFrame:
     """Registered policies with family, summary, default parameters and whether they have an
-    object-size mode (``object_sizes``)."""
-    return pd.DataFrame(json.loads(_core.policies()))
+    object-size mode (``object_sizes``), then the learned policies written in Python
+    (:mod:`tierlab.learned`, which need the ``learned`` extra)."""
+    return pd.DataFrame(json.loads(_core.policies()) + _learned.POLICY_INFO)
 
 
 def admissions() -> pd.DataFrame:
@@ -222,7 +224,9 @@ def run(
     """Replays ``trace`` once through every (policy, size) pair and returns one row per pair.
 
     ``policies`` holds names or specs of registered policies and/or :class:`tierlab.PythonPolicy`
-    subclasses (policies written in Python, one object per size; see docs/policies.md).
+    subclasses (policies written in Python, one object per size; see docs/policies.md). The
+    learned policies of :mod:`tierlab.learned` (``"lrb"``, ``"lrb(memory_window=20000)"``) are
+    Python policies too and need the ``learned`` extra (LightGBM).
 
     ``object_sizes=True`` is object-size mode: every request is one object of the size the trace
     gives (oracleGeneral, csv with a size column, vscsi), sizes are bytes (``"64MiB"``, ``10**9``,
@@ -234,7 +238,8 @@ def run(
     The native call releases the GIL; Ctrl-C raises KeyboardInterrupt within a fraction of a second.
     """
     t = Trace.of(trace, format, options)
-    given = list(policies)
+    # Learned policies written in Python ("lrb", "lrb(memory_window=...)") become their classes.
+    given = [_learned.resolve(p) or p for p in policies]
     pols = [None if is_python_policy(p) else parse_policy(p) for p in given]
     size_list = list(sizes)
     if not pols or not size_list:
@@ -284,6 +289,14 @@ def run(
     df.insert(0, "trace", t.name)
     df.insert(3, "size", requested)
     if external:
+        # The core returns the Python policies' rows last, in order: their params and labels.
+        ext = df.index[len(df) - len(external) :]
+        if "params" in df.columns:
+            df.loc[ext, "params"] = [
+                json.dumps(type(o).policy_params(), separators=(",", ":"), sort_keys=True) for _, _, o in external
+            ]
+        if "label" in df.columns:
+            df.loc[ext, "label"] = [type(o).policy_label() for _, _, o in external]
         df.index = order
         df = df.sort_index().reset_index(drop=True)
     df.attrs["meta"] = out["meta"]

@@ -23,10 +23,19 @@ and kinds; the object only makes decisions:
   be resident, else the run stops with :class:`tierlab.PolicyError`); forget it yourself;
 - ``on_miss(page)``: ``page`` missed and is now resident (after the eviction, if there was one).
 
+With the class attribute ``request_info = True`` every callback gets the reference's position,
+time and size as well: ``on_hit(page, seq, time, size)``, ``evict(page, seq, time, size)`` and
+``on_miss(page, seq, time, size)``; ``seq`` is the reference's position in the trace (0-based,
+page references, the same for ``evict`` and ``on_miss`` of one miss), ``time`` its request's
+time as the trace gives it, ``size`` 1 (page mode). Policies that count time in requests or
+use sizes (:class:`tierlab.learned.Lrb`) need them; without the attribute (the default) the
+callbacks take the page alone.
+
 Pages are the trace's page numbers (ints). An exception raised in a callback stops the run and
 is raised as :class:`tierlab.PolicyError`, whose message names the policy, the callback and the
 page, with the original exception as ``__cause__``. The policy's name in the results is the
-class attribute ``name`` (default: the class name).
+class attribute ``name`` (default: the class name); its ``label`` and ``params`` columns come from
+the classmethods ``policy_label()`` and ``policy_params()`` (default: the name and ``{}``).
 
 Speed: every callback takes the GIL and calls Python, so a policy in Python replays about 30
 times slower than the built-in ``lru`` (a few million references a second; docs/policies.md has
@@ -43,6 +52,8 @@ class PythonPolicy:
 
     #: Name of the policy in results and errors (default: the class name).
     name: str | None = None
+    #: True: the callbacks take ``(page, seq, time, size)`` instead of ``(page)`` (module doc).
+    request_info: bool = False
 
     def __init__(self, capacity: int):
         #: Memory size in pages.
@@ -61,6 +72,16 @@ class PythonPolicy:
     @classmethod
     def policy_name(cls) -> str:
         return cls.name or cls.__name__
+
+    @classmethod
+    def policy_params(cls) -> dict:
+        """Parameters for the ``params`` column of the results (default: none)."""
+        return {}
+
+    @classmethod
+    def policy_label(cls) -> str:
+        """The ``label`` column of the results (default: the name)."""
+        return cls.policy_name()
 
 
 def is_python_policy(policy: object) -> bool:

@@ -2,10 +2,14 @@
 //! callbacks that call the Python object's `on_hit`, `evict` and `on_miss` under the GIL. A
 //! Python exception becomes the policy's error (the run stops after the batch) and is kept, so
 //! that `run` raises `tierlab.PolicyError` naming the policy, with the exception as its cause.
+//!
+//! A class with `request_info = True` gets the reference's position, time and size as well:
+//! `on_hit(page, seq, time, size)` and likewise `evict` and `on_miss` (the core's
+//! [`RefInfo`]); without it the callbacks take the page alone, as before.
 
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
-use tierlab_core::policy::external::{External, ExternalPolicy};
+use tierlab_core::policy::external::{External, ExternalPolicy, RefInfo};
 
 pyo3::create_exception!(
     _core,
@@ -33,6 +37,8 @@ struct PyPolicy {
     on_hit: Py<PyAny>,
     evict: Py<PyAny>,
     on_miss: Py<PyAny>,
+    /// The class asked for `(page, seq, time, size)` (`request_info = True`).
+    info: bool,
     pending: Pending,
 }
 
@@ -47,21 +53,63 @@ impl PyPolicy {
     }
 }
 
+impl PyPolicy {
+    /// Calls `f` with `(page,)`, or `(page, seq, time, size)` when the class asked for them.
+    fn call(&self, py: Python<'_>, f: &Py<PyAny>, page: u64, i: RefInfo) -> PyResult<Py<PyAny>> {
+        if self.info {
+            f.call1(py, (page, i.seq, i.time, i.size))
+        } else {
+            f.call1(py, (page,))
+        }
+    }
+}
+
 impl ExternalPolicy for PyPolicy {
     fn hit(&mut self, page: u64) -> Result<(), String> {
+        self.hit_at(
+            page,
+            RefInfo {
+                seq: 0,
+                time: 0,
+                size: 1,
+            },
+        )
+    }
+
+    fn evict(&mut self, page: u64) -> Result<u64, String> {
+        self.evict_at(
+            page,
+            RefInfo {
+                seq: 0,
+                time: 0,
+                size: 1,
+            },
+        )
+    }
+
+    fn miss(&mut self, page: u64) -> Result<(), String> {
+        self.miss_at(
+            page,
+            RefInfo {
+                seq: 0,
+                time: 0,
+                size: 1,
+            },
+        )
+    }
+
+    fn hit_at(&mut self, page: u64, info: RefInfo) -> Result<(), String> {
         Python::attach(|py| {
-            self.on_hit
-                .call1(py, (page,))
+            self.call(py, &self.on_hit, page, info)
                 .map(|_| ())
                 .map_err(|e| self.keep(py, e))
         })
     }
 
-    fn evict(&mut self, page: u64) -> Result<u64, String> {
+    fn evict_at(&mut self, page: u64, info: RefInfo) -> Result<u64, String> {
         Python::attach(|py| {
             let v = self
-                .evict
-                .call1(py, (page,))
+                .call(py, &self.evict, page, info)
                 .map_err(|e| self.keep(py, e))?;
             v.extract::<u64>(py).map_err(|e| {
                 let msg = format!("must return a resident page number (an int): {e}");
@@ -70,10 +118,9 @@ impl ExternalPolicy for PyPolicy {
         })
     }
 
-    fn miss(&mut self, page: u64) -> Result<(), String> {
+    fn miss_at(&mut self, page: u64, info: RefInfo) -> Result<(), String> {
         Python::attach(|py| {
-            self.on_miss
-                .call1(py, (page,))
+            self.call(py, &self.on_miss, page, info)
                 .map(|_| ())
                 .map_err(|e| self.keep(py, e))
         })
@@ -93,6 +140,10 @@ pub fn external(
         on_hit: o.getattr("on_hit")?.unbind(),
         evict: o.getattr("evict")?.unbind(),
         on_miss: o.getattr("on_miss")?.unbind(),
+        info: o
+            .getattr("request_info")
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(false),
         pending: pending.clone(),
     };
     Ok(External::new(name, capacity, Box::new(p)))

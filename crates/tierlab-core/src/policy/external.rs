@@ -16,8 +16,33 @@ use crate::policy::{Frame, Policy};
 use crate::sim::{PageRef, Sink};
 use std::collections::HashMap;
 
+/// What [`External`] knows of the reference a callback is about, beyond its page: for policies
+/// that need time or sizes (LRB's deltas and decayed counters count requests, §4.3 of its paper).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefInfo {
+    /// Position of the reference in the trace (0-based, page references: [`PageRef::seq`]).
+    pub seq: u64,
+    /// Time of its request as the trace gives it ([`PageRef::time`]).
+    pub time: u64,
+    /// Its size: 1 (one page) in page mode ([`PageRef::size`]).
+    pub size: u64,
+}
+
+impl RefInfo {
+    pub fn of(r: &PageRef) -> Self {
+        RefInfo {
+            seq: r.seq(),
+            time: r.time(),
+            size: r.size(),
+        }
+    }
+}
+
 /// The decisions of a policy defined outside the crate. Errors are messages (the caller
 /// prefixes the policy's name and the callback).
+///
+/// [`External`] calls the `*_at` methods, which by default drop the [`RefInfo`] and call the
+/// page-only ones; a policy that needs the reference's position, time or size overrides them.
 pub trait ExternalPolicy: Send + 'static {
     /// `page` is referenced and resident.
     fn hit(&mut self, page: u64) -> std::result::Result<(), String>;
@@ -25,6 +50,18 @@ pub trait ExternalPolicy: Send + 'static {
     fn evict(&mut self, page: u64) -> std::result::Result<u64, String>;
     /// `page` missed and is now resident (after the eviction, if any).
     fn miss(&mut self, page: u64) -> std::result::Result<(), String>;
+    /// [`Self::hit`] with the reference's [`RefInfo`].
+    fn hit_at(&mut self, page: u64, _info: RefInfo) -> std::result::Result<(), String> {
+        self.hit(page)
+    }
+    /// [`Self::evict`] with the missing reference's [`RefInfo`].
+    fn evict_at(&mut self, page: u64, _info: RefInfo) -> std::result::Result<u64, String> {
+        self.evict(page)
+    }
+    /// [`Self::miss`] with the reference's [`RefInfo`].
+    fn miss_at(&mut self, page: u64, _info: RefInfo) -> std::result::Result<(), String> {
+        self.miss(page)
+    }
 }
 
 /// A [`Policy`] that delegates its decisions to an [`ExternalPolicy`].
@@ -84,13 +121,13 @@ impl Policy for External {
         if let Some(f) = self.resident.get_mut(&page) {
             f.dirty |= r.is_write();
             sink.hit(r, 0);
-            if let Err(e) = self.inner.hit(page) {
+            if let Err(e) = self.inner.hit_at(page, RefInfo::of(r)) {
                 self.fail("on_hit", page, e);
             }
             return;
         }
         if self.resident.len() >= self.cap {
-            let victim = match self.inner.evict(page) {
+            let victim = match self.inner.evict_at(page, RefInfo::of(r)) {
                 Ok(v) => v,
                 Err(e) => {
                     self.fail("evict", page, e);
@@ -108,7 +145,7 @@ impl Policy for External {
         }
         self.resident.insert(page, Frame::of(r));
         sink.miss(r, 0);
-        if let Err(e) = self.inner.miss(page) {
+        if let Err(e) = self.inner.miss_at(page, RefInfo::of(r)) {
             self.fail("on_miss", page, e);
         }
     }
@@ -149,6 +186,57 @@ mod tests {
             self.0.push_back(page);
             Ok(())
         }
+    }
+
+    type Log = std::sync::Arc<std::sync::Mutex<Vec<(char, u64, RefInfo)>>>;
+
+    /// FIFO that records the `RefInfo` of every callback (only the `*_at` methods are called).
+    struct Recorder(Log, VecDeque<u64>);
+    impl ExternalPolicy for Recorder {
+        fn hit(&mut self, _page: u64) -> std::result::Result<(), String> {
+            unreachable!("hit_at is overridden")
+        }
+        fn evict(&mut self, _page: u64) -> std::result::Result<u64, String> {
+            unreachable!("evict_at is overridden")
+        }
+        fn miss(&mut self, _page: u64) -> std::result::Result<(), String> {
+            unreachable!("miss_at is overridden")
+        }
+        fn hit_at(&mut self, page: u64, info: RefInfo) -> std::result::Result<(), String> {
+            self.0.lock().unwrap().push(('h', page, info));
+            Ok(())
+        }
+        fn evict_at(&mut self, page: u64, info: RefInfo) -> std::result::Result<u64, String> {
+            self.0.lock().unwrap().push(('e', page, info));
+            Ok(self.1.pop_front().unwrap())
+        }
+        fn miss_at(&mut self, page: u64, info: RefInfo) -> std::result::Result<(), String> {
+            self.0.lock().unwrap().push(('m', page, info));
+            self.1.push_back(page);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn callbacks_at_get_the_references_position_and_size() {
+        let log = Log::default();
+        let mut p = External::new("rec", 1, Box::new(Recorder(log.clone(), VecDeque::new())));
+        assert_eq!(replay(&mut p, &[5, 5, 6]), (1, 2));
+        let refs = make_refs(&[(5, false), (5, false), (6, false)]);
+        let info: Vec<RefInfo> = refs.iter().map(|r| RefInfo::of(&r)).collect();
+        assert_eq!(
+            info.iter().map(|i| i.seq).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert!(info.iter().all(|i| i.size == 1));
+        // Miss of 5 at 0, hit at 1; 6 misses at 2: evict (for 6) then miss, both with seq 2.
+        let want = vec![
+            ('m', 5, info[0]),
+            ('h', 5, info[1]),
+            ('e', 6, info[2]),
+            ('m', 6, info[2]),
+        ];
+        assert_eq!(*log.lock().unwrap(), want);
     }
 
     fn replay(p: &mut External, pages: &[u64]) -> (u64, u64) {

@@ -1,0 +1,417 @@
+"""Learned replacement policies, written in Python on :class:`tierlab.PythonPolicy`.
+
+:class:`Lrb` is LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd, "Learning Relaxed Belady
+for Content Distribution Network Caching", NSDI 2020). It needs LightGBM, an optional extra::
+
+    pip install 'tierlab[learned]'
+
+and runs by name or as a class::
+
+    tierlab.run(trace, policies=["lru", "lrb(memory_window=20000, training_samples=8192)"], sizes=["5%"])
+    tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
+
+tierlab imports without LightGBM; only building an :class:`Lrb` raises ``ImportError`` naming the
+extra. Like every Python policy it runs in page mode (one page per object, size 1): the size
+feature is then constant.
+
+GLCache (Yang et al., FAST 2023) and 3L-Cache (Zhou et al., FAST 2025) are not here yet
+(docs/policies.md says why).
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import random
+import time
+
+import numpy as np
+
+from tierlab._core import ConfigError
+from tierlab.pypolicy import PythonPolicy
+
+_EXTRA_HINT = "pip install 'tierlab[learned]'"
+
+
+def _lightgbm():
+    try:
+        import lightgbm
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"the learned policies (lrb) need LightGBM, an optional extra: {_EXTRA_HINT}") from e
+    return lightgbm
+
+
+class Lrb(PythonPolicy):
+    """LRB: Learning Relaxed Belady (Song, Berger, Li & Lloyd, NSDI 2020).
+
+    The paper's design, section by section, with the parameters named as the paper names them:
+
+    - §4.1, sliding memory window: LRB remembers an object while its last request is less than
+      ``memory_window`` requests ago (resident objects always). Time is the request number: the
+      reference's position in the trace (``seq``), as in the authors' implementation.
+    - §4.2, training data: on every request (once the cache has evicted for the first time) one
+      object drawn uniformly from those remembered becomes a training sample at that time. Its
+      label is the log of its time to next request, ``log1p(t_next - t_sample)``, set when it is
+      requested again; or ``log1p(2 * memory_window)`` when its last request leaves the memory
+      window first (not requested within the window). Every ``training_samples`` labelled samples
+      (the paper's 128K) a new model is trained on them (the batch is then cleared) and replaces
+      the old one.
+    - §4.3, features of an object at time ``t``: the ``n_deltas`` = 32 deltas, Δ1 = ``t - last
+      request`` and Δ2..Δ32 the gaps between its earlier requests (missing ones are NaN, which
+      LightGBM treats as missing); its size; the ``n_edcs`` = 10 exponentially decayed counters
+      ``C_i = 1 + C_i * 2^(-Δ1 / 2^(9+i))``, i = 1..10, updated at each request and decayed to
+      ``t`` for the feature; and, from the authors' implementation, the number of its past
+      requests within the memory window. The authors' code also has slots for categorical extra
+      features (e.g. a CDN object's content type; none in libCacheSim's copy): tierlab's traces
+      carry none, so there are none here. Model: LightGBM gradient-boosted regression trees with
+      the paper's parameters ``num_iterations=32``, ``num_leaves=32``, ``learning_rate=0.1``,
+      ``feature_fraction=0.8``, ``bagging_fraction=0.8``, ``bagging_freq=5`` (L2 regression).
+    - §4.4, eviction: ``eviction_samples`` = 64 resident objects drawn uniformly at random (with
+      replacement, repeats dropped: the authors' code redraws repeats up to 200 times); the one
+      with the largest predicted time to next request is evicted (ties: the first drawn). As in
+      the authors' implementation, the LRU object is evicted first, without the model, when
+      its last request is ``memory_window`` or more ago: it is past the relaxed Belady
+      boundary, so any such object is a good decision (§3).
+    - Before the first model is trained LRB evicts the least recently used object: LRU exactly.
+
+    Defaults: ``memory_window = 2^26`` requests and ``training_samples = 131072`` are the
+    authors' implementation's (the paper tunes the window per trace on its first part, §5); on a
+    trace shorter than a few times ``training_samples`` LRB never trains and is LRU, so short
+    traces need smaller values (e.g. ``lrb(memory_window=20000, training_samples=8192)``).
+
+    Choices where the paper is vague (each tested in tests/test_learned.py): the EDCs decay
+    continuously (2^(-Δ/w)), where the authors' code rounds Δ/w down; a resident object whose last
+    request leaves the window is labelled then too (2x window) and keeps its features; an object
+    evicted past the window is forgotten at once. ``seed`` seeds the candidate and sample draws
+    and LightGBM (one thread, ``deterministic=True``), so runs are repeatable.
+
+    ``libcachesim=True`` follows the authors' code as libCacheSim carries it where it differs:
+    EDCs decayed by ``0.5^min(floor(Δ / 2^(9+i)), memory_window/1024 - 1)``; missing deltas are
+    0 (absent from its sparse rows); a resident object is not labelled when its last request
+    leaves the window (its samples wait for its next request, or for its eviction, then labelled
+    ``log1p(age + memory_window)``); the 64 candidates are distinct.
+
+    ``training_times`` (seconds per model) and ``models`` are kept on the object for measurement.
+    """
+
+    name = "lrb"
+    request_info = True
+
+    #: The defaults: the paper's, and the authors' code's for the window and the batch (class doc);
+    #: ``Lrb.with_params`` and ``lrb(k=v)`` override them.
+    defaults = {
+        "memory_window": 1 << 26,
+        "training_samples": 131072,
+        "eviction_samples": 64,
+        "n_deltas": 32,
+        "n_edcs": 10,
+        "num_iterations": 32,
+        "num_leaves": 32,
+        "learning_rate": 0.1,
+        "feature_fraction": 0.8,
+        "bagging_fraction": 0.8,
+        "bagging_freq": 5,
+        "seed": 1,
+        "libcachesim": False,
+    }
+    #: Parameters given by ``with_params`` (class-level, so that tierlab can build one per size).
+    params: dict = {}
+
+    @classmethod
+    def with_params(cls, **params) -> type[Lrb]:
+        """A subclass of ``cls`` with these parameters (checked now), for ``tierlab.run``."""
+        unknown = sorted(set(params) - set(cls.defaults))
+        if unknown:
+            raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(cls.defaults)}")
+        return type(cls.__name__, (cls,), {"params": {**cls.params, **params}})
+
+    @classmethod
+    def policy_params(cls) -> dict:
+        return {**cls.defaults, **cls.params}
+
+    @classmethod
+    def policy_label(cls) -> str:
+        given = {k: v for k, v in sorted(cls.params.items()) if cls.defaults.get(k) != v}
+        return cls.policy_name() + (f"({','.join(f'{k}={v}' for k, v in given.items())})" if given else "")
+
+    def __init__(self, capacity: int, **params):
+        super().__init__(capacity)
+        self._lgb = _lightgbm()
+        p = {**self.defaults, **self.params, **params}
+        unknown = sorted(set(p) - set(self.defaults))
+        if unknown:
+            raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(self.defaults)}")
+        for k in ("memory_window", "training_samples", "eviction_samples", "n_deltas", "num_iterations"):
+            if int(p[k]) < 1:
+                raise ConfigError(f"lrb: {k} must be at least 1, not {p[k]}")
+        self.memory_window = int(p["memory_window"])
+        self.training_samples = int(p["training_samples"])
+        self.eviction_samples = int(p["eviction_samples"])
+        self.n_deltas = int(p["n_deltas"])
+        self.n_edcs = int(p["n_edcs"])
+        self.seed = int(p["seed"])
+        self.libcachesim = bool(p["libcachesim"])
+        self.lgb_params = {
+            "objective": "regression",
+            "num_leaves": int(p["num_leaves"]),
+            "learning_rate": float(p["learning_rate"]),
+            "feature_fraction": float(p["feature_fraction"]),
+            "bagging_fraction": float(p["bagging_fraction"]),
+            "bagging_freq": int(p["bagging_freq"]),
+            "num_threads": 1,
+            "deterministic": True,
+            "force_row_wise": True,
+            "seed": self.seed,
+            "verbosity": -1,
+        }
+        self.num_iterations = int(p["num_iterations"])
+        # EDC i (1-based) decays with window 2^(9+i): C * 2^(-Δ / 2^(9+i)).
+        self._edc_rates = np.array([2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)])
+        self._label_beyond = math.log1p(2 * self.memory_window)
+        # libcachesim=True: the authors' EDCs, 0.5^floor(Δ / window) with the exponent capped.
+        self._edc_cap = max(self.memory_window // 1024 - 1, 0)
+        self._rng = random.Random(self.seed)
+        self._gen = np.random.default_rng(self.seed)
+        # What LRB remembers (§4.1), one row per object in ``_keys`` order: its last request's
+        # time, Δ2..Δn (NaN when missing), its size and its EDCs at its last request.
+        nd = self.n_deltas
+        self._c_size = nd
+        self._c_edc = nd + 1
+        self._table = np.zeros((1024, nd + 1 + self.n_edcs))
+        self._keys: list[int] = []  # every remembered object; row i of _table is _keys[i]
+        self._pos: dict[int, int] = {}
+        self._samples: dict[int, list[int]] = {}  # object -> times of its unlabelled samples (§4.2)
+        self._lru: collections.OrderedDict[int, None] = collections.OrderedDict()  # resident, LRU first
+        self._res: list[int] = []  # resident objects, for uniform candidate draws
+        self._res_pos: dict[int, int] = {}
+        self._last_at: dict[int, int] = {}  # time of an object's last request -> object
+        self._now = -1
+        self._sampling = False
+        self._rows: list[np.ndarray] = []
+        self._labels: list[np.ndarray] = []
+        self._n_labels = 0
+        self.booster = None
+        #: Seconds spent training each model, in order.
+        self.training_times: list[float] = []
+        #: Models trained so far, and the reference (``seq``) at which each was trained: decisions
+        #: from that reference on use it.
+        self.models = 0
+        self.trained_at: list[int] = []
+
+    # --- features (§4.3) ----------------------------------------------------------------------
+
+    def _features(self, rows: np.ndarray, now) -> np.ndarray:
+        """Features of the objects in table ``rows`` at time(s) ``now``: Δ1..Δn, size, requests
+        within the window, EDCs (one row each)."""
+        t = self._table[rows]
+        nd = self.n_deltas
+        age = np.asarray(now, dtype=np.float64) - t[:, 0]
+        past = t[:, 1:nd]
+        within = (np.cumsum(past, axis=1) < self.memory_window).sum(axis=1)
+        edcs = t[:, self._c_edc :] * self._decay(np.multiply.outer(age, self._edc_rates))
+        if self.libcachesim:
+            past = np.nan_to_num(past, nan=0.0)  # absent from the authors' sparse rows: zero
+        return np.column_stack([age, past, t[:, self._c_size], within, edcs])
+
+    def _decay(self, x):
+        """``2^(-x)`` for ``x = Δ / window``; the authors' ``0.5^min(floor(x), cap)`` with libcachesim=True."""
+        if self.libcachesim:
+            return 0.5 ** np.minimum(np.floor(x), self._edc_cap)
+        return np.exp2(-x)
+
+    # --- training data (§4.2) -----------------------------------------------------------------
+
+    def _label(self, key: int, now: int | None, gap: int | None = None) -> None:
+        """Labels ``key``'s pending samples: requested at ``now``, or (None) not within the window
+        (``gap``: a time to next request given instead, libcachesim=True's forced evictions)."""
+        samples = self._samples.pop(key, None)
+        if not samples:
+            return
+        at = np.array(samples, dtype=np.float64)
+        self._rows.append(self._features(np.full(len(samples), self._pos[key]), at))
+        if gap is not None:
+            self._labels.append(np.full(len(samples), math.log1p(gap)))
+        elif now is None:
+            self._labels.append(np.full(len(samples), self._label_beyond))
+        else:
+            self._labels.append(np.log1p(now - at))
+        self._n_labels += len(samples)
+        if self._n_labels >= self.training_samples:
+            self._train()
+
+    def _train(self) -> None:
+        t0 = time.perf_counter()
+        lgb = self._lgb
+        data = lgb.Dataset(np.concatenate(self._rows), np.concatenate(self._labels), params=self.lgb_params)
+        self.booster = lgb.train(self.lgb_params, data, num_boost_round=self.num_iterations)
+        self._rows, self._labels, self._n_labels = [], [], 0
+        self.models += 1
+        self.training_times.append(time.perf_counter() - t0)
+        self.trained_at.append(self._now)
+
+    def _forget(self, key: int) -> None:
+        self._label(key, None)
+        i = self._pos.pop(key)
+        last = self._keys.pop()
+        if last != key:
+            self._keys[i] = last
+            self._pos[last] = i
+            self._table[i] = self._table[len(self._keys)]
+
+    def _begin(self, now: int) -> None:
+        """Advances time to ``now``: objects whose last request leaves the window (§4.1)."""
+        if now == self._now:
+            return
+        prev, self._now = self._now, now
+        for t in range(prev + 1 - self.memory_window, now + 1 - self.memory_window):
+            key = self._last_at.pop(t, None)
+            if key is None:
+                continue
+            if key in self._res_pos:
+                if not self.libcachesim:
+                    self._label(key, None)  # resident: labelled, remembered
+            else:
+                self._forget(key)
+
+    def _request(self, page: int, now: int, size: int) -> None:
+        i = self._pos.get(page)
+        if i is None:
+            i = self._pos[page] = len(self._keys)
+            self._keys.append(page)
+            if i == len(self._table):
+                self._table = np.concatenate([self._table, np.zeros_like(self._table)])
+            row = self._table[i]
+            row[0] = now
+            row[1 : self.n_deltas] = np.nan
+            row[self._c_size] = size
+            row[self._c_edc :] = 1.0
+        else:
+            if page in self._samples:
+                self._label(page, now)
+            row = self._table[i]
+            last = int(row[0])
+            gap = now - last
+            self._last_at.pop(last, None)  # gone if it left the window while resident
+            if self.n_deltas > 1:
+                row[2 : self.n_deltas] = row[1 : self.n_deltas - 1].copy()
+                row[1] = gap
+            edc = row[self._c_edc :]
+            edc *= self._decay(gap * self._edc_rates)
+            edc += 1.0
+            row[0] = now
+            row[self._c_size] = size
+        self._last_at[now] = page
+        if self._sampling:
+            key = self._keys[self._rng.randrange(len(self._keys))]
+            self._samples.setdefault(key, []).append(now)
+
+    # --- the callbacks ------------------------------------------------------------------------
+
+    def on_hit(self, page, seq, time_, size):
+        self._begin(seq)
+        self._lru.move_to_end(page)
+        self._request(page, seq, size)
+
+    def on_miss(self, page, seq, time_, size):
+        self._begin(seq)
+        self._lru[page] = None
+        self._res_pos[page] = len(self._res)
+        self._res.append(page)
+        self._request(page, seq, size)
+
+    def evict(self, page, seq, time_, size):
+        self._begin(seq)
+        self._sampling = True
+        victim = next(iter(self._lru))
+        if self.booster is not None and seq - self._table[self._pos[victim], 0] < self.memory_window:
+            victim = self._predict_victim(seq)
+        self._remove(victim, seq)
+        return victim
+
+    # --- eviction (§4.4) ----------------------------------------------------------------------
+
+    def _predict_victim(self, now: int) -> int:
+        n = len(self._res)
+        if self.libcachesim:  # distinct candidates, as the authors' redraws mostly give
+            draws = self._gen.choice(n, min(self.eviction_samples, n), replace=False)
+        else:
+            draws = self._gen.integers(0, n, self.eviction_samples)
+            _, first = np.unique(draws, return_index=True)
+            draws = draws[np.sort(first)]  # drawn order, repeats dropped
+        keys = [self._res[i] for i in draws]
+        x = self._features(np.array([self._pos[k] for k in keys]), now)
+        scores = self.booster.predict(x, num_threads=1)
+        return keys[int(np.argmax(scores))]
+
+    def _remove(self, victim: int, now: int) -> None:
+        del self._lru[victim]
+        i = self._res_pos.pop(victim)
+        last = self._res.pop()
+        if last != victim:
+            self._res[i] = last
+            self._res_pos[last] = i
+        age = now - int(self._table[self._pos[victim], 0])
+        if age >= self.memory_window:
+            # Past the window (its _last_at entry is gone): forgotten at once.
+            if self.libcachesim:
+                self._label(victim, None, gap=age + self.memory_window)
+            self._forget(victim)
+
+
+#: Learned policies by name, for ``tierlab.run(policies=["lrb(...)"])`` and ``tierlab policies``.
+POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb}
+
+#: Rows of ``tierlab.policies()`` for them.
+POLICY_INFO = [
+    {
+        "name": "lrb",
+        "aliases": [],
+        "family": "learned (Python; needs the learned extra: LightGBM)",
+        "summary": "LRB, Learning Relaxed Belady (Song et al., NSDI 2020): LightGBM predicts the time "
+        "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
+        "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
+        "object_sizes": False,
+    }
+]
+
+
+def _value(text: str):
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t.strip("'\"")
+
+
+def resolve(policy) -> type[PythonPolicy] | None:
+    """The Python policy class a ``run`` policy entry names (``"lrb"``, ``"lrb(k=v, ...)"``,
+    ``{"name": "lrb", ...}``), with its parameters; None for anything else."""
+    if isinstance(policy, dict):
+        name = policy.get("name")
+        if name not in POLICIES:
+            return None
+        params = {k: v for k, v in policy.items() if k != "name"}
+        if "params" in params and len(params) == 1 and isinstance(params["params"], dict):
+            params = params["params"]
+        return POLICIES[name].with_params(**params)
+    if not isinstance(policy, str):
+        return None
+    text = policy.strip()
+    name, _, rest = text.partition("(")
+    name = name.strip()
+    if name not in POLICIES:
+        return None
+    params = {}
+    if rest:
+        if not rest.endswith(")"):
+            raise ConfigError(f"policy {policy!r}: expected NAME(key=value, ...)")
+        for item in filter(None, (s.strip() for s in rest[:-1].split(","))):
+            k, eq, v = item.partition("=")
+            if not eq:
+                raise ConfigError(f"policy {policy!r}: expected key=value, got {item!r}")
+            params[k.strip()] = _value(v)
+    return POLICIES[name].with_params(**params)
