@@ -97,7 +97,10 @@ const PROTECTED: usize = 2;
 #[derive(Debug, Clone, Copy)]
 struct Node {
     f: Frame,
-    size: u64,
+    /// The sketch's hash of the page, kept so that admission tests do not hash again.
+    h: u64,
+    /// Size (page mode: 1; object sizes are `u32`).
+    size: u32,
     seg: u8,
 }
 
@@ -204,12 +207,12 @@ impl WTinyLfu {
     fn unlink(&mut self, s: u32) {
         let n = *self.arena.get(s);
         self.lists[n.seg as usize].unlink(&mut self.arena, s);
-        self.used[n.seg as usize] -= n.size;
+        self.used[n.seg as usize] -= n.size as u64;
     }
     fn link(&mut self, s: u32, seg: usize) {
         let n = self.arena.get_mut(s);
         n.seg = seg as u8;
-        let size = n.size;
+        let size = n.size as u64;
         self.lists[seg].push_front(&mut self.arena, s);
         self.used[seg] += size;
     }
@@ -230,16 +233,26 @@ impl WTinyLfu {
             .or_else(|| self.lists[PROTECTED].back())
     }
     fn estimate(&self, s: u32) -> u32 {
-        let page = self.node(s).f.page;
+        let h = self.node(s).h;
         match &self.freq {
-            Freq::Paper(f) => f.estimate(page),
-            Freq::Lcs(c) => c.estimate(page),
+            Freq::Paper(f) => f.estimate_hashed(h),
+            Freq::Lcs(c) => c.estimate_hashed(h),
         }
     }
-    fn add(&mut self, page: u64) {
+    /// The sketch's hash of `page`.
+    #[inline]
+    fn hash(&self, page: u64) -> u64 {
+        match &self.freq {
+            Freq::Paper(_) => FreqSketch::hash(page),
+            Freq::Lcs(_) => LcsCbf::hash(page),
+        }
+    }
+    /// Records a sample of the page whose hash is `h`.
+    #[inline]
+    fn add(&mut self, h: u64) {
         match &mut self.freq {
-            Freq::Paper(f) => f.record(page),
-            Freq::Lcs(c) => c.add(page),
+            Freq::Paper(f) => f.record_hashed(h),
+            Freq::Lcs(c) => c.add_hashed(h),
         }
     }
 
@@ -256,6 +269,39 @@ impl WTinyLfu {
             self.unlink(t);
             self.link(t, PROBATION);
         }
+        // The next demotion's node and the one before it (a speed hint).
+        self.lists[PROTECTED].prefetch_back(&self.arena, |_| {});
+    }
+
+    /// A speed hint after a miss, so that on a large cache (whose sketch, doorkeeper and
+    /// nodes are far larger than the CPU's caches) the next admission tests do not wait for
+    /// memory: the window's candidate after next gets its sketch entries and table entry
+    /// loaded, the one after that its node (a pipeline: each is read one miss after its
+    /// load began), and the main victim its sketch entries, table entry and the node after
+    /// it. Changes nothing.
+    #[inline]
+    fn prefetch_admission(&self) {
+        let Freq::Paper(f) = &self.freq else {
+            return;
+        };
+        let w = &self.lists[WINDOW];
+        if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
+            let n = self.node(p);
+            f.prefetch_hashed(n.h);
+            self.table.prefetch(n.f.id);
+            if let Some(q) = w.prev_of(&self.arena, p) {
+                self.arena.prefetch(q);
+            }
+        }
+        let main = if self.lists[PROBATION].is_empty() {
+            &self.lists[PROTECTED]
+        } else {
+            &self.lists[PROBATION]
+        };
+        main.prefetch_back(&self.arena, |v| {
+            f.prefetch_hashed(v.h);
+            self.table.prefetch(v.f.id);
+        });
     }
 
     /// Moves window overflow into the main cache through TinyLFU's admission test.
@@ -264,7 +310,7 @@ impl WTinyLfu {
             let c = self.lists[WINDOW]
                 .back()
                 .expect("an over-full window has objects");
-            let size = self.node(c).size;
+            let size = self.node(c).size as u64;
             self.unlink(c);
             let mut admit = size <= self.main_cap;
             while admit && self.main_used() + size > self.main_cap {
@@ -293,7 +339,7 @@ impl WTinyLfu {
     /// libCacheSim's SLRU insert into the main cache: the lowest segment with room, else
     /// (after evicting while the main cache would overflow) probation.
     fn lcs_main_insert<S: Sink>(&mut self, s: u32, sink: &mut S) {
-        let size = self.node(s).size;
+        let size = self.node(s).size as u64;
         let seg = if self.used[PROBATION] + size <= self.seg_max[PROBATION] {
             PROBATION
         } else if self.used[PROTECTED] + size <= self.seg_max[PROTECTED] {
@@ -340,8 +386,8 @@ impl WTinyLfu {
                 self.evict(v, sink);
                 return;
             };
-            let page = self.node(c).f.page;
-            let size = self.node(c).size;
+            let h = self.node(c).h;
+            let size = self.node(c).size as u64;
             let mut done = false;
             if self.main_used() + size <= self.main_cap {
                 self.unlink(c);
@@ -360,7 +406,7 @@ impl WTinyLfu {
                     done = true;
                 }
             }
-            self.add(page);
+            self.add(h);
             if done {
                 return;
             }
@@ -375,19 +421,28 @@ impl Policy for WTinyLfu {
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }
 
+    const PREFETCH_REFS: bool = true;
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        match &self.freq {
+            Freq::Paper(f) => f.prefetch(r.page()),
+            Freq::Lcs(c) => c.prefetch(r.page()),
+        }
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
-        let page = r.page();
         if slot != NIL {
             self.arena.get_mut(slot).f.dirty |= r.is_write();
-            let seg = self.node(slot).seg as usize;
+            let Node { seg, h, .. } = *self.node(slot);
+            let seg = seg as usize;
             sink.hit(r, 0);
             if self.lcs {
                 if seg == WINDOW {
                     self.lists[WINDOW].move_to_front(&mut self.arena, slot);
                 } else {
                     self.lcs_main_hit(slot, sink);
-                    self.add(page);
+                    self.add(h);
                     self.main_hits += 1;
                     if self.main_hits >= self.decay_every {
                         self.main_hits = 0;
@@ -397,7 +452,7 @@ impl Policy for WTinyLfu {
                     }
                 }
             } else {
-                self.add(page);
+                self.add(h);
                 match seg {
                     PROBATION => self.promote(slot),
                     s => self.lists[s].move_to_front(&mut self.arena, slot),
@@ -406,6 +461,7 @@ impl Policy for WTinyLfu {
             return;
         }
         let size = r.size();
+        let h = self.hash(r.page());
         if self.lcs {
             if size > self.cap || size > self.wcap || size > self.seg_max[PROBATION] {
                 sink.miss_bypass(r);
@@ -416,15 +472,16 @@ impl Policy for WTinyLfu {
             }
             let s = self.arena.alloc(Node {
                 f: Frame::of(r),
-                size,
+                h,
+                size: size as u32,
                 seg: 0,
             });
             self.table.set(r.id, s);
             self.link(s, WINDOW);
-            self.add(page);
+            self.add(h);
             sink.miss(r, 0);
         } else {
-            self.add(page);
+            self.add(h);
             if size > self.cap {
                 sink.miss_bypass(r);
                 return;
@@ -432,12 +489,14 @@ impl Policy for WTinyLfu {
             sink.miss(r, 0);
             let s = self.arena.alloc(Node {
                 f: Frame::of(r),
-                size,
+                h,
+                size: size as u32,
                 seg: 0,
             });
             self.table.set(r.id, s);
             self.link(s, WINDOW);
             self.drain_window(sink);
+            self.prefetch_admission();
         }
     }
 
