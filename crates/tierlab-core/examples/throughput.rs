@@ -22,7 +22,9 @@ use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::{PolicyCtx, PolicySpec};
 use tierlab_core::sim::accounting::DeviceRequest;
 use tierlab_core::sim::bench;
-use tierlab_core::sim::engine::{build_instance, EngineSink, InstanceResult, RunOptions};
+use tierlab_core::sim::engine::{
+    build_instance, fill_next_use, EngineSink, InstanceResult, RunOptions,
+};
 use tierlab_core::sim::RefBatch;
 use tierlab_core::sim::{Accounting, PageOut, PageRef, Sink, Stats};
 use tierlab_core::trace::TraceSpec;
@@ -101,8 +103,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
     let page_size = reader.page_size();
     let t0 = Instant::now();
-    let (refs, distinct) = bench::dense_refs(reader.as_mut())?;
+    let (mut refs, distinct) = bench::dense_refs(reader.as_mut())?;
     let decode_s = t0.elapsed().as_secs_f64();
+    // Offline policies (beladysize, opt) need the future; the others never read it.
+    fill_next_use(&mut refs, distinct);
     let capacity = common::capacity(&trace, frac, distinct);
     let n = refs.len() as f64;
     let ids = refs.ids.clone();

@@ -40,60 +40,10 @@ fn tierlab_spec(name: &str) -> PolicySpec {
 }
 
 /// Cells where tierlab differs from libCacheSim: (trace, policy, size) -> tierlab's count.
-/// `wtinylfu(libcachesim=true)` follows libCacheSim's WTinyLFU rule by rule and with its
-/// hashing, but these 48 of its 70 cells still differ (by up to 1.9% of the requests, on
-/// lirs/loop at 506 pages); the cause is not found yet (policy/classic/wtinylfu.rs, and
-/// docs/policies.md). Every other cell of every policy is exact.
-const PINNED: &[(&str, &str, usize, u64)] = &[
-    ("arc/OLTP.lis.zst", "wtinylfu", 1869, 545682), // libCacheSim 545538
-    ("arc/OLTP.lis.zst", "wtinylfu", 9344, 380199), // libCacheSim 380223
-    ("arc/OLTP.lis.zst", "wtinylfu", 18688, 330796), // libCacheSim 330860
-    ("arc/OLTP.lis.zst", "wtinylfu", 46720, 267140), // libCacheSim 267374
-    ("arc/OLTP.lis.zst", "wtinylfu", 93440, 217886), // libCacheSim 217987
-    ("libcachesim/cloudPhysicsIO.txt", "wtinylfu", 490, 96462), // libCacheSim 96549
-    ("libcachesim/cloudPhysicsIO.txt", "wtinylfu", 4897, 88374), // libCacheSim 88396
-    ("libcachesim/cloudPhysicsIO.txt", "wtinylfu", 12244, 73699), // libCacheSim 73773
-    ("libcachesim/cloudPhysicsIO.txt", "wtinylfu", 24487, 53980), // libCacheSim 53975
-    ("lirs/2_pools.trace.gz", "wtinylfu", 497, 48047), // libCacheSim 48066
-    ("lirs/2_pools.trace.gz", "wtinylfu", 994, 45654), // libCacheSim 45655
-    ("lirs/2_pools.trace.gz", "wtinylfu", 2485, 38402), // libCacheSim 38427
-    ("lirs/2_pools.trace.gz", "wtinylfu", 4970, 27171), // libCacheSim 27288
-    ("lirs/cpp.trace.gz", "wtinylfu", 122, 1826),   // libCacheSim 1881
-    ("lirs/cpp.trace.gz", "wtinylfu", 306, 1374),   // libCacheSim 1369
-    ("lirs/cs.trace.gz", "wtinylfu", 141, 6169),    // libCacheSim 6184
-    ("lirs/cs.trace.gz", "wtinylfu", 352, 5459),    // libCacheSim 5471
-    ("lirs/cs.trace.gz", "wtinylfu", 704, 4208),    // libCacheSim 4180
-    ("lirs/gli.trace.gz", "wtinylfu", 126, 5563),   // libCacheSim 5543
-    ("lirs/gli.trace.gz", "wtinylfu", 253, 5132),   // libCacheSim 5120
-    ("lirs/gli.trace.gz", "wtinylfu", 1264, 2881),  // libCacheSim 2848
-    ("lirs/loop.trace.gz", "wtinylfu", 101, 458252), // libCacheSim 457055
-    ("lirs/loop.trace.gz", "wtinylfu", 253, 403385), // libCacheSim 403043
-    ("lirs/loop.trace.gz", "wtinylfu", 506, 284876), // libCacheSim 294620
-    ("lirs/multi1.trace.gz", "wtinylfu", 130, 8940), // libCacheSim 8876
-    ("lirs/multi1.trace.gz", "wtinylfu", 261, 8179), // libCacheSim 8163
-    ("lirs/multi1.trace.gz", "wtinylfu", 652, 6774), // libCacheSim 6804
-    ("lirs/multi1.trace.gz", "wtinylfu", 1303, 3772), // libCacheSim 3769
-    ("lirs/multi2.trace.gz", "wtinylfu", 284, 15844), // libCacheSim 15791
-    ("lirs/multi2.trace.gz", "wtinylfu", 568, 13029), // libCacheSim 13001
-    ("lirs/multi2.trace.gz", "wtinylfu", 1421, 10079), // libCacheSim 10060
-    ("lirs/multi3.trace.gz", "wtinylfu", 373, 19134), // libCacheSim 19192
-    ("lirs/multi3.trace.gz", "wtinylfu", 745, 16071), // libCacheSim 16082
-    ("lirs/multi3.trace.gz", "wtinylfu", 1864, 12324), // libCacheSim 12304
-    ("lirs/ps.trace.gz", "wtinylfu", 154, 6746),    // libCacheSim 6666
-    ("lirs/ps.trace.gz", "wtinylfu", 308, 4878),    // libCacheSim 4874
-    ("lirs/ps.trace.gz", "wtinylfu", 771, 3962),    // libCacheSim 3961
-    ("lirs/scan.trace.gz", "wtinylfu", 100, 48095), // libCacheSim 48097
-    ("lirs/scan.trace.gz", "wtinylfu", 200, 46162), // libCacheSim 46155
-    ("lirs/scan.trace.gz", "wtinylfu", 1000, 26951), // libCacheSim 26886
-    ("lirs/sprite.trace.gz", "wtinylfu", 354, 45878), // libCacheSim 46106
-    ("lirs/sprite.trace.gz", "wtinylfu", 708, 25894), // libCacheSim 26259
-    ("lirs/sprite.trace.gz", "wtinylfu", 1769, 15496), // libCacheSim 15706
-    ("lirs/sprite.trace.gz", "wtinylfu", 3538, 10666), // libCacheSim 10739
-    ("lirs/zigzag.trace.gz", "wtinylfu", 100, 50023), // libCacheSim 49951
-    ("lirs/zigzag.trace.gz", "wtinylfu", 200, 47885), // libCacheSim 47838
-    ("lirs/zigzag.trace.gz", "wtinylfu", 500, 39766), // libCacheSim 39841
-    ("lirs/zigzag.trace.gz", "wtinylfu", 1000, 27447), // libCacheSim 27432
-];
+/// None: every cell of every policy is exact (`wtinylfu(libcachesim=true)`'s 48 pinned cells
+/// became exact when its eviction call was made to end after an admission that evicted the
+/// main victim, pip libcachesim 0.3.5's rule; see policy/classic/wtinylfu.rs).
+const PINNED: &[(&str, &str, usize, u64)] = &[];
 
 fn spec_for(name: &str) -> TraceSpec {
     let spec = TraceSpec::new(format!("{SHARED}{name}"));

@@ -22,14 +22,8 @@ const REFERENCE: &str = concat!(
 );
 
 /// Cells where tierlab differs from libCacheSim: (policy, bytes) -> tierlab's (misses, byte
-/// misses). wtinylfu(libcachesim=true) is not exact yet (see libcachesim_conformance.rs's
-/// PINNED and policy/classic/wtinylfu.rs); flashprob(p=1.0) is.
-const PINNED: &[(&str, usize, [u64; 2])] = &[
-    ("wtinylfu", 65536, [112660, 4367419904]),
-    ("wtinylfu", 262144, [107491, 4357626880]),
-    ("wtinylfu", 1048576, [96229, 4310037504]),
-    ("wtinylfu", 2029770, [95157, 4298894848]),
-];
+/// misses). None: both policies are exact (see libcachesim_conformance.rs's PINNED).
+const PINNED: &[(&str, usize, [u64; 2])] = &[];
 
 fn spec(name: &str) -> &'static str {
     match name {

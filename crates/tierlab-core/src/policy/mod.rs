@@ -52,6 +52,14 @@ pub trait Policy: Send + 'static {
     /// any state. Default: nothing.
     #[inline(always)]
     fn prefetch(&self, _near: PageId, _far: PageId) {}
+    /// Whether the replay loop should also call [`Policy::prefetch_ref`] (a constant, so a
+    /// policy that does not want it costs the loop nothing).
+    const PREFETCH_REFS: bool = false;
+    /// Like [`Policy::prefetch`], for metadata found from the reference's other fields (a hash
+    /// of its page, as W-TinyLFU's sketch): `r` will be accessed in about [`PREFETCH_FAR`]
+    /// references. Only called when [`Policy::PREFETCH_REFS`]; must not change any state.
+    #[inline(always)]
+    fn prefetch_ref(&self, _r: &PageRef) {}
     /// Page ids below `n` may now appear (ids are dense, in first-seen order).
     fn grow(&mut self, _n: usize) {}
     /// Pages resident now, over all tiers.

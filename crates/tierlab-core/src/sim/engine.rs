@@ -191,6 +191,9 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
             for i in 0..n {
                 if i + PREFETCH_FAR < n {
                     policy.prefetch(ids[i + PREFETCH_NEAR], ids[i + PREFETCH_FAR]);
+                    if P::PREFETCH_REFS {
+                        policy.prefetch_ref(&refs.get(i + PREFETCH_FAR));
+                    }
                     if sink_prefetches {
                         sink.prefetch(ids[i + PREFETCH_FAR]);
                     }

@@ -339,6 +339,11 @@ impl<P: Policy> Policy for Admitted<P> {
     fn prefetch(&self, near: PageId, far: PageId) {
         self.inner.prefetch(near, far)
     }
+    const PREFETCH_REFS: bool = P::PREFETCH_REFS;
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        self.inner.prefetch_ref(r)
+    }
     fn grow(&mut self, n: usize) {
         if self.resident.len() < n {
             self.resident.resize(n, false);

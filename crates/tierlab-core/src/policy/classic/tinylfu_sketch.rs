@@ -16,14 +16,36 @@
 //!   only the smallest, despite the name; an index drawn twice is incremented twice), an
 //!   estimate is the smallest; decay halves every counter; no doorkeeper.
 //!
-//! Hashing uses XXH64 from the `xxhash-rust` crate. For [`LcsCbf`] it is libCacheSim's exact
+//! Hashing is XXH64 of the key's 8 bytes ([`xxh64_u64`], equal to the `xxhash-rust` crate's). For [`LcsCbf`] it is libCacheSim's exact
 //! hashing, so decisions match miss for miss: `a` and `b` are the low 32 bits of XXH64 of the
 //! object id's 8 little-endian bytes with seeds `0x12345678` and `0x12344321`, and the `i`-th
 //! index is `(a + i*b) mod 2^32 mod counters`. [`FreqSketch`] hashes the page number once with
 //! XXH64 (seed 0): the low half picks the key's counter block and doorkeeper word, the high
 //! half its counters and bits within them by double hashing (Kirsch & Mitzenmacher 2006).
 
-use xxhash_rust::xxh64::xxh64;
+use crate::policy::list::prefetch;
+
+const P1: u64 = 0x9E37_79B1_85EB_CA87;
+const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+const P3: u64 = 0x1656_67B1_9E37_79F9;
+const P4: u64 = 0x85EB_CA77_C2B2_AE63;
+const P5: u64 = 0x27D4_EB2F_1656_67C5;
+
+/// XXH64 (Collet's specification) of `key`'s 8 little-endian bytes with `seed`: equal to
+/// `xxhash_rust::xxh64::xxh64(&key.to_le_bytes(), seed)` (tested), written out for this one
+/// input length so that it inlines into the sketch lookups (the crate's general function is
+/// an out-of-line call that was 14% of W-TinyLFU's time).
+#[inline(always)]
+pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
+    let mut h = seed.wrapping_add(P5).wrapping_add(8);
+    h ^= key.wrapping_mul(P2).rotate_left(31).wrapping_mul(P1);
+    h = h.rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
+    h ^= h >> 33;
+    h = h.wrapping_mul(P2);
+    h ^= h >> 29;
+    h = h.wrapping_mul(P3);
+    h ^ (h >> 32)
+}
 
 /// Count-min sketch of 4-bit counters with reset and a doorkeeper (the paper's TinyLFU).
 ///
@@ -84,9 +106,14 @@ impl FreqSketch {
         }
     }
 
+    /// The hash of `key` its lookups use (callers may keep it, as W-TinyLFU's nodes do).
+    #[inline(always)]
+    pub fn hash(key: u64) -> u64 {
+        xxh64_u64(key, 0)
+    }
+
     #[inline]
-    fn spot(&self, key: u64) -> Spot {
-        let h = xxh64(&key.to_le_bytes(), 0);
+    fn spot(&self, h: u64) -> Spot {
         let (lo, hi) = (h as u32, (h >> 32) as u32);
         Spot {
             block: (lo & self.block_mask) as usize * 64,
@@ -110,16 +137,38 @@ impl FreqSketch {
         s.block + (s.c.wrapping_add(i.wrapping_mul(s.d)) & 63) as usize
     }
 
+    /// Starts loading the counter block and doorkeeper word of `key` (a hint, no state
+    /// change): the replay loop calls it a few references ahead, so that on a large cache,
+    /// whose sketch and doorkeeper are far larger than the CPU's caches, `record` does not wait
+    /// for memory.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.prefetch_hashed(Self::hash(key))
+    }
+
+    /// [`FreqSketch::prefetch`] of the key whose [`FreqSketch::hash`] is `h`.
+    #[inline(always)]
+    pub fn prefetch_hashed(&self, h: u64) {
+        let s = self.spot(h);
+        prefetch(&self.counters, s.block);
+        prefetch(&self.door, s.word);
+    }
+
     /// Records one access to `key` (a sample).
     pub fn record(&mut self, key: u64) {
-        let s = self.spot(key);
+        self.record_hashed(Self::hash(key))
+    }
+
+    /// [`FreqSketch::record`] of the key whose [`FreqSketch::hash`] is `h`.
+    #[inline]
+    pub fn record_hashed(&mut self, h: u64) {
+        let s = self.spot(h);
         let bits = self.door_bits(s);
         if self.door[s.word] & bits == bits {
             for i in 0..self.depth {
                 let c = &mut self.counters[Self::counter(s, i)];
-                if *c < MAX_COUNT {
-                    *c += 1;
-                }
+                // Branch-free: hot keys' counters sit at the ceiling half the time.
+                *c += (*c < MAX_COUNT) as u8;
             }
         } else {
             self.door[s.word] |= bits;
@@ -132,7 +181,13 @@ impl FreqSketch {
 
     /// Estimated frequency of `key` (count-min over the rows, plus 1 if in the doorkeeper).
     pub fn estimate(&self, key: u64) -> u32 {
-        let s = self.spot(key);
+        self.estimate_hashed(Self::hash(key))
+    }
+
+    /// [`FreqSketch::estimate`] of the key whose [`FreqSketch::hash`] is `h`.
+    #[inline]
+    pub fn estimate_hashed(&self, h: u64) -> u32 {
+        let s = self.spot(h);
         let min = (0..self.depth)
             .map(|i| self.counters[Self::counter(s, i)])
             .min()
@@ -196,14 +251,35 @@ impl LcsCbf {
         (a.wrapping_add(i.wrapping_mul(b)) % self.counters.len() as u32) as usize
     }
 
-    #[inline]
-    fn ab(key: u64) -> (u32, u32) {
-        let k = key.to_le_bytes();
-        (xxh64(&k, SEED0) as u32, xxh64(&k, SEED1) as u32)
+    /// The two hashes of `key` (`a` in the low half, `b` in the high half), which callers may
+    /// keep, as W-TinyLFU's nodes do.
+    #[inline(always)]
+    pub fn hash(key: u64) -> u64 {
+        (xxh64_u64(key, SEED0) & 0xFFFF_FFFF) | xxh64_u64(key, SEED1) << 32
+    }
+
+    #[inline(always)]
+    fn ab(h: u64) -> (u32, u32) {
+        (h as u32, (h >> 32) as u32)
+    }
+
+    /// Starts loading the counters of `key` (a hint, see [`FreqSketch::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        let (a, b) = Self::ab(Self::hash(key));
+        for i in 0..self.hashes {
+            prefetch(&self.counters, self.index(a, b, i));
+        }
     }
 
     pub fn add(&mut self, key: u64) {
-        let (a, b) = Self::ab(key);
+        self.add_hashed(Self::hash(key))
+    }
+
+    /// [`LcsCbf::add`] of the key whose [`LcsCbf::hash`] is `h`.
+    #[inline]
+    pub fn add_hashed(&mut self, h: u64) {
+        let (a, b) = Self::ab(h);
         for i in 0..self.hashes {
             let x = self.index(a, b, i);
             self.counters[x] = self.counters[x].wrapping_add(1);
@@ -211,7 +287,13 @@ impl LcsCbf {
     }
 
     pub fn estimate(&self, key: u64) -> u32 {
-        let (a, b) = Self::ab(key);
+        self.estimate_hashed(Self::hash(key))
+    }
+
+    /// [`LcsCbf::estimate`] of the key whose [`LcsCbf::hash`] is `h`.
+    #[inline]
+    pub fn estimate_hashed(&self, h: u64) -> u32 {
+        let (a, b) = Self::ab(h);
         (0..self.hashes)
             .map(|i| self.counters[self.index(a, b, i)])
             .min()
@@ -233,6 +315,21 @@ impl LcsCbf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn xxh64_u64_is_xxh64() {
+        use xxhash_rust::xxh64::xxh64;
+        let mut k = 1u64;
+        for i in 0..10_000u64 {
+            for seed in [0, SEED0, SEED1, i] {
+                assert_eq!(xxh64_u64(k, seed), xxh64(&k.to_le_bytes(), seed));
+            }
+            k = k.wrapping_mul(0x5851_F42D_4C95_7F2D).wrapping_add(i);
+        }
+        for k in [0, u64::MAX, 1 << 63, 42] {
+            assert_eq!(xxh64_u64(k, 0), xxh64(&k.to_le_bytes(), 0));
+        }
+    }
 
     #[test]
     fn lcs_cbf_size_is_libcachesims() {
