@@ -45,12 +45,18 @@
 //! Object sizes: libCacheSim's Cacheus decides without sizes; tierlab's object-size mode has no
 //! history structure, so Cacheus runs in page mode only.
 //!
-//! Per reference: O(1) (lists over per-page nodes; count lists as in `lfu`).
+//! Per reference: O(1) (lists over per-page entries; count lists as in `lfu`). Everything
+//! about a page is one 32-byte entry per page id: its links in `R`, `SR` or `H`, its links in
+//! its count list (resident) or in an expert history (not resident: a page in an expert
+//! history never is), its count, location, flags, kind and page number. A hit reads that entry
+//! and rewrites its neighbours' links; the prefetch hint loads the entry 16 references ahead
+//! and its neighbours 6 ahead, so those loads overlap (benches/README.md, "Hyperbolic, LHD,
+//! LeCaR and Cacheus"). Memory: 32 bytes per distinct page.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::{prefetch, prefetch_neighbours, IdLinks, IdList, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -81,52 +87,82 @@ const IN_H: u8 = 3;
 const BY_LRU: u8 = 1;
 const BY_LFU: u8 = 2;
 
+// Flags of an entry.
+/// Demoted from `R` to `SR` (and counted in `C_demoted`).
+const DEMOTED: u8 = 1;
+/// Entered `SR` as a new page (counted in `C_new` when it goes to `H`).
+const NEW_OBJ: u8 = 2;
+const DIRTY: u8 = 4;
+
+/// Link pairs: `R`, `SR` or `H`; and the count list (resident) or expert history.
+const LST: usize = 0;
+const AUX: usize = 1;
+
+/// Everything Cacheus keeps about a page id (32 bytes, two to a cache line).
 #[derive(Debug, Clone, Copy)]
-struct Meta {
-    f: Frame,
+#[repr(C, align(32))]
+struct Entry {
+    links: [[u32; 2]; 2],
+    freq: u32,
     /// NONE, IN_R, IN_SR or IN_H.
     loc: u8,
-    demoted: bool,
-    new_obj: bool,
-    freq: usize,
+    flags: u8,
     /// The expert history the page is in (NONE, BY_LRU, BY_LFU).
     ghost: u8,
+    kind: Kind,
+    page: u64,
 }
 
-const BLANK: Meta = Meta {
-    f: Frame {
-        page: 0,
-        id: 0,
-        kind: Kind::File,
-        dirty: false,
-    },
-    loc: NONE,
-    demoted: false,
-    new_obj: false,
+const BLANK: Entry = Entry {
+    links: [[NIL; 2]; 2],
     freq: 0,
+    loc: NONE,
+    flags: 0,
     ghost: NONE,
+    kind: Kind::File,
+    page: 0,
 };
+
+impl IdLinks for Entry {
+    #[inline(always)]
+    fn links(&self) -> &[[u32; 2]] {
+        &self.links
+    }
+    #[inline(always)]
+    fn links_mut(&mut self) -> &mut [[u32; 2]] {
+        &mut self.links
+    }
+}
+
+impl Entry {
+    #[inline(always)]
+    fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    #[inline(always)]
+    fn resident(&self) -> bool {
+        self.loc == IN_R || self.loc == IN_SR
+    }
+}
 
 pub struct Cacheus {
     n: usize,
     lcs: bool,
     resident: usize,
     now: u64,
-    /// One node per page id in each arena (node i = page id i).
-    main: Arena<Meta>,
-    lfu: Arena<()>,
-    ghost: Arena<()>,
-    r: List,
-    sr: List,
-    h: List,
+    /// Per page id.
+    e: Vec<Entry>,
+    r: IdList<LST>,
+    sr: IdList<LST>,
+    h: IdList<LST>,
     r_size: f64,
     sr_size: f64,
     c_new: u64,
     c_demoted: u64,
-    lists: Vec<List>,
+    lists: Vec<IdList<AUX>>,
     min_freq: usize,
     /// Expert histories: [by LRU, by LFU], front = newest.
-    g: [List; 2],
+    g: [IdList<AUX>; 2],
     g_cap: usize,
     w_lru: f64,
     w_lfu: f64,
@@ -153,19 +189,17 @@ impl PolicyDef for Cacheus {
             lcs: cfg.libcachesim,
             resident: 0,
             now: 0,
-            main: Arena::with_capacity(0),
-            lfu: Arena::with_capacity(0),
-            ghost: Arena::with_capacity(0),
-            r: List::default(),
-            sr: List::default(),
-            h: List::default(),
+            e: Vec::new(),
+            r: IdList::default(),
+            sr: IdList::default(),
+            h: IdList::default(),
             r_size: (n / 2) as f64,
             sr_size: (n / 2) as f64,
             c_new: 0,
             c_demoted: 0,
-            lists: vec![List::default(); 2],
+            lists: vec![IdList::default(); 2],
             min_freq: 1,
-            g: [List::default(); 2],
+            g: [IdList::default(); 2],
             g_cap: n / 2,
             w_lru: 0.5,
             w_lfu: 0.5,
@@ -186,20 +220,20 @@ fn step(a: u64, b: u64) -> f64 {
 }
 
 impl Cacheus {
-    #[inline]
-    fn m(&mut self, i: u32) -> &mut Meta {
-        self.main.get_mut(i)
+    #[inline(always)]
+    fn m(&mut self, i: u32) -> &mut Entry {
+        &mut self.e[i as usize]
     }
 
     /// Demotes `R`'s LRU pages into `SR` until `R` has room for `extra` more.
     fn fit_r(&mut self, extra: usize) {
         while (self.r.len() + extra) as f64 > self.r_size && !self.r.is_empty() {
-            let x = self.r.pop_back(&mut self.main).expect("non-empty");
-            self.sr.push_front(&mut self.main, x);
+            let x = self.r.pop_back(&mut self.e);
+            self.sr.push_front(&mut self.e, x);
             let m = self.m(x);
             m.loc = IN_SR;
-            if !m.demoted {
-                m.demoted = true;
+            if !m.has(DEMOTED) {
+                m.flags |= DEMOTED;
                 self.c_demoted += 1;
             }
         }
@@ -207,46 +241,59 @@ impl Cacheus {
 
     /// Takes resident page `x` out of the cache (both experts) into SR-LRU's history.
     fn retire<S: Sink>(&mut self, x: u32, sink: &mut S) {
-        let m = *self.main.get(x);
+        let m = self.e[x as usize];
         if m.loc == IN_R {
-            self.r.unlink(&mut self.main, x);
+            self.r.unlink(&mut self.e, x);
         } else {
-            self.sr.unlink(&mut self.main, x);
+            self.sr.unlink(&mut self.e, x);
         }
-        self.lists[m.freq].unlink(&mut self.lfu, x);
-        self.h.push_front(&mut self.main, x);
-        if m.new_obj {
+        self.lists[m.freq as usize].unlink(&mut self.e, x);
+        self.h.push_front(&mut self.e, x);
+        if m.has(NEW_OBJ) {
             self.c_new += 1;
         }
         let mm = self.m(x);
         mm.loc = IN_H;
-        if m.demoted {
-            mm.demoted = false;
+        if m.has(DEMOTED) {
+            mm.flags &= !DEMOTED;
             self.c_demoted -= 1;
         }
         self.resident -= 1;
-        sink.evict(m.f.out(0));
+        sink.evict(PageOut {
+            id: x,
+            page: m.page,
+            kind: m.kind,
+            dirty: m.has(DIRTY),
+            tier: 0,
+        });
         while self.h.len() >= self.n {
-            let y = self.h.pop_back(&mut self.main).expect("non-empty");
-            let old = *self.main.get(y);
-            *self.m(y) = Meta {
-                f: old.f,
-                ghost: old.ghost,
-                ..BLANK
-            };
+            let y = self.h.pop_back(&mut self.e);
+            // Forgotten, but still in the expert history it may be in (its AUX links).
+            let my = self.m(y);
+            my.loc = NONE;
+            my.flags = 0;
+            my.freq = 0;
         }
     }
 
+    /// CR-LFU's victim: the last page to reach the lowest count. Moves `min_freq` up past the
+    /// empty lists it passes (an insertion at a lower count moves it back down).
+    #[inline]
     fn lfu_victim(&mut self) -> u32 {
         while self.lists[self.min_freq].is_empty() {
             self.min_freq += 1;
         }
-        self.lists[self.min_freq].back().expect("non-empty")
+        self.lists[self.min_freq].tail()
     }
 
     /// One eviction chosen by the experts' draw.
     fn evict<S: Sink>(&mut self, sink: &mut S) {
-        let by_lru = self.sr.back().or(self.r.back()).expect("a full cache");
+        let by_lru = if self.sr.is_empty() {
+            self.r.tail()
+        } else {
+            self.sr.tail()
+        };
+        debug_assert!(by_lru != NIL, "a full cache");
         let by_lfu = self.lfu_victim();
         let lru_drawn = self.rng.random_range(0..100u32) as f64 / 100.0 < self.w_lru;
         let (v, by) = if by_lru == by_lfu {
@@ -259,10 +306,10 @@ impl Cacheus {
         self.retire(v, sink);
         if by != NONE && self.g_cap > 0 {
             let g = (by - 1) as usize;
-            self.g[g].push_front(&mut self.ghost, v);
+            self.g[g].push_front(&mut self.e, v);
             self.m(v).ghost = by;
             if self.g[g].len() > self.g_cap {
-                let old = self.g[g].pop_back(&mut self.ghost).expect("non-empty");
+                let old = self.g[g].pop_back(&mut self.e);
                 self.m(old).ghost = NONE;
             }
         }
@@ -293,72 +340,82 @@ impl Cacheus {
         self.interval_hits = 0;
     }
 
+    #[inline(always)]
     fn hit(&mut self, id: u32, r: &PageRef) {
         self.interval_hits += 1;
-        let m = *self.main.get(id);
-        self.m(id).f.dirty |= r.is_write();
+        let m = self.e[id as usize];
+        if r.is_write() {
+            self.m(id).flags |= DIRTY;
+        }
         if m.loc == IN_R {
-            self.r.move_to_front(&mut self.main, id);
+            self.r.move_to_front(&mut self.e, id);
         } else {
-            self.sr.unlink(&mut self.main, id);
-            self.r.push_front(&mut self.main, id);
+            self.hit_sr(id, m.has(DEMOTED));
+        }
+        let f = m.freq as usize;
+        if self.lists.len() <= f + 1 {
+            self.lists.push(IdList::default());
+        }
+        self.lists[f].unlink(&mut self.e, id);
+        self.lists[f + 1].push_back(&mut self.e, id);
+        self.m(id).freq = f as u32 + 1;
+    }
+
+    /// A hit on a page in `SR` (`demoted` if it came there from `R`): it moves to `R`.
+    fn hit_sr(&mut self, id: u32, demoted: bool) {
+        self.sr.unlink(&mut self.e, id);
+        self.r.push_front(&mut self.e, id);
+        let mm = self.m(id);
+        mm.loc = IN_R;
+        mm.flags &= !NEW_OBJ;
+        if self.lcs {
+            // libCacheSim re-creates the page in R: its flags are lost.
             let mm = self.m(id);
-            mm.loc = IN_R;
-            mm.new_obj = false;
-            if self.lcs {
-                // libCacheSim re-creates the page in R: its flags are lost.
-                let mm = self.m(id);
-                let was = mm.demoted;
-                mm.demoted = false;
-                if was {
-                    self.c_demoted -= 1;
-                }
-            }
-            self.fit_r(0);
-            if !self.lcs && m.demoted {
-                let delta = step(self.c_new, self.c_demoted);
-                self.sr_size = if self.sr_size - delta > 1.0 {
-                    self.sr_size - delta
-                } else {
-                    1.0
-                };
-                self.r_size = self.n as f64 - self.sr_size;
-                self.m(id).demoted = false;
+            let was = mm.has(DEMOTED);
+            mm.flags &= !DEMOTED;
+            if was {
                 self.c_demoted -= 1;
             }
         }
-        let f = m.freq;
-        if self.lists.len() <= f + 1 {
-            self.lists.push(List::default());
+        self.fit_r(0);
+        if !self.lcs && demoted {
+            let delta = step(self.c_new, self.c_demoted);
+            self.sr_size = if self.sr_size - delta > 1.0 {
+                self.sr_size - delta
+            } else {
+                1.0
+            };
+            self.r_size = self.n as f64 - self.sr_size;
+            self.m(id).flags &= !DEMOTED;
+            self.c_demoted -= 1;
         }
-        self.lists[f].unlink(&mut self.lfu, id);
-        self.lists[f + 1].push_back(&mut self.lfu, id);
-        self.m(id).freq = f + 1;
     }
 
     fn insert<S: Sink>(&mut self, id: u32, r: &PageRef, sink: &mut S) {
-        let m = *self.main.get(id);
+        let m = self.e[id as usize];
         let from_h = m.loc == IN_H;
         // CR-LFU remembers the count of a page in SR-LRU's history.
-        let f = if from_h { m.freq + 1 } else { 1 };
+        let f = if from_h { m.freq as usize + 1 } else { 1 };
         while self.lists.len() <= f {
-            self.lists.push(List::default());
+            self.lists.push(IdList::default());
         }
-        self.lists[f].push_back(&mut self.lfu, id);
+        self.lists[f].push_back(&mut self.e, id);
         self.min_freq = self.min_freq.min(f);
-        *self.m(id) = Meta {
-            f: Frame::of(r),
-            freq: f,
-            ghost: m.ghost,
-            ..BLANK
-        };
+        {
+            let mm = self.m(id);
+            mm.freq = f as u32;
+            mm.loc = NONE;
+            mm.flags = if r.is_write() { DIRTY } else { 0 };
+            mm.kind = r.kind();
+            mm.page = r.page();
+        }
         self.resident += 1;
         if from_h {
-            self.h.unlink(&mut self.main, id);
+            self.h.unlink(&mut self.e, id);
             self.fit_r(1);
-            self.r.push_front(&mut self.main, id);
+            self.r.push_front(&mut self.e, id);
             self.m(id).loc = IN_R;
-            if !self.lcs && m.new_obj {
+            if !self.lcs && m.has(NEW_OBJ) {
                 let delta = step(self.c_demoted, self.c_new);
                 let most = self.resident as f64 - 1.0;
                 self.sr_size = if self.sr_size + delta > most {
@@ -369,24 +426,45 @@ impl Cacheus {
                 self.r_size = self.n as f64 - self.sr_size;
             }
         } else {
-            self.sr.push_front(&mut self.main, id);
+            self.sr.push_front(&mut self.e, id);
             let mm = self.m(id);
             mm.loc = IN_SR;
-            mm.new_obj = true;
+            mm.flags |= NEW_OBJ;
         }
         while self.sr.len() as f64 > self.sr_size {
-            let x = self.sr.back().expect("non-empty");
+            let x = self.sr.tail();
             self.retire(x, sink);
         }
     }
 }
 
 impl Policy for Cacheus {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        prefetch(&self.e, far as usize);
+        // `near`'s entry arrived since it was `far`: fetch the entries a hit (or a return from a
+        // history) rewrites.
+        if let Some(e) = self.e.get(near as usize) {
+            if e.loc != NONE {
+                prefetch_neighbours(&self.e, e, LST);
+            }
+            if e.resident() {
+                prefetch_neighbours(&self.e, e, AUX);
+                if let Some(l) = self.lists.get(e.freq as usize + 1) {
+                    prefetch(&self.e, l.tail() as usize);
+                }
+            } else if e.ghost != NONE {
+                prefetch_neighbours(&self.e, e, AUX);
+            }
+        }
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.now += 1;
         let id = r.id;
-        let m = *self.main.get(id);
-        if m.loc == IN_R || m.loc == IN_SR {
+        let m = self.e[id as usize];
+        if m.resident() {
             self.hit(id, r);
             sink.hit(r, 0);
         } else {
@@ -399,7 +477,7 @@ impl Policy for Cacheus {
                 }
                 self.w_lru /= self.w_lru + self.w_lfu;
                 self.w_lfu = 1.0 - self.w_lru;
-                self.g[g].unlink(&mut self.ghost, id);
+                self.g[g].unlink(&mut self.e, id);
                 self.m(id).ghost = NONE;
             }
             if self.n < 2 {
@@ -418,11 +496,8 @@ impl Policy for Cacheus {
     }
 
     fn grow(&mut self, n: usize) {
-        while self.main.live() < n {
-            let i = self.main.alloc(BLANK);
-            self.lfu.alloc(());
-            self.ghost.alloc(());
-            self.m(i).f.id = i;
+        if self.e.len() < n {
+            self.e.resize(n, BLANK);
         }
     }
 

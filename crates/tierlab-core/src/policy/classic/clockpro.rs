@@ -41,11 +41,15 @@
 //! (a test replays both and compares every event). The mode ends (O(1)) after
 //! m insertions without a long jump, since its upkeep costs more than plain
 //! stepping where sweeps are short.
+//!
+//! A hit only sets the page's reference (and dirty) bit, but reads its table entry and node at
+//! random places: the prefetch hint loads the entry 16 references ahead and the node 6 ahead
+//! (on Zipf(0.9) at 30%, mostly hits, that doubled the rate; benches/README.md).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -533,6 +537,15 @@ impl ClockPro {
 }
 
 impl Policy for ClockPro {
+    /// A hit reads the page's table entry and node: start loading the entry 16 references
+    /// ahead and the node 6 ahead, so a run of hits does not wait out two cache misses each.
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         let mut kind = Kind::Cold;

@@ -27,12 +27,15 @@
 //! Object sizes: libCacheSim's priority ignores sizes (it evicts by `n/t` until the object
 //! fits), and so does the object-size variant here (`policy::object::hyperbolic`).
 //!
-//! Per reference: O(1) on a hit; O(samples) per eviction.
+//! Per reference: O(1) on a hit; O(samples) per eviction. The samples read only a 16-byte
+//! key per page (count and insertion time, apart from the page's frame), all drawn and
+//! prefetched before the first is compared, so an eviction waits about one memory latency
+//! instead of one per sample (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus").
 
 use crate::error::{Error, Result};
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
@@ -66,19 +69,35 @@ impl HyperbolicConfig {
     }
 }
 
+/// Samples drawn (and their items prefetched) before the first of them is compared.
+const BATCH: usize = 64;
+
 /// Index of the item of lowest priority `n / (now - t0)` among `len` items, read through `item`
 /// (`(n, t0)`): all of them when `samples >= len`, else `samples` drawn with replacement. Ties
 /// go to the smaller `t0` (inserted first). Shared by the page and object-size variants.
+///
+/// The draws are made `BATCH` at a time and `touch` is called on each before any is compared
+/// (a caller can prefetch the item there): the samples are random places in an array larger
+/// than the CPU's caches once the cache is large, and loading them all at once, instead of one
+/// after the other, is what makes an eviction cheap. The draws, their order and the comparisons
+/// are the same as drawing and comparing one at a time.
 pub fn lowest(
     len: usize,
     samples: usize,
     now: u64,
     rng: &mut Pcg64Mcg,
     item: impl Fn(usize) -> (u64, u64),
+    touch: impl Fn(usize),
 ) -> usize {
+    // Both operands count references, far below 2^63, where converting from i64 gives the same
+    // f64 as from u64 in one instruction instead of several.
+    let float = |x: u64| {
+        debug_assert!(x <= i64::MAX as u64);
+        x as i64 as f64
+    };
     let key = |i: usize| {
         let (n, t0) = item(i);
-        (n as f64 / now.saturating_sub(t0).max(1) as f64, t0)
+        (float(n) / float(now.saturating_sub(t0).max(1)), t0)
     };
     let mut best = usize::MAX;
     let mut best_key = (f64::INFINITY, u64::MAX);
@@ -92,25 +111,39 @@ pub fn lowest(
     if samples >= len {
         (0..len).for_each(&mut consider);
     } else {
-        for _ in 0..samples {
-            consider(rng.random_range(0..len));
+        let mut drawn = [0usize; BATCH];
+        let mut left = samples;
+        while left > 0 {
+            let b = left.min(BATCH);
+            for d in &mut drawn[..b] {
+                *d = rng.random_range(0..len);
+                touch(*d);
+            }
+            drawn[..b].iter().for_each(|&i| consider(i));
+            left -= b;
         }
     }
     best
 }
 
+/// What an eviction compares, 16 bytes per resident page: the samples read only these, from
+/// an array half the size of one holding whole 32-byte entries, so more of it stays cached.
 #[derive(Debug, Clone, Copy)]
-struct Entry {
-    f: Frame,
+struct Key {
+    /// References since insertion.
     n: u64,
+    /// Insertion time.
     t0: u64,
 }
 
+/// Resident pages in a dense array (sampling picks an index): `keys[i]` and `frames[i]` are
+/// the same page, moved together when an eviction fills the victim's place with the last page.
 pub struct Hyperbolic {
     cap: usize,
     samples: usize,
     now: u64,
-    pages: Vec<Entry>,
+    keys: Vec<Key>,
+    frames: Vec<Frame>,
     table: SlotTable,
     rng: Pcg64Mcg,
 }
@@ -127,7 +160,8 @@ impl PolicyDef for Hyperbolic {
             cap: ctx.capacity,
             samples: cfg.samples,
             now: 0,
-            pages: Vec::with_capacity(ctx.capacity),
+            keys: Vec::with_capacity(ctx.capacity),
+            frames: Vec::with_capacity(ctx.capacity),
             table: SlotTable::default(),
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
         })
@@ -138,13 +172,25 @@ impl PolicyDef for Hyperbolic {
 }
 
 impl Policy for Hyperbolic {
+    /// A hit reads the page's table entry, key and frame: start loading the entry 16
+    /// references ahead and the key and frame 6 ahead.
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch_ahead(near, far, |s| {
+            prefetch(&self.keys, s as usize);
+            prefetch(&self.frames, s as usize);
+        });
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.now += 1;
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let e = &mut self.pages[slot as usize];
-            e.f.dirty |= r.is_write();
-            e.n += 1;
+            self.keys[slot as usize].n += 1;
+            if r.is_write() {
+                self.frames[slot as usize].dirty = true;
+            }
             sink.hit(r, 0);
             return;
         }
@@ -152,24 +198,12 @@ impl Policy for Hyperbolic {
             sink.miss_bypass(r);
             return;
         }
-        if self.pages.len() == self.cap {
-            let pages = &self.pages;
-            let i = lowest(pages.len(), self.samples, self.now, &mut self.rng, |i| {
-                (pages[i].n, pages[i].t0)
-            });
-            let victim = self.pages.swap_remove(i);
-            self.table.clear(victim.f.id);
-            if let Some(moved) = self.pages.get(i) {
-                self.table.set(moved.f.id, i as u32);
-            }
-            sink.evict(victim.f.out(0));
+        if self.keys.len() == self.cap {
+            self.evict(sink);
         }
-        self.table.set(r.id, self.pages.len() as u32);
-        self.pages.push(Entry {
-            f: Frame::of(r),
-            n: 1,
-            t0: self.now,
-        });
+        self.table.set(r.id, self.keys.len() as u32);
+        self.keys.push(Key { n: 1, t0: self.now });
+        self.frames.push(Frame::of(r));
         sink.miss(r, 0);
     }
 
@@ -178,7 +212,28 @@ impl Policy for Hyperbolic {
     }
 
     fn resident(&self) -> usize {
-        self.pages.len()
+        self.keys.len()
+    }
+}
+
+impl Hyperbolic {
+    fn evict<S: Sink>(&mut self, sink: &mut S) {
+        let keys = &self.keys;
+        let i = lowest(
+            keys.len(),
+            self.samples,
+            self.now,
+            &mut self.rng,
+            |i| (keys[i].n, keys[i].t0),
+            |i| prefetch(keys, i),
+        );
+        self.keys.swap_remove(i);
+        let victim = self.frames.swap_remove(i);
+        self.table.clear(victim.id);
+        if let Some(moved) = self.frames.get(i) {
+            self.table.set(moved.id, i as u32);
+        }
+        sink.evict(victim.out(0));
     }
 }
 

@@ -28,11 +28,19 @@
 //! tierlab's object-size mode has no history structure, so LeCaR runs in page mode only.
 //!
 //! Per reference: O(1) (an LRU list, O(1) frequency lists as in `lfu`, two ghost FIFOs).
+//! Everything about a page is one 32-byte entry per page id (page ids are dense): its links
+//! in the recency order (or in the history it is in) and in its count list (or, in a history,
+//! the time of its eviction), its count, state, dirty bit, kind and page number. A hit reads
+//! that entry and rewrites its four neighbours' links; the prefetch hint loads the entry 16
+//! references ahead and its neighbours 6 ahead, so those loads overlap instead of following
+//! one another (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus"). Memory: 32 bytes per
+//! distinct page, whatever the cache size.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::policy::list::{prefetch, prefetch_neighbours, IdLinks, IdList, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::Kind;
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
@@ -64,20 +72,60 @@ impl Default for LecarConfig {
     }
 }
 
-/// Which list a node is in.
-const RESIDENT: u8 = 0;
+/// Where a page is: nowhere, resident, or in the history of the expert that evicted it.
+const ABSENT: u8 = 0;
+const RESIDENT: u8 = 3;
 const BY_LRU: u8 = 1;
 const BY_LFU: u8 = 2;
 
+/// Link pairs: the recency list (resident) or the history (`BY_LRU`/`BY_LFU`), and the count
+/// list (resident only; a page in a history keeps its eviction time there instead).
+const REC: usize = 0;
+const CNT: usize = 1;
+
+/// Everything LeCaR keeps about a page id (32 bytes, one cache line holds two).
 #[derive(Debug, Clone, Copy)]
-struct Node {
-    f: Frame,
-    freq: usize,
-    /// Node in the LFU arena (resident pages).
-    lfu: u32,
-    /// RESIDENT, or the history the page is in.
+#[repr(C, align(32))]
+struct Entry {
+    links: [[u32; 2]; 2],
+    freq: u32,
     state: u8,
-    evicted_at: u64,
+    dirty: bool,
+    kind: Kind,
+    page: u64,
+}
+
+const EMPTY: Entry = Entry {
+    links: [[NIL; 2]; 2],
+    freq: 0,
+    state: ABSENT,
+    dirty: false,
+    kind: Kind::File,
+    page: 0,
+};
+
+impl IdLinks for Entry {
+    #[inline(always)]
+    fn links(&self) -> &[[u32; 2]] {
+        &self.links
+    }
+    #[inline(always)]
+    fn links_mut(&mut self) -> &mut [[u32; 2]] {
+        &mut self.links
+    }
+}
+
+impl Entry {
+    /// A page in a history: when it was evicted (kept in the count links it no longer uses).
+    #[inline(always)]
+    fn evicted_at(&self) -> u64 {
+        let [lo, hi] = self.links[CNT];
+        lo as u64 | (hi as u64) << 32
+    }
+    #[inline(always)]
+    fn set_evicted_at(&mut self, t: u64) {
+        self.links[CNT] = [t as u32, (t >> 32) as u32];
+    }
 }
 
 pub struct Lecar {
@@ -88,18 +136,17 @@ pub struct Lecar {
     discount: f64,
     w_lru: f64,
     w_lfu: f64,
-    arena: Arena<Node>,
+    /// Per page id.
+    entries: Vec<Entry>,
     /// Resident pages, front = most recent.
-    lru: List,
-    /// `lfu_arena` nodes hold the page's slot in `arena`; `lists[f]`: pages with count `f` in
-    /// order of reaching it.
-    lfu_arena: Arena<u32>,
-    lists: Vec<List>,
+    lru: IdList<REC>,
+    /// `lists[f]`: resident pages with count `f` in order of reaching it.
+    lists: Vec<IdList<CNT>>,
+    /// No count list below it holds a page.
     min_freq: usize,
     /// Histories of LRU's and LFU's victims (index BY_LRU - 1, BY_LFU - 1), front = newest.
-    ghosts: [List; 2],
+    ghosts: [IdList<REC>; 2],
     ghost_cap: usize,
-    table: SlotTable,
     rng: Pcg64Mcg,
     regrets: [u64; 2],
 }
@@ -133,14 +180,12 @@ impl PolicyDef for Lecar {
             discount: cfg.discount_base.powf(1.0 / ctx.capacity.max(1) as f64),
             w_lru: cfg.lru_weight,
             w_lfu: 1.0 - cfg.lru_weight,
-            arena: Arena::with_capacity(ctx.capacity * 2),
-            lru: List::default(),
-            lfu_arena: Arena::with_capacity(ctx.capacity),
-            lists: vec![List::default(); 2],
+            entries: Vec::new(),
+            lru: IdList::default(),
+            lists: vec![IdList::default(); 2],
             min_freq: 1,
-            ghosts: [List::default(); 2],
+            ghosts: [IdList::default(); 2],
             ghost_cap: (ctx.capacity as f64 * cfg.history) as usize,
-            table: SlotTable::default(),
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
             regrets: [0; 2],
         })
@@ -164,84 +209,101 @@ impl Lecar {
         *wn = (*wn + 1e-10) / s;
     }
 
-    fn lfu_victim(&self) -> u32 {
-        let mut f = self.min_freq;
-        while self.lists[f].is_empty() {
-            f += 1;
+    /// The LFU expert's victim: the first page to reach the lowest count. Moves `min_freq` up
+    /// past the empty lists it passes (they stay empty until a page enters at count 1, which
+    /// resets it).
+    #[inline]
+    fn lfu_victim(&mut self) -> u32 {
+        while self.lists[self.min_freq].is_empty() {
+            self.min_freq += 1;
         }
-        *self
-            .lfu_arena
-            .get(self.lists[f].front().expect("non-empty"))
-    }
-
-    /// Unlinks resident `slot` from the LRU list and its count list.
-    fn unlink(&mut self, slot: u32) {
-        self.lru.unlink(&mut self.arena, slot);
-        let n = *self.arena.get(slot);
-        self.lists[n.freq].unlink(&mut self.lfu_arena, n.lfu);
-        self.lfu_arena.release(n.lfu);
-    }
-
-    fn forget(&mut self, slot: u32) {
-        self.table.clear(self.arena.get(slot).f.id);
-        self.arena.release(slot);
+        self.lists[self.min_freq].head()
     }
 
     fn evict<S: Sink>(&mut self, sink: &mut S) {
-        let by_lru = self.lru.back().expect("a full cache has pages");
+        let by_lru = self.lru.tail();
         let by_lfu = self.lfu_victim();
         let (v, by) = if by_lru == by_lfu {
-            (by_lru, RESIDENT)
+            (by_lru, ABSENT)
         } else if self.rng.random_range(0..100u32) as f64 / 100.0 < self.w_lru {
             (by_lru, BY_LRU)
         } else {
             (by_lfu, BY_LFU)
         };
-        self.unlink(v);
+        self.lru.unlink(&mut self.entries, v);
+        let e = self.entries[v as usize];
+        self.lists[e.freq as usize].unlink(&mut self.entries, v);
         self.resident -= 1;
-        sink.evict(self.arena.get(v).f.out(0));
-        if by == RESIDENT || self.ghost_cap == 0 {
-            self.forget(v);
+        sink.evict(PageOut {
+            id: v,
+            page: e.page,
+            kind: e.kind,
+            dirty: e.dirty,
+            tier: 0,
+        });
+        if by == ABSENT || self.ghost_cap == 0 {
+            self.entries[v as usize].state = ABSENT;
             return;
         }
         let g = (by - 1) as usize;
-        let n = self.arena.get_mut(v);
-        n.state = by;
-        n.evicted_at = self.now;
-        self.ghosts[g].push_front(&mut self.arena, v);
+        let e = &mut self.entries[v as usize];
+        e.state = by;
+        e.set_evicted_at(self.now);
+        self.ghosts[g].push_front(&mut self.entries, v);
         if self.ghosts[g].len() > self.ghost_cap {
-            let old = self.ghosts[g].pop_back(&mut self.arena).expect("non-empty");
-            self.forget(old);
+            let old = self.ghosts[g].pop_back(&mut self.entries);
+            self.entries[old as usize].state = ABSENT;
         }
     }
 }
 
 impl Policy for Lecar {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        prefetch(&self.entries, far as usize);
+        // `near`'s entry arrived since it was `far`: fetch the entries a hit (or, for a page in
+        // a history, its removal) rewrites.
+        if let Some(e) = self.entries.get(near as usize) {
+            if e.state != ABSENT {
+                prefetch_neighbours(&self.entries, e, REC);
+            }
+            if e.state == RESIDENT {
+                prefetch_neighbours(&self.entries, e, CNT);
+                if let Some(l) = self.lists.get(e.freq as usize + 1) {
+                    prefetch(&self.entries, l.tail() as usize);
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.now += 1;
-        let slot = self.table.get(r.id);
-        if slot != NIL {
-            let n = *self.arena.get(slot);
-            if n.state == RESIDENT {
-                self.arena.get_mut(slot).f.dirty |= r.is_write();
-                self.lru.move_to_front(&mut self.arena, slot);
-                let f = n.freq;
-                if self.lists.len() <= f + 1 {
-                    self.lists.push(List::default());
-                }
-                self.lists[f].unlink(&mut self.lfu_arena, n.lfu);
-                self.lists[f + 1].push_back(&mut self.lfu_arena, n.lfu);
-                self.arena.get_mut(slot).freq = f + 1;
-                if self.min_freq == f && self.lists[f].is_empty() {
-                    self.min_freq = f + 1;
-                }
-                sink.hit(r, 0);
-                return;
+        let id = r.id;
+        let e = &mut self.entries[id as usize];
+        let state = e.state;
+        if state == RESIDENT {
+            e.dirty |= r.is_write();
+            let f = e.freq as usize;
+            e.freq += 1;
+            self.lru.move_to_front(&mut self.entries, id);
+            if self.lists.len() <= f + 1 {
+                self.lists.push(IdList::default());
             }
+            self.lists[f].unlink(&mut self.entries, id);
+            self.lists[f + 1].push_back(&mut self.entries, id);
+            if self.min_freq == f && self.lists[f].is_empty() {
+                self.min_freq = f + 1;
+            }
+            sink.hit(r, 0);
+            return;
+        }
+        if state != ABSENT {
             // A regret: the page is back from a history.
-            self.regret(n.state, self.now - n.evicted_at);
-            self.ghosts[(n.state - 1) as usize].unlink(&mut self.arena, slot);
-            self.forget(slot);
+            let t = self.now - e.evicted_at();
+            e.state = ABSENT;
+            self.regret(state, t);
+            self.ghosts[(state - 1) as usize].unlink(&mut self.entries, id);
         }
         if self.cap == 0 {
             sink.miss_bypass(r);
@@ -250,25 +312,26 @@ impl Policy for Lecar {
         if self.resident == self.cap {
             self.evict(sink);
         }
-        let slot = self.arena.alloc(Node {
-            f: Frame::of(r),
+        let e = &mut self.entries[id as usize];
+        *e = Entry {
+            links: e.links,
             freq: 1,
-            lfu: NIL,
             state: RESIDENT,
-            evicted_at: 0,
-        });
-        let l = self.lfu_arena.alloc(slot);
-        self.arena.get_mut(slot).lfu = l;
-        self.lists[1].push_back(&mut self.lfu_arena, l);
+            dirty: r.is_write(),
+            kind: r.kind(),
+            page: r.page(),
+        };
+        self.lists[1].push_back(&mut self.entries, id);
         self.min_freq = 1;
-        self.lru.push_front(&mut self.arena, slot);
-        self.table.set(r.id, slot);
+        self.lru.push_front(&mut self.entries, id);
         self.resident += 1;
         sink.miss(r, 0);
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
+        if self.entries.len() < n {
+            self.entries.resize(n, EMPTY);
+        }
     }
 
     fn resident(&self) -> usize {

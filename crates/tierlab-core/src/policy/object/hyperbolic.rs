@@ -58,10 +58,17 @@ impl Queue for HyperbolicQueue {
     }
     fn victim(&mut self, s: &mut Store) -> u32 {
         let (slots, t0) = (&self.slots, &self.t0);
-        let i = lowest(slots.len(), self.samples, self.now, &mut self.rng, |i| {
-            let slot = slots[i];
-            (s.arena.get(slot).freq, t0[slot as usize])
-        });
+        let i = lowest(
+            slots.len(),
+            self.samples,
+            self.now,
+            &mut self.rng,
+            |i| {
+                let slot = slots[i];
+                (s.arena.get(slot).freq, t0[slot as usize])
+            },
+            |_| {},
+        );
         let v = self.slots.swap_remove(i);
         self.pos[v as usize] = NIL;
         if let Some(&moved) = self.slots.get(i) {
