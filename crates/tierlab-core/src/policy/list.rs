@@ -585,6 +585,23 @@ pub trait IdLinks {
     fn links_mut(&mut self) -> &mut [[u32; 2]];
 }
 
+/// Implements [`IdLinks`] for an entry type whose `links` field holds its link pairs.
+macro_rules! id_links_in_field {
+    ($entry:ty) => {
+        impl $crate::policy::list::IdLinks for $entry {
+            #[inline(always)]
+            fn links(&self) -> &[[u32; 2]] {
+                &self.links
+            }
+            #[inline(always)]
+            fn links_mut(&mut self) -> &mut [[u32; 2]] {
+                &mut self.links
+            }
+        }
+    };
+}
+pub(crate) use id_links_in_field;
+
 /// A doubly linked list of page ids through their entries' link pair `W` (see [`IdLinks`]).
 /// Front = most recent.
 #[derive(Debug, Clone, Copy)]

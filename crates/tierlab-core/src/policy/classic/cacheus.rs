@@ -54,7 +54,7 @@
 //! LeCaR and Cacheus"). Memory: 32 bytes per distinct page.
 
 use crate::error::Result;
-use crate::policy::list::{prefetch, prefetch_neighbours, IdLinks, IdList, NIL};
+use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
@@ -123,16 +123,7 @@ const BLANK: Entry = Entry {
     page: 0,
 };
 
-impl IdLinks for Entry {
-    #[inline(always)]
-    fn links(&self) -> &[[u32; 2]] {
-        &self.links
-    }
-    #[inline(always)]
-    fn links_mut(&mut self) -> &mut [[u32; 2]] {
-        &mut self.links
-    }
-}
+id_links_in_field!(Entry);
 
 impl Entry {
     #[inline(always)]

@@ -37,7 +37,7 @@
 //! distinct page, whatever the cache size.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{prefetch, prefetch_neighbours, IdLinks, IdList, NIL};
+use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
@@ -104,16 +104,7 @@ const EMPTY: Entry = Entry {
     page: 0,
 };
 
-impl IdLinks for Entry {
-    #[inline(always)]
-    fn links(&self) -> &[[u32; 2]] {
-        &self.links
-    }
-    #[inline(always)]
-    fn links_mut(&mut self) -> &mut [[u32; 2]] {
-        &mut self.links
-    }
-}
+id_links_in_field!(Entry);
 
 impl Entry {
     /// A page in a history: when it was evicted (kept in the count links it no longer uses).
