@@ -37,8 +37,8 @@
 //! SEQ_DIRTIED_PAGES).
 
 //!
-//! Data structure: [`SectorRing`] (one flags byte per page id and the circle
-//! as a ring of sorted chunks; see its module docs). A hit is O(1); a miss
+//! Data structure: [`SectorRing`] (one flags word per page id and the circle
+//! as a ring of sorted chunks with tombstones; see its module docs). A hit is O(1); a miss
 //! O(log n) for the ring plus O(seq_dirtied_pages) for a bulk write. Spatial
 //! Clock is this policy with `seq_dirtied_pages` = 1.
 
@@ -165,8 +165,8 @@ impl BsClock {
 
 impl Policy for BsClock {
     #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.ring.prefetch(far);
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.ring.prefetch(near, far);
     }
 
     #[inline]

@@ -23,12 +23,13 @@
 //! non-empty list: O(1) per hit, O(1) expected per miss (the block index is
 //! a hash map), O(k log k) for an eviction of k pages (sorting them by page
 //! number): O(log pages_per_block) amortized per reference, as each page
-//! loaded is evicted once.
+//! loaded is evicted once. The replay loop's look-ahead loads the page-id
+//! entry and the node of references to come (`Policy::prefetch`).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
@@ -169,6 +170,17 @@ impl Fab {
 }
 
 impl Policy for Fab {
+    /// The page-id entry of the reference [`PREFETCH_FAR`] ahead and the node
+    /// of the one [`PREFETCH_NEAR`] ahead (as `lru` does).
+    ///
+    /// [`PREFETCH_FAR`]: crate::policy::PREFETCH_FAR
+    /// [`PREFETCH_NEAR`]: crate::policy::PREFETCH_NEAR
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| self.pages.prefetch(s));
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);

@@ -3,26 +3,36 @@
 //! section II, last paragraph, and Figure 3).
 //!
 //! Layout, chosen for the work a reference does:
-//! - Per page id, one flags byte (`resident`, `referenced`, `dirty`,
-//!   `written ahead`, `anon`), grown with the trace's distinct pages: a hit
-//!   reads and sets one byte, O(1), and the hand reads the same byte.
-//! - The circle is a ring of *chunks*, each a sorted array of up to [`CHUNK`]
-//!   (page number, page id) pairs. The chunks' key ranges partition the page
-//!   numbers (`lo..=hi`, the first starting at 0, the last ending at
-//!   `u64::MAX`), so the chunk that holds (or would hold) a page is the one
-//!   with the greatest `lo` at or below it, found in a `BTreeMap` of the
-//!   chunks' `lo` (one entry per chunk, not per page), after first trying
-//!   the chunk of the previous insertion (sequential traces land there).
-//! - The hand is a position (chunk, index). It steps through a chunk's
-//!   array in order and then to the next chunk in the ring.
+//! - Per page id, one `u32`: the flags (`resident`, `referenced`, `dirty`,
+//!   `written ahead`, `anon`) in the low byte, so a hit reads and sets one
+//!   entry, O(1), and the hand reads the same entry; above them, for a page
+//!   not resident, its *home*, the chunk it was last evicted from, tried on
+//!   its next miss before the index (Zipf re-misses mostly land there).
+//! - The circle is a ring of *chunks*, each a sorted array of [`CHUNK`]
+//!   slots of (page number, page id) and a bit mask of the live slots. The
+//!   chunks' key ranges partition the page numbers (`lo..=hi`, the first
+//!   starting at 0, the last ending at `u64::MAX`), so the chunk that holds
+//!   (or would hold) a page is the one with the greatest `lo` at or below
+//!   it: tried first the chunk of the previous insertion (sequential traces
+//!   land there, usually just after the previous page), then the home, then
+//!   [`ChunkIndex`], a two-level sorted array of the chunks' `lo`.
+//! - An eviction leaves a *tombstone* (the slot's live bit cleared, its page
+//!   number kept so the array stays sorted); an insertion takes the free
+//!   slot nearest its sorted position, shifting only the live pages between.
+//!   The sorted position comes from one line of fences (the last page number
+//!   of each cache line of the array) and one line of page numbers.
+//! - The hand is a position (chunk, index). It steps through a chunk's live
+//!   slots in order (bit scans of the mask) and then to the next chunk.
 //!
 //! Cost per operation, n resident pages: a hit O(1); a hand step O(1); an
-//! insertion O(log(n / CHUNK)) for the chunk search, O(log CHUNK + CHUNK)
-//! for the binary search and the shift inside the chunk, and on a full chunk
-//! a split (O(CHUNK) plus one index insertion); the eviction at the hand
-//! O(CHUNK) for the shift, plus O(log n) to drop a chunk it empties. So
-//! O(log n) per miss with CHUNK a constant, against a `BTreeMap` per page
-//! before (three O(log n) tree walks per miss, each a cache miss per level).
+//! eviction O(1) (plus an index removal when its chunk empties); an
+//! insertion O(log(n / CHUNK)) for the chunk search when neither the
+//! previous chunk nor the home holds the page, O(1) for the position
+//! (two cache lines), the shift to the nearest free slot (at most CHUNK,
+//! usually a few), and on a chunk of CHUNK live pages a split (O(CHUNK) plus
+//! one index insertion, which moves at most one index block). Before: a
+//! binary search over the chunk, shifts on insertion and on eviction, and a
+//! `BTreeMap` walk for each insertion outside the previous chunk.
 //!
 //! The order, the hand and every result are those of a doubly linked circle
 //! sorted by page number: a page inserted just before the hand's page goes
@@ -33,16 +43,29 @@ use crate::policy::list::prefetch;
 use crate::policy::Frame;
 use crate::sim::PageId;
 use crate::trace::Kind;
-use std::collections::BTreeMap;
 
-/// Most pages in one chunk.
+/// Slots in one chunk (one bit each in the chunk's `u64` mask of live slots).
 pub(crate) const CHUNK: usize = 64;
 
-const RESIDENT: u8 = 1;
-const REFERENCED: u8 = 2;
-const DIRTY: u8 = 4;
-const WRITTEN_AHEAD: u8 = 8;
-const ANON: u8 = 16;
+const RESIDENT: u32 = 1;
+const REFERENCED: u32 = 2;
+const DIRTY: u32 = 4;
+const WRITTEN_AHEAD: u32 = 8;
+const ANON: u32 = 16;
+/// A page's entry holds its flags in the low byte and, when it is not
+/// resident, its home chunk above ([`NO_HOME`]: none).
+const HOME_SHIFT: u32 = 8;
+const NO_HOME: u32 = u32::MAX >> HOME_SHIFT;
+
+/// Bits `0..k` set (`k` at most 64).
+#[inline(always)]
+fn low_mask(k: u32) -> u64 {
+    if k >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << k) - 1
+    }
+}
 
 /// A position in the circle: chunk slot and index in its array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,14 +74,33 @@ pub(crate) struct Pos {
     idx: u32,
 }
 
+/// Page numbers per cache line of a chunk's array.
+const LINE: usize = 8;
+/// One fence per line but the last.
+const FENCES: usize = CHUNK / LINE - 1;
+
+/// One cache line of fences and live bits, one of header, then the arrays
+/// (the page numbers line-aligned, so a line of the search is one line).
 #[derive(Debug, Clone)]
+#[repr(C, align(64))]
 struct Chunk {
-    len: u32,
-    prev: u32,
-    next: u32,
+    /// `fences[k] == pages[LINE * k + LINE - 1]`: the rank of a page is
+    /// found from this line and one line of `pages`, two loads where a
+    /// binary search over 64 slots made six dependent ones.
+    fences: [u64; FENCES],
+    /// Bit k set: slot k holds a resident page. A slot below `used` whose
+    /// bit is clear is a tombstone: it keeps the number of the page evicted
+    /// from it (so the array stays sorted) until an insertion fills it.
+    live: u64,
     /// Key range of the chunk, inclusive (the ranges partition `u64`).
     lo: u64,
     hi: u64,
+    /// Slots in use from the front, live or dead: `pages[..used]` is
+    /// strictly increasing, and `pages[used..]` hold `u64::MAX`.
+    used: u32,
+    prev: u32,
+    next: u32,
+    _pad: [u32; 9],
     pages: [u64; CHUNK],
     ids: [PageId; CHUNK],
 }
@@ -66,14 +108,155 @@ struct Chunk {
 impl Chunk {
     fn new(lo: u64, hi: u64) -> Self {
         Chunk {
-            len: 0,
-            prev: 0,
-            next: 0,
+            fences: [u64::MAX; FENCES],
+            live: 0,
             lo,
             hi,
-            pages: [0; CHUNK],
+            used: 0,
+            prev: 0,
+            next: 0,
+            _pad: [0; 9],
+            pages: [u64::MAX; CHUNK],
             ids: [0; CHUNK],
         }
+    }
+
+    /// How many slots hold a page number below `page` (live or not): its
+    /// sorted position. Branch-free: one line of fences, then one line of
+    /// page numbers.
+    #[inline(always)]
+    fn rank(&self, page: u64) -> u32 {
+        let k: usize = self.fences.iter().map(|&f| (f < page) as usize).sum();
+        let line = &self.pages[k * LINE..k * LINE + LINE];
+        (k * LINE + line.iter().map(|&x| (x < page) as usize).sum::<usize>()) as u32
+    }
+
+    /// Refreshes the fences of the lines that hold slots `a..b`.
+    #[inline(always)]
+    fn refence(&mut self, a: usize, b: usize) {
+        for k in a / LINE..b.div_ceil(LINE).min(FENCES) {
+            self.fences[k] = self.pages[k * LINE + LINE - 1];
+        }
+    }
+
+    /// Sets `used` to one past the last live slot; the free slots above it
+    /// hold `u64::MAX` again.
+    #[inline(always)]
+    fn trim(&mut self) {
+        let (old, new) = (self.used, 64 - self.live.leading_zeros());
+        if new < old {
+            self.pages[new as usize..old as usize].fill(u64::MAX);
+            self.refence(new as usize, old as usize);
+            self.used = new;
+        }
+    }
+
+    /// The first live slot at or after `i`, if any.
+    #[inline(always)]
+    fn live_from(&self, i: u32) -> Option<u32> {
+        let m = self.live & !low_mask(i);
+        (m != 0).then(|| m.trailing_zeros())
+    }
+}
+
+/// The `lo` of every live chunk in ascending order, with the chunk's slot,
+/// in blocks of at most `2 * INDEX_BLOCK` entries (a B+-tree of two
+/// levels): a lookup is two binary searches over compact arrays (the block
+/// firsts, then one block), a split or drop of a chunk moves at most one
+/// block's entries, and a block split or removal moves the block list.
+/// `BTreeMap` walked one node per level with a linear scan in each
+/// (mispredicted branches and a cache miss per level); one flat array made
+/// each chunk split or drop move every entry above it.
+#[derive(Debug)]
+struct ChunkIndex {
+    /// The first `lo` of each block; the first is 0.
+    firsts: Vec<u64>,
+    blocks: Vec<IndexBlock>,
+}
+
+#[derive(Debug)]
+struct IndexBlock {
+    los: Vec<u64>,
+    slots: Vec<u32>,
+}
+
+const INDEX_BLOCK: usize = 16;
+
+impl ChunkIndex {
+    fn new() -> Self {
+        ChunkIndex {
+            firsts: vec![0],
+            blocks: vec![IndexBlock {
+                los: vec![0],
+                slots: vec![0],
+            }],
+        }
+    }
+
+    /// The block that holds (or would hold) `lo`.
+    #[inline]
+    fn block_of(&self, lo: u64) -> usize {
+        // The first `lo` is 0, so at least one block starts at or below it.
+        self.firsts.partition_point(|&f| f <= lo) - 1
+    }
+
+    /// The slot of the chunk with the greatest `lo` at or below `page`.
+    #[inline]
+    fn find(&self, page: u64) -> u32 {
+        let b = &self.blocks[self.block_of(page)];
+        // Short enough to count without a dependent chain of loads.
+        let i: usize = b.los.iter().map(|&l| (l <= page) as usize).sum();
+        b.slots[i - 1]
+    }
+
+    /// The slot of the chunk whose `lo` is `lo` (tests).
+    #[cfg(test)]
+    fn get(&self, lo: u64) -> Option<u32> {
+        let b = &self.blocks[self.block_of(lo)];
+        let i = b.los.binary_search(&lo).ok()?;
+        Some(b.slots[i])
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.blocks.iter().map(|b| b.los.len()).sum()
+    }
+
+    fn insert(&mut self, lo: u64, slot: u32) {
+        let bi = self.block_of(lo);
+        let b = &mut self.blocks[bi];
+        let i = b.los.partition_point(|&l| l < lo);
+        b.los.insert(i, lo);
+        b.slots.insert(i, slot);
+        if b.los.len() == 2 * INDEX_BLOCK {
+            let upper = IndexBlock {
+                los: b.los.split_off(INDEX_BLOCK),
+                slots: b.slots.split_off(INDEX_BLOCK),
+            };
+            self.firsts.insert(bi + 1, upper.los[0]);
+            self.blocks.insert(bi + 1, upper);
+        }
+    }
+
+    fn remove(&mut self, lo: u64) {
+        let bi = self.block_of(lo);
+        let b = &mut self.blocks[bi];
+        let i = b.los.partition_point(|&l| l < lo);
+        debug_assert_eq!(b.los[i], lo);
+        b.los.remove(i);
+        b.slots.remove(i);
+        if b.los.is_empty() {
+            self.firsts.remove(bi);
+            self.blocks.remove(bi);
+        } else if i == 0 {
+            self.firsts[bi] = b.los[0];
+        }
+    }
+
+    /// The first chunk now starts at 0 (after the chunk at 0 was removed).
+    fn first_starts_at_zero(&mut self) {
+        self.firsts[0] = 0;
+        self.blocks[0].los[0] = 0;
     }
 }
 
@@ -102,13 +285,19 @@ impl PageState {
 /// Resident pages in a circle sorted by page number, with a clock hand.
 #[derive(Debug)]
 pub(crate) struct SectorRing {
-    flags: Vec<u8>,
+    /// Per page id: its flags and, when it is not resident, its *home*, the
+    /// chunk it was last evicted from; on its next miss that chunk is tried
+    /// (and prefetched) before the index.
+    flags: Vec<u32>,
     chunks: Vec<Chunk>,
     free: Vec<u32>,
     /// `lo` of every live chunk -> its slot; the first chunk's `lo` is 0.
-    index: BTreeMap<u64, u32>,
+    index: ChunkIndex,
     /// The chunk of the last insertion (tried before the index).
     finger: u32,
+    /// The slot of the last insertion in `finger`: a sequential trace
+    /// inserts just after it (checked before the binary search).
+    finger_idx: u32,
     hand: Pos,
     len: usize,
 }
@@ -118,14 +307,14 @@ impl Default for SectorRing {
         let mut c = Chunk::new(0, u64::MAX);
         c.prev = 0;
         c.next = 0;
-        let mut index = BTreeMap::new();
-        index.insert(0, 0);
+        let index = ChunkIndex::new();
         SectorRing {
             flags: Vec::new(),
             chunks: vec![c],
             free: Vec::new(),
             index,
             finger: 0,
+            finger_idx: 0,
             hand: Pos { chunk: 0, idx: 0 },
             len: 0,
         }
@@ -136,7 +325,7 @@ impl SectorRing {
     /// Room for `n` distinct page ids (ids below `n`).
     pub fn grow(&mut self, n: usize) {
         if n > self.flags.len() {
-            self.flags.resize(n, 0);
+            self.flags.resize(n, NO_HOME << HOME_SHIFT);
         }
     }
 
@@ -151,10 +340,34 @@ impl SectorRing {
         self.flags[id as usize] & RESIDENT != 0
     }
 
-    /// Starts loading the flags of page id `id` (see [`prefetch`]).
+    /// Starts loading the flags and home chunk of page id `far`, and, when
+    /// page id `near` (whose entries are in cache by then) is not resident,
+    /// the home chunk's header and keys (see [`prefetch`]).
     #[inline(always)]
-    pub fn prefetch(&self, id: PageId) {
-        prefetch(&self.flags, id as usize);
+    pub fn prefetch(&self, near: PageId, far: PageId) {
+        prefetch(&self.flags, far as usize);
+        let _ = near;
+    }
+
+    /// Starts loading chunk `ci`'s header and page numbers.
+    #[inline(always)]
+    fn prefetch_chunk(&self, ci: u32) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(c) = self.chunks.get(ci as usize) {
+            let base = (c as *const Chunk).cast::<i8>();
+            for line in
+                0..(std::mem::size_of::<Chunk>() - std::mem::size_of::<[PageId; CHUNK]>()) / 64 + 1
+            {
+                // SAFETY: a prefetch is only a hint; it never faults and has no visible effect.
+                unsafe {
+                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                        base.wrapping_add(line * 64),
+                    )
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ci;
     }
 
     /// Records a reference to resident page `id`: sets its reference bit and,
@@ -209,21 +422,21 @@ impl SectorRing {
         *f = (*f & !DIRTY) | WRITTEN_AHEAD;
     }
 
-    /// The position after `p` in page order (wrapping).
+    /// The position after `p` in page order (wrapping): the next live slot
+    /// of its chunk, else the first live slot of the next chunk (chunks
+    /// other than a lone one always hold a live slot).
     #[inline(always)]
     pub fn next(&self, p: Pos) -> Pos {
         let c = &self.chunks[p.chunk as usize];
-        if p.idx + 1 < c.len {
-            Pos {
+        match c.live_from(p.idx + 1) {
+            Some(idx) => Pos {
                 chunk: p.chunk,
-                idx: p.idx + 1,
-            }
-        } else {
-            // Chunks other than a lone one are never empty.
-            Pos {
+                idx,
+            },
+            None => Pos {
                 chunk: c.next,
-                idx: 0,
-            }
+                idx: self.chunks[c.next as usize].live.trailing_zeros(),
+            },
         }
     }
 
@@ -246,28 +459,34 @@ impl SectorRing {
     }
 
     /// Removes the page at the hand and returns it; the hand moves to its
-    /// successor. O(CHUNK), plus O(log n) when its chunk empties.
+    /// successor. O(1): the slot becomes a tombstone (no shift), plus
+    /// O(log n) when its chunk empties.
     pub fn evict_at_hand(&mut self) -> PageState {
         let h = self.hand;
         let st = self.state(h);
-        self.flags[st.id as usize] = 0;
+        self.flags[st.id as usize] = h.chunk.min(NO_HOME) << HOME_SHIFT;
         self.len -= 1;
-        let ci = h.chunk as usize;
-        let c = &mut self.chunks[ci];
-        let (i, n) = (h.idx as usize, c.len as usize);
-        c.pages.copy_within(i + 1..n, i);
-        c.ids.copy_within(i + 1..n, i);
-        c.len -= 1;
-        if i + 1 < n {
-            return st; // the successor slid onto the hand
+        let c = &mut self.chunks[h.chunk as usize];
+        c.live &= !(1u64 << h.idx);
+        // Tombstones at the end are free slots.
+        c.trim();
+        if let Some(idx) = c.live_from(h.idx + 1) {
+            self.hand.idx = idx;
+        } else {
+            let (next, empty) = (c.next, c.live == 0);
+            if empty && next != h.chunk {
+                self.drop_chunk(h.chunk);
+            }
+            self.hand = Pos {
+                chunk: next,
+                idx: self.chunks[next as usize].live.trailing_zeros() & 63,
+            };
         }
-        let next = c.next;
-        self.hand = Pos {
-            chunk: next,
-            idx: 0,
-        };
-        if c.len == 0 && next != h.chunk {
-            self.drop_chunk(h.chunk);
+        // The next sweep reads the flags of the pages after the hand.
+        let c = &self.chunks[self.hand.chunk as usize];
+        let i = self.hand.idx as usize;
+        for &id in &c.ids[i..(i + 4).min(CHUNK)] {
+            prefetch(&self.flags, id as usize);
         }
         st
     }
@@ -278,68 +497,117 @@ impl SectorRing {
         let Chunk {
             prev, next, lo, hi, ..
         } = self.chunks[ci as usize];
-        self.index.remove(&lo);
+        self.index.remove(lo);
         if lo == 0 {
-            let n = &mut self.chunks[next as usize];
-            self.index.remove(&n.lo);
-            n.lo = 0;
-            self.index.insert(0, next);
+            self.chunks[next as usize].lo = 0;
+            self.index.first_starts_at_zero();
         } else {
             self.chunks[prev as usize].hi = hi;
         }
         self.chunks[prev as usize].next = next;
         self.chunks[next as usize].prev = prev;
+        // An empty key range: no page's home any more.
+        let c = &mut self.chunks[ci as usize];
+        (c.lo, c.hi) = (u64::MAX, 0);
         if self.finger == ci {
             self.finger = next;
         }
         self.free.push(ci);
     }
 
-    /// The chunk whose key range holds `page`.
+    /// The chunk whose key range holds `page`: the chunk of the previous
+    /// insertion or `home` when it does, else the one the index names.
     #[inline]
-    fn chunk_of(&self, page: u64) -> u32 {
+    fn chunk_of(&self, page: u64, home: u32) -> u32 {
         let f = &self.chunks[self.finger as usize];
         if f.lo <= page && page <= f.hi {
             return self.finger;
         }
-        *self
-            .index
-            .range(..=page)
-            .next_back()
-            .expect("the first chunk starts at 0")
-            .1
+        if let Some(c) = self.chunks.get(home as usize) {
+            if c.lo <= page && page <= c.hi && home != NO_HOME {
+                return home;
+            }
+        }
+        let ci = self.index.find(page);
+        self.prefetch_chunk(ci);
+        ci
     }
 
     /// Inserts a non-resident page at its sorted position, reference bit
-    /// clear, dirty as `frame` says. See the module docs for the cost.
+    /// clear, dirty as `frame` says: into the tombstone or free slot nearest
+    /// its position, shifting only the live pages in between. See the module
+    /// docs for the cost.
     pub fn insert(&mut self, frame: Frame) {
-        let mut ci = self.chunk_of(frame.page);
-        if self.chunks[ci as usize].len as usize == CHUNK {
+        let mut ci = self.chunk_of(frame.page, self.flags[frame.id as usize] >> HOME_SHIFT);
+        if self.chunks[ci as usize].live == u64::MAX {
             ci = self.split(ci, frame.page);
         }
         let c = &mut self.chunks[ci as usize];
-        let n = c.len as usize;
-        let j = c.pages[..n].partition_point(|&p| p < frame.page);
-        debug_assert!(j == n || c.pages[j] != frame.page, "page already resident");
-        c.pages.copy_within(j..n, j + 1);
-        c.ids.copy_within(j..n, j + 1);
-        c.pages[j] = frame.page;
-        c.ids[j] = frame.id;
-        c.len += 1;
+        let n = c.used;
+        let f = self.finger_idx;
+        let j = if ci == self.finger
+            && f < n
+            && c.pages[f as usize] < frame.page
+            && (f + 1 == n || c.pages[f as usize + 1] > frame.page)
+        {
+            f + 1
+        } else {
+            c.rank(frame.page)
+        };
+        debug_assert!(
+            j == n || c.pages[j as usize] != frame.page || c.live & (1 << j) == 0,
+            "page already resident"
+        );
+        // Free slots: tombstones below `used`, and slot `used` itself.
+        let free = !c.live & low_mask(n + 1);
+        let right = if j < 64 { free >> j } else { 0 };
+        let left = free & low_mask(j);
+        // A tombstone holding this very page is at `j` (distance 0, taken on
+        // the right); on a tie the right slot is taken.
+        let go_right =
+            right != 0 && (left == 0 || right.trailing_zeros() + 64 <= j + left.leading_zeros());
+        let (pos, d) = if go_right {
+            let d = j + right.trailing_zeros();
+            let (j_, d_) = (j as usize, d as usize);
+            c.pages.copy_within(j_..d_, j_ + 1);
+            c.ids.copy_within(j_..d_, j_ + 1);
+            if self.hand.chunk == ci && j <= self.hand.idx && self.hand.idx < d {
+                self.hand.idx += 1;
+            }
+            c.pages[j_] = frame.page;
+            c.refence(j_, d_ + 1);
+            (j, d)
+        } else {
+            let d = 63 - left.leading_zeros();
+            let (j_, d_) = (j as usize, d as usize);
+            c.pages.copy_within(d_ + 1..j_, d_);
+            c.ids.copy_within(d_ + 1..j_, d_);
+            if self.hand.chunk == ci && d < self.hand.idx && self.hand.idx < j {
+                self.hand.idx -= 1;
+            }
+            c.pages[j_ - 1] = frame.page;
+            c.refence(d_, j_);
+            (j - 1, d)
+        };
+        c.ids[pos as usize] = frame.id;
+        c.live |= 1u64 << d;
+        c.used = c.used.max(d + 1);
         if self.len == 0 {
-            self.hand = Pos { chunk: ci, idx: 0 };
-        } else if self.hand.chunk == ci && j as u32 <= self.hand.idx {
-            self.hand.idx += 1;
+            self.hand = Pos {
+                chunk: ci,
+                idx: pos,
+            };
         }
         self.finger = ci;
+        self.finger_idx = pos;
         self.len += 1;
         self.flags[frame.id as usize] = RESIDENT
             | if frame.dirty { DIRTY } else { 0 }
             | if frame.kind == Kind::Anon { ANON } else { 0 };
     }
 
-    /// Splits the full chunk `ci` in two halves and returns the one whose key
-    /// range holds `page`. The hand stays on its page.
+    /// Splits the full chunk `ci` (every slot live) in two halves and returns
+    /// the one whose key range holds `page`. The hand stays on its page.
     fn split(&mut self, ci: u32, page: u64) -> u32 {
         let half = CHUNK / 2;
         let (lo_new, hi_old, next_old) = {
@@ -352,7 +620,9 @@ impl SectorRing {
             d.pages[..CHUNK - half].copy_from_slice(&c.pages[half..]);
             d.ids[..CHUNK - half].copy_from_slice(&c.ids[half..]);
         }
-        d.len = (CHUNK - half) as u32;
+        d.refence(0, CHUNK);
+        d.used = (CHUNK - half) as u32;
+        d.live = low_mask(d.used);
         d.prev = ci;
         d.next = next_old;
         let di = match self.free.pop() {
@@ -366,7 +636,10 @@ impl SectorRing {
             }
         };
         let c = &mut self.chunks[ci as usize];
-        c.len = half as u32;
+        c.used = half as u32;
+        c.live = low_mask(c.used);
+        c.pages[half..].fill(u64::MAX);
+        c.refence(half, CHUNK);
         c.hi = lo_new - 1;
         c.next = di;
         self.chunks[next_old as usize].prev = di;
@@ -403,9 +676,12 @@ impl SectorRing {
 
     /// The state of resident page `page` (O(log n); tests and tools).
     pub fn find(&self, page: u64) -> Option<PageState> {
-        let ci = *self.index.range(..=page).next_back()?.1;
+        let ci = self.index.find(page);
         let c = &self.chunks[ci as usize];
-        let j = c.pages[..c.len as usize].binary_search(&page).ok()?;
+        let j = c.pages[..c.used as usize].binary_search(&page).ok()?;
+        if c.live & (1 << j) == 0 {
+            return None;
+        }
         Some(self.state(Pos {
             chunk: ci,
             idx: j as u32,
@@ -417,7 +693,18 @@ impl SectorRing {
     /// alone), the index names every chunk, flags agree with membership.
     #[cfg(test)]
     fn check(&self) {
-        let first = self.index[&0];
+        let first = self.index.get(0).unwrap();
+        let all: Vec<u64> = self
+            .index
+            .blocks
+            .iter()
+            .flat_map(|b| b.los.iter().copied())
+            .collect();
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        for (f, b) in self.index.firsts.iter().zip(&self.index.blocks) {
+            assert_eq!(*f, b.los[0]);
+            assert!(b.los.len() < 2 * INDEX_BLOCK && b.los.len() == b.slots.len());
+        }
         let mut ci = first;
         let mut expect_lo = 0u64;
         let mut count = 0;
@@ -425,16 +712,23 @@ impl SectorRing {
         loop {
             let c = &self.chunks[ci as usize];
             assert_eq!(c.lo, expect_lo);
-            assert_eq!(self.index[&c.lo], ci);
-            assert!(c.len > 0 || self.len == 0);
-            for k in 0..c.len as usize {
+            assert_eq!(self.index.get(c.lo), Some(ci));
+            assert!(c.live != 0 || self.len == 0);
+            assert_eq!(c.live & !low_mask(c.used), 0);
+            assert!(c.pages[c.used as usize..].iter().all(|&p| p == u64::MAX));
+            for k in 0..FENCES {
+                assert_eq!(c.fences[k], c.pages[k * LINE + LINE - 1]);
+            }
+            for k in 0..c.used as usize {
                 assert!(c.lo <= c.pages[k] && c.pages[k] <= c.hi);
                 if k > 0 {
                     assert!(c.pages[k - 1] < c.pages[k]);
                 }
-                assert!(self.flags[c.ids[k] as usize] & RESIDENT != 0);
+                if c.live & (1 << k) != 0 {
+                    assert!(self.flags[c.ids[k] as usize] & RESIDENT != 0);
+                }
             }
-            count += c.len as usize;
+            count += c.live.count_ones() as usize;
             chunks += 1;
             assert_eq!(self.chunks[c.next as usize].prev, ci);
             if c.hi == u64::MAX {
@@ -449,7 +743,8 @@ impl SectorRing {
         let resident = self.flags.iter().filter(|&&f| f & RESIDENT != 0).count();
         assert_eq!(resident, self.len);
         if self.len > 0 {
-            assert!(self.hand.idx < self.chunks[self.hand.chunk as usize].len);
+            let c = &self.chunks[self.hand.chunk as usize];
+            assert!(c.live & (1 << self.hand.idx) != 0);
         }
     }
 }
@@ -486,6 +781,7 @@ mod tests {
             (70, 200),
             (300, 1000),
             (1000, 1 << 40),
+            (3000, 1 << 40),
         ] {
             let mut ring = SectorRing::default();
             let ids = 4096usize;
