@@ -57,11 +57,8 @@ fn live() -> isize {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let common::Args {
-        trace,
-        fraction: frac,
-        rest,
-    } = common::args()?;
+    let args = common::args()?;
+    let (trace, frac, rest) = (args.trace, args.fraction, args.rest);
     let policies = common::policies(
         &rest,
         &[

@@ -81,11 +81,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let common::Args {
-        trace,
-        fraction: frac,
-        rest,
-    } = common::args()?;
+    let args = common::args()?;
+    let (trace, frac, rest) = (args.trace, args.fraction, args.rest);
     let repeats: usize = rest.first().map(|s| s.parse()).transpose()?.unwrap_or(3);
     let policies = common::policies(
         rest.get(1..).unwrap_or_default(),
