@@ -44,6 +44,11 @@ use crate::policy::Frame;
 use crate::sim::PageId;
 use crate::trace::Kind;
 
+mod index;
+use index::ChunkIndex;
+#[cfg(test)]
+use index::INDEX_BLOCK;
+
 /// Slots in one chunk (one bit each in the chunk's `u64` mask of live slots).
 pub(crate) const CHUNK: usize = 64;
 
@@ -156,107 +161,6 @@ impl Chunk {
     fn live_from(&self, i: u32) -> Option<u32> {
         let m = self.live & !low_mask(i);
         (m != 0).then(|| m.trailing_zeros())
-    }
-}
-
-/// The `lo` of every live chunk in ascending order, with the chunk's slot,
-/// in blocks of at most `2 * INDEX_BLOCK` entries (a B+-tree of two
-/// levels): a lookup is two binary searches over compact arrays (the block
-/// firsts, then one block), a split or drop of a chunk moves at most one
-/// block's entries, and a block split or removal moves the block list.
-/// `BTreeMap` walked one node per level with a linear scan in each
-/// (mispredicted branches and a cache miss per level); one flat array made
-/// each chunk split or drop move every entry above it.
-#[derive(Debug)]
-struct ChunkIndex {
-    /// The first `lo` of each block; the first is 0.
-    firsts: Vec<u64>,
-    blocks: Vec<IndexBlock>,
-}
-
-#[derive(Debug)]
-struct IndexBlock {
-    los: Vec<u64>,
-    slots: Vec<u32>,
-}
-
-const INDEX_BLOCK: usize = 16;
-
-impl ChunkIndex {
-    fn new() -> Self {
-        ChunkIndex {
-            firsts: vec![0],
-            blocks: vec![IndexBlock {
-                los: vec![0],
-                slots: vec![0],
-            }],
-        }
-    }
-
-    /// The block that holds (or would hold) `lo`.
-    #[inline]
-    fn block_of(&self, lo: u64) -> usize {
-        // The first `lo` is 0, so at least one block starts at or below it.
-        self.firsts.partition_point(|&f| f <= lo) - 1
-    }
-
-    /// The slot of the chunk with the greatest `lo` at or below `page`.
-    #[inline]
-    fn find(&self, page: u64) -> u32 {
-        let b = &self.blocks[self.block_of(page)];
-        // Short enough to count without a dependent chain of loads.
-        let i: usize = b.los.iter().map(|&l| (l <= page) as usize).sum();
-        b.slots[i - 1]
-    }
-
-    /// The slot of the chunk whose `lo` is `lo` (tests).
-    #[cfg(test)]
-    fn get(&self, lo: u64) -> Option<u32> {
-        let b = &self.blocks[self.block_of(lo)];
-        let i = b.los.binary_search(&lo).ok()?;
-        Some(b.slots[i])
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.blocks.iter().map(|b| b.los.len()).sum()
-    }
-
-    fn insert(&mut self, lo: u64, slot: u32) {
-        let bi = self.block_of(lo);
-        let b = &mut self.blocks[bi];
-        let i = b.los.partition_point(|&l| l < lo);
-        b.los.insert(i, lo);
-        b.slots.insert(i, slot);
-        if b.los.len() == 2 * INDEX_BLOCK {
-            let upper = IndexBlock {
-                los: b.los.split_off(INDEX_BLOCK),
-                slots: b.slots.split_off(INDEX_BLOCK),
-            };
-            self.firsts.insert(bi + 1, upper.los[0]);
-            self.blocks.insert(bi + 1, upper);
-        }
-    }
-
-    fn remove(&mut self, lo: u64) {
-        let bi = self.block_of(lo);
-        let b = &mut self.blocks[bi];
-        let i = b.los.partition_point(|&l| l < lo);
-        debug_assert_eq!(b.los[i], lo);
-        b.los.remove(i);
-        b.slots.remove(i);
-        if b.los.is_empty() {
-            self.firsts.remove(bi);
-            self.blocks.remove(bi);
-        } else if i == 0 {
-            self.firsts[bi] = b.los[0];
-        }
-    }
-
-    /// The first chunk now starts at 0 (after the chunk at 0 was removed).
-    fn first_starts_at_zero(&mut self) {
-        self.firsts[0] = 0;
-        self.blocks[0].los[0] = 0;
     }
 }
 
