@@ -15,13 +15,8 @@ use std::time::Instant;
 /// the number of distinct pages.
 pub fn dense_refs(reader: &mut dyn TraceReader) -> Result<(RefBatch, usize)> {
     let mut decoder = Decoder::default();
-    let (mut records, mut refs, mut events) = (Vec::new(), RefBatch::default(), Vec::new());
-    let mut more = true;
-    while more {
-        records.clear();
-        more = reader.read_batch(&mut records, 1 << 16)?;
-        decoder.decode(&records, &mut refs, &mut events)?;
-    }
+    let (mut refs, mut events) = (RefBatch::default(), Vec::new());
+    while decoder.read(reader, 1 << 16, &mut refs, &mut events)? {}
     Ok((refs, decoder.distinct()))
 }
 

@@ -10,7 +10,7 @@ use super::page_ids::PageIds;
 use super::{RefBatch, NEVER};
 use crate::error::{Error, Result};
 use crate::trace::columns::FLAG_REQ_START;
-use crate::trace::{Event, Record, RecordColumns};
+use crate::trace::{Event, Record, RecordColumns, TraceReader};
 
 /// Splits trace records into page references with dense ids (or, in object-size mode, into
 /// one reference per record, sized).
@@ -25,8 +25,10 @@ pub struct Decoder {
     pub object_sizes: bool,
     /// Bytes of the object references decoded so far (object-size mode only).
     pub bytes: u64,
-    /// Columns for [`Decoder::decode`]'s records.
+    /// Columns for [`Decoder::decode`]'s records and [`Decoder::read`]'s batches.
     scratch: RecordColumns,
+    /// Records for readers that produce them ([`TraceReader::read_columns`]'s default).
+    scratch_records: Vec<Record>,
 }
 
 /// References ahead whose page-id entry the decoder prefetches.
@@ -48,6 +50,26 @@ impl Decoder {
     /// Page references decoded so far (the `seq` of the next one).
     pub fn decoded(&self) -> u64 {
         self.seq
+    }
+
+    /// Reads up to `max` records from `reader` and appends their page references to `refs` and
+    /// their events to `events` (as [`Decoder::decode_columns`]); `Ok(false)` once the trace is
+    /// exhausted. Records come as columns, so a native trace never becomes `Record`s.
+    pub fn read(
+        &mut self,
+        reader: &mut (impl TraceReader + ?Sized),
+        max: usize,
+        refs: &mut RefBatch,
+        events: &mut Vec<(usize, Event)>,
+    ) -> Result<bool> {
+        let mut cols = std::mem::take(&mut self.scratch);
+        cols.clear();
+        let res = reader
+            .read_columns(&mut cols, max, &mut self.scratch_records)
+            .and_then(|more| self.decode_columns(&mut cols, refs, events).map(|()| more));
+        cols.clear();
+        self.scratch = cols;
+        res
     }
 
     /// Appends the page references of `records` to `refs` and events (with the

@@ -504,7 +504,6 @@ pub fn run_with_external(
     };
 
     let mut decoder = Decoder::new(opts.object_sizes);
-    let (mut records, mut scratch) = (RecordColumns::default(), Vec::new());
     let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let limit = opts.limit.unwrap_or(u64::MAX);
@@ -512,9 +511,7 @@ pub fn run_with_external(
         // Offline policies see the whole future: materialise the references.
         let mut more = true;
         while more && (refs.len() as u64) < limit {
-            records.clear();
-            more = reader.read_columns(&mut records, opts.batch, &mut scratch)?;
-            decoder.decode_columns(&mut records, &mut refs, &mut events)?;
+            more = decoder.read(reader, opts.batch, &mut refs, &mut events)?;
             progress(&Progress {
                 page_refs: refs.len() as u64,
                 requests: decoder.requests,

@@ -169,16 +169,13 @@ fn check_sizes(sizes: &[usize]) -> Result<usize> {
 /// Feeds every page reference of `reader` to `f`.
 fn for_each_ref(reader: &mut dyn TraceReader, mut f: impl FnMut(&PageRef)) -> Result<(u64, u64)> {
     let mut dec = Decoder::default();
-    let mut records = Vec::with_capacity(1 << 16);
     let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let mut n = 0u64;
     loop {
-        records.clear();
         refs.clear(n);
         events.clear();
-        let more = reader.read_batch(&mut records, 1 << 16)?;
-        dec.decode(&records, &mut refs, &mut events)?;
+        let more = dec.read(reader, 1 << 16, &mut refs, &mut events)?;
         for r in refs.iter() {
             f(&r);
         }

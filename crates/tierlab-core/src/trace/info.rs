@@ -44,7 +44,6 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
         ..Default::default()
     };
     let mut decoder = Decoder::default();
-    let mut records = Vec::with_capacity(1 << 16);
     let mut refs = RefBatch::default();
     let mut events = Vec::new();
     let mut last_seen: Vec<u64> = Vec::new();
@@ -55,11 +54,9 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
     let limit = limit.unwrap_or(u64::MAX);
     let mut more = true;
     while more && info.page_refs < limit {
-        records.clear();
         refs.clear(decoder.decoded());
         events.clear();
-        more = reader.read_batch(&mut records, 1 << 16)?;
-        decoder.decode(&records, &mut refs, &mut events)?;
+        more = decoder.read(reader, 1 << 16, &mut refs, &mut events)?;
         let n = decoder.distinct();
         last_seen.resize(n, u64::MAX);
         written.resize(n, false);
