@@ -1,22 +1,5 @@
-"""Learned replacement policies, written in Python on :class:`tierlab.PythonPolicy`.
-
-:class:`Lrb` is LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd, "Learning Relaxed Belady
-for Content Distribution Network Caching", NSDI 2020). It needs LightGBM, an optional extra::
-
-    pip install 'tierlab[learned]'
-
-and runs by name or as a class::
-
-    tierlab.run(trace, policies=["lru", "lrb(memory_window=20000, training_samples=8192)"], sizes=["5%"])
-    tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
-
-tierlab imports without LightGBM; only building an :class:`Lrb` raises ``ImportError`` naming the
-extra. Like every Python policy it runs in page mode (one page per object, size 1): the size
-feature is then constant.
-
-GLCache (Yang et al., FAST 2023) and 3L-Cache (Zhou et al., FAST 2025) are not here yet
-(docs/policies.md says why).
-"""
+"""LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd, "Learning Relaxed Belady for Content
+Distribution Network Caching", NSDI 2020), in Python on LightGBM: see :class:`Lrb`."""
 
 from __future__ import annotations
 
@@ -28,20 +11,10 @@ import time
 import numpy as np
 
 from tierlab._core import ConfigError
-from tierlab.pypolicy import PythonPolicy
-
-_EXTRA_HINT = "pip install 'tierlab[learned]'"
+from tierlab.learned.base import LearnedPolicy, lightgbm
 
 
-def _lightgbm():
-    try:
-        import lightgbm
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError(f"the learned policies (lrb) need LightGBM, an optional extra: {_EXTRA_HINT}") from e
-    return lightgbm
-
-
-class Lrb(PythonPolicy):
+class Lrb(LearnedPolicy):
     """LRB: Learning Relaxed Belady (Song, Berger, Li & Lloyd, NSDI 2020).
 
     The paper's design, section by section, with the parameters named as the paper names them:
@@ -114,33 +87,11 @@ class Lrb(PythonPolicy):
         "seed": 1,
         "libcachesim": False,
     }
-    #: Parameters given by ``with_params`` (class-level, so that tierlab can build one per size).
-    params: dict = {}
-
-    @classmethod
-    def with_params(cls, **params) -> type[Lrb]:
-        """A subclass of ``cls`` with these parameters (checked now), for ``tierlab.run``."""
-        unknown = sorted(set(params) - set(cls.defaults))
-        if unknown:
-            raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(cls.defaults)}")
-        return type(cls.__name__, (cls,), {"params": {**cls.params, **params}})
-
-    @classmethod
-    def policy_params(cls) -> dict:
-        return {**cls.defaults, **cls.params}
-
-    @classmethod
-    def policy_label(cls) -> str:
-        given = {k: v for k, v in sorted(cls.params.items()) if cls.defaults.get(k) != v}
-        return cls.policy_name() + (f"({','.join(f'{k}={v}' for k, v in given.items())})" if given else "")
 
     def __init__(self, capacity: int, **params):
         super().__init__(capacity)
-        self._lgb = _lightgbm()
-        p = {**self.defaults, **self.params, **params}
-        unknown = sorted(set(p) - set(self.defaults))
-        if unknown:
-            raise ConfigError(f"lrb: unknown parameter(s) {unknown}; known: {sorted(self.defaults)}")
+        self._lgb = lightgbm()
+        p = self.resolved_params(params)
         for k in ("memory_window", "training_samples", "eviction_samples", "n_deltas", "num_iterations"):
             if int(p[k]) < 1:
                 raise ConfigError(f"lrb: {k} must be at least 1, not {p[k]}")
@@ -356,62 +307,3 @@ class Lrb(PythonPolicy):
             if self.libcachesim:
                 self._label(victim, None, gap=age + self.memory_window)
             self._forget(victim)
-
-
-#: Learned policies by name, for ``tierlab.run(policies=["lrb(...)"])`` and ``tierlab policies``.
-POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb}
-
-#: Rows of ``tierlab.policies()`` for them.
-POLICY_INFO = [
-    {
-        "name": "lrb",
-        "aliases": [],
-        "family": "learned (Python; needs the learned extra: LightGBM)",
-        "summary": "LRB, Learning Relaxed Belady (Song et al., NSDI 2020): LightGBM predicts the time "
-        "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
-        "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
-        "object_sizes": False,
-    }
-]
-
-
-def _value(text: str):
-    t = text.strip()
-    if t.lower() in ("true", "false"):
-        return t.lower() == "true"
-    for conv in (int, float):
-        try:
-            return conv(t)
-        except ValueError:
-            pass
-    return t.strip("'\"")
-
-
-def resolve(policy) -> type[PythonPolicy] | None:
-    """The Python policy class a ``run`` policy entry names (``"lrb"``, ``"lrb(k=v, ...)"``,
-    ``{"name": "lrb", ...}``), with its parameters; None for anything else."""
-    if isinstance(policy, dict):
-        name = policy.get("name")
-        if name not in POLICIES:
-            return None
-        params = {k: v for k, v in policy.items() if k != "name"}
-        if "params" in params and len(params) == 1 and isinstance(params["params"], dict):
-            params = params["params"]
-        return POLICIES[name].with_params(**params)
-    if not isinstance(policy, str):
-        return None
-    text = policy.strip()
-    name, _, rest = text.partition("(")
-    name = name.strip()
-    if name not in POLICIES:
-        return None
-    params = {}
-    if rest:
-        if not rest.endswith(")"):
-            raise ConfigError(f"policy {policy!r}: expected NAME(key=value, ...)")
-        for item in filter(None, (s.strip() for s in rest[:-1].split(","))):
-            k, eq, v = item.partition("=")
-            if not eq:
-                raise ConfigError(f"policy {policy!r}: expected key=value, got {item!r}")
-            params[k.strip()] = _value(v)
-    return POLICIES[name].with_params(**params)
