@@ -243,6 +243,17 @@ def test_invariants_and_repeatability(tmp_path):
     assert other["misses"].iloc[0] != df["misses"].iloc[0]  # the seed matters
 
 
+def test_tiny_caches_train_and_run(tmp_path):
+    """1 to 5 pages, both objectives, a model every 256 labels: no error, every reference counted."""
+    f = write_pages(tmp_path / "sz.trace", scan_zipf_pages(n=10_000))
+    for objective in ("byte-miss-ratio", "object-miss-ratio"):
+        cls = recording(batch_size=256, objective=objective)
+        df = tierlab.run(f, policies=[cls], sizes=[1, 2, 3, 5])
+        assert (df["hits"] + df["misses"] == 10_000).all()
+        assert min(p.models for p in cls.made) >= 5
+        assert all(p.predict_calls > 0 for p in cls.made)
+
+
 def test_beats_lru_on_scan_plus_zipf(tmp_path):
     f = write_pages(tmp_path / "scan_zipf.trace", scan_zipf_pages())
     df = tierlab.run(f, policies=["3lcache(batch_size=4096)", "lru"], sizes=[500])
@@ -283,9 +294,12 @@ def test_names_params_and_errors(tmp_path):
 # pip libcachesim's ThreeLCache (objective byte-miss-ratio by default, and object-miss-ratio) on
 # the 300,000-reference scan + Zipf trace of tests/test_learned.py, unit sizes (oracleGeneral via
 # tierlab.interop). Both train one model there (labels are thinned to 1/4 after it, so a second
-# would need about 4 x 65,536 more events). Measured 2026-11-27 (docs/policies.md has the
-# table): tierlab within 0.0045 of libCacheSim at every size and objective; the tolerance, 0.01,
-# was fixed after that first measurement (half the LRB comparison's 0.02). About 2 minutes.
+# would need about 4 x 65,536 more events). Measured 2026-11-27 (docs/policies.md has the table):
+# with seed 1 tierlab is within 0.0045 of libCacheSim at every size and objective; the tolerance,
+# 0.01, was fixed after that first measurement (half the LRB comparison's 0.02). Seeds 2 and 3,
+# run afterwards, stay within it at 250 to 1,000 pages; at 2,000 pages the seeds split (0.48 to
+# 0.54: the one model decides), so there libCacheSim's single draw (its generator is not seeded
+# from outside) is only required to lie within the seeds' range widened by 0.01. About 5 minutes.
 PIP_TABLE = {  # size: (LRU, ThreeLCache byte-miss-ratio, object-miss-ratio), pip libcachesim 0.3.5
     250: (0.7204, 0.6550, 0.6501),
     500: (0.6714, 0.6109, 0.6051),
@@ -313,11 +327,17 @@ def test_agrees_with_libcachesim_in_distribution(tmp_path, size):
     assert lru == pytest.approx(PIP_TABLE[size][0], abs=1e-4)
     assert theirs == pytest.approx(list(PIP_TABLE[size][1:]), abs=1e-4)
     cls = recording()
-    specs = [cls, ThreeLCache.with_params(objective="object-miss-ratio")]
+    objectives = ["byte-miss-ratio", "object-miss-ratio"]
+    specs = [cls.with_params(seed=s, objective=o) for o in objectives for s in (1, 2, 3)]
     df = tierlab.run(write_pages(tmp_path / "sz.trace", pages), policies=specs, sizes=[size], threads=2)
-    assert cls.made[0].models == 1
-    ours = df["miss_ratio"].astype(float).tolist()
-    assert df["label"].tolist() == ["3lcache", "3lcache(objective=object-miss-ratio)"]
-    for o, t in zip(ours, theirs, strict=True):
-        assert abs(o - t) <= 0.01, (size, ours, theirs)
-        assert o < lru - 0.03  # both learn
+    assert [p.models for p in cls.made] == [1] * 6
+    ours = df["miss_ratio"].astype(float).to_numpy().reshape(2, 3)  # objective x seed
+    assert (ours < lru - 0.03).all()  # all learn
+    for row, t in zip(ours, theirs, strict=True):
+        assert abs(row[0] - t) <= 0.01, (size, ours, theirs)  # seed 1, the default
+        if size < 2000:
+            assert (abs(row - t) <= 0.01).all(), (size, ours, theirs)
+        else:
+            assert row.min() - 0.01 <= t <= row.max() + 0.01, (size, ours, theirs)
+    if size == 2000:
+        assert ours.max() - ours.min() > 0.03  # the seeds split here

@@ -95,6 +95,11 @@ class ThreeLCache(LearnedPolicy):
     use ``std::default_random_engine``) and LightGBM (one thread, ``deterministic=True``), so runs
     repeat; agreement with libCacheSim is in distribution only (docs/policies.md has the table).
 
+    It shares :class:`~tierlab.learned.base.LearnedPolicy` (named parameters) and the optional
+    LightGBM import with :class:`~tierlab.learned.Lrb`; LRB's feature table (32 gaps, 10 decayed
+    counters, a window counted in requests) does not fit 3L-Cache's 6 features and window counted
+    in cache multiples, so nothing else is shared.
+
     ``training_times`` (seconds per model), ``models``, ``trained_at`` and ``predict_calls`` are
     kept on the object for measurement.
     """
