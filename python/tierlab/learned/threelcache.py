@@ -26,10 +26,11 @@ class ThreeLCache(LearnedPolicy):
 
     An object-level learned policy like LRB (:class:`tierlab.learned.Lrb`): a LightGBM regression
     predicts an object's time to next request and the farthest predicted is evicted. The paper cuts
-    LRB's overheads in three ways (its abstract and §3); the details, and the parameters' names
-    and defaults, follow the authors' code (their repository, carried by libCacheSim as
+    LRB's overheads in the ways its abstract lists (its design section, §3; the section numbers
+    below are that section's parts as the abstract names them); the details, and the parameters'
+    names and defaults, follow the authors' code (their repository, carried by libCacheSim as
     ``3LCache/ThreeLCache.cpp``, which pip libcachesim's ``ThreeLCache`` runs), since the paper's
-    text was not at hand in this session:
+    full text was not reachable from this session:
 
     1. **Training data** (the efficient collection scheme). Metadata is kept for resident objects
        and, in an out-of-cache queue in eviction order, for evicted ones: the *history sliding
