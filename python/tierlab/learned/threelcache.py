@@ -444,7 +444,7 @@ class ThreeLCache(LearnedPolicy):
         cands = self._quick_demotion()
         current = len(self._res)
         if len(self._new) - self._new_front < current * self.reserved_space // 10:
-            cands += self._walk(len(cands))
+            self._walk(cands)
         self._predict(cands)
         return len(cands)
 
@@ -466,15 +466,14 @@ class ThreeLCache(LearnedPolicy):
             self._new_front = 0
         return out
 
-    def _walk(self, have: int) -> list[int]:
-        """The sampling pointer's walk from the LRU end: ``sample_rate`` objects (unpopular ones past
-        the walk's first ``sampling_lru`` %); at the walk's end, the auto-tuning."""
-        out: list[int] = []
+    def _walk(self, out: list[int]) -> None:
+        """The sampling pointer's walk from the LRU end adds ``sample_rate`` objects to ``out``
+        (unpopular ones past the walk's first ``sampling_lru`` %); at the walk's end, the auto-tuning."""
         ev = self._ev
         taken = 0
         if self._ptr is None:
             self._ptr = self._head
-        while taken < self.sample_rate and have + len(out) < self._queue_length:
+        while taken < self.sample_rate and len(out) < self._queue_length:
             m = self._meta[self._ptr]
             head_part = self._queue_length * self.sampling_lru // 100
             if ev[3] == 0 and self._scan_length > head_part:
@@ -495,10 +494,9 @@ class ThreeLCache(LearnedPolicy):
                     self._tune()
                 continue
             self._ptr = self._next[self._ptr]
-        if out:
+        if out:  # the last candidate (the walk's, or a new object's if the walk took none)
             self._spointer_time = self._meta[out[-1]][_LAST]
         ev[1] += self.sample_rate
-        return out
 
     def _tune(self) -> None:
         """The auto-tuning at the end of a walk (objective ``byte-miss-ratio``)."""
