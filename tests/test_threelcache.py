@@ -299,7 +299,8 @@ def test_names_params_and_errors(tmp_path):
 # 0.01, was fixed after that first measurement (half the LRB comparison's 0.02). Seeds 2 and 3,
 # run afterwards, stay within it at 250 to 1,000 pages; at 2,000 pages the seeds split (0.48 to
 # 0.54: the one model decides), so there libCacheSim's single draw (its generator is not seeded
-# from outside) is only required to lie within the seeds' range widened by 0.01. About 5 minutes.
+# from outside) is only required to lie within the seeds' range widened by 0.01. About 12 minutes
+# under load.
 PIP_TABLE = {  # size: (LRU, ThreeLCache byte-miss-ratio, object-miss-ratio), pip libcachesim 0.3.5
     250: (0.7204, 0.6550, 0.6501),
     500: (0.6714, 0.6109, 0.6051),

@@ -95,6 +95,10 @@ class ThreeLCache(LearnedPolicy):
     ``seed`` seeds the sample draws and label thinning (Python's ``random.Random``; the authors
     use ``std::default_random_engine``) and LightGBM (one thread, ``deterministic=True``), so runs
     repeat; agreement with libCacheSim is in distribution only (docs/policies.md has the table).
+    The known differences from pip libcachesim's run, then: the random streams (they decide which
+    model is trained, and at some sizes that moves the miss ratio by 0.06: docs/policies.md), the
+    choices above, its LightGBM build (PyPI's 4.7 here) and its CSR rows (missing gaps absent)
+    against dense rows with 0 here (LightGBM bins a sparse absent value and a 0 alike).
 
     It shares :class:`~tierlab.learned.base.LearnedPolicy` (named parameters) and the optional
     LightGBM import with :class:`~tierlab.learned.Lrb`; LRB's feature table (32 gaps, 10 decayed
