@@ -3,6 +3,7 @@ trained and references replayed per second, against the built-in ``lru`` in the 
 
     python benches/learned.py          # libcachesim/cloudPhysicsIO.oracleGeneral.bin, page mode
     python benches/learned.py --sizes 1% 10% --policies lrb "lrb(memory_window=32768, training_samples=16384)"
+    python benches/learned.py --policies 3lcache "3lcache(batch_size=8192)"   # 3L-Cache (docs/policies.md)
 
 Rates are references per second of ``policy_seconds`` (CPU time of the replay loop of one
 instance, which for a Python policy includes its callbacks, feature building, LightGBM training

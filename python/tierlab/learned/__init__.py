@@ -1,7 +1,8 @@
 """Learned replacement policies, written in Python on :class:`tierlab.PythonPolicy`, one per module.
 
 :class:`Lrb` (:mod:`tierlab.learned.lrb`) is LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd,
-NSDI 2020). The learned policies need LightGBM, an optional extra::
+NSDI 2020); :class:`ThreeLCache` (:mod:`tierlab.learned.threelcache`, ``"3lcache"``) is 3L-Cache
+(Zhou et al., FAST 2025). The learned policies need LightGBM, an optional extra::
 
     pip install 'tierlab[learned]'
 
@@ -19,12 +20,13 @@ from __future__ import annotations
 from tierlab._core import ConfigError
 from tierlab.learned.base import LearnedPolicy
 from tierlab.learned.lrb import Lrb
+from tierlab.learned.threelcache import ThreeLCache
 from tierlab.pypolicy import PythonPolicy
 
-__all__ = ["POLICIES", "POLICY_INFO", "LearnedPolicy", "Lrb", "resolve"]
+__all__ = ["POLICIES", "POLICY_INFO", "LearnedPolicy", "Lrb", "ThreeLCache", "resolve"]
 
 #: Learned policies by name, for ``tierlab.run(policies=["lrb(...)"])`` and ``tierlab policies``.
-POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb}
+POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb, "3lcache": ThreeLCache, "threelcache": ThreeLCache}
 
 #: Rows of ``tierlab.policies()`` for them.
 POLICY_INFO = [
@@ -36,7 +38,17 @@ POLICY_INFO = [
         "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
         "object_sizes": False,
-    }
+    },
+    {
+        "name": "3lcache",
+        "aliases": ["threelcache"],
+        "family": "learned (Python; needs the learned extra: LightGBM)",
+        "summary": "3L-Cache (Zhou et al., FAST 2025): LightGBM predicts the time to next request of "
+        "candidates sampled from both ends of the LRU queue, one prediction batch serves several "
+        "evictions; LRU until the first model",
+        "defaults": "\n".join(f"{k} = {v}" for k, v in ThreeLCache.defaults.items()),
+        "object_sizes": False,
+    },
 ]
 
 

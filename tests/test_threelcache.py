@@ -1,0 +1,344 @@
+"""3L-Cache (tierlab.learned.ThreeLCache, Zhou et al. FAST 2025) in Python on LightGBM.
+
+- Before its first model it evicts the LRU object: hand-worked evictions, and the built-in ``lru``'s
+  misses on real traces (sprite cut just before the first model; cloudPhysicsIO, where the
+  defaults never train, also pip libcachesim's ``ThreeLCache`` exactly).
+- Training samples and labels (re-request, leaving the history window, thinning after a model)
+  on a hand-worked request sequence with scripted draws.
+- Candidate selection (the sampling pointer from the LRU end with its frequency filter, new
+  objects' quick demotion, one prediction serving ``len // eviction_rate`` evictions, stale
+  heap entries skipped) on a hand-worked state with a stub model.
+- Invariants and repeatability; names, parameters and errors.
+- Learning helps on the scan + Zipf trace of tests/test_learned.py, and (TIERLAB_SLOW=1) agrees
+  with pip libcachesim's ThreeLCache within 0.01 in miss ratio at four sizes on its 300,000-
+  reference version.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from test_learned import scan_zipf_pages, write_pages
+
+import tierlab
+from tierlab.learned import ThreeLCache, resolve
+
+from conftest import trace_path
+
+pytest.importorskip("lightgbm")
+
+
+def recording(**params):
+    """A ThreeLCache class with ``params`` whose objects are kept in ``cls.made``."""
+    base = ThreeLCache.with_params(**params)
+
+    class Recorded(base):
+        made: list = []
+
+        def __init__(self, capacity, **kw):
+            super().__init__(capacity, **kw)
+            Recorded.made.append(self)
+
+    return Recorded
+
+
+class Script:
+    """Scripted draws: ``randrange`` returns the next of ``ints``, ``random`` the next of ``floats``."""
+
+    def __init__(self, ints=(), floats=()):
+        self.ints, self.floats = list(ints), list(floats)
+
+    def randrange(self, n):
+        v = self.ints.pop(0)
+        assert 0 <= v < n, (v, n)
+        return v
+
+    def random(self):
+        return self.floats.pop(0)
+
+
+class AgeModel:
+    """A stand-in for the LightGBM model: predicts log(3 x age), so the oldest candidate is evicted
+    and, with objective byte-miss-ratio, a heap value is 3 x (now - last) + now = 4 now - 3 last
+    (no ties in the hand-worked cases below)."""
+
+    def predict(self, x, num_threads=1):
+        return np.log(3 * x[:, 0])
+
+
+def request(p: ThreeLCache, page: int, seq: int):
+    """One reference through the callbacks as tierlab makes them; returns the victim or None."""
+    if page in p._res_pos:
+        p.on_hit(page, seq, 0, 1)
+        return None
+    victim = p.evict(page, seq, 0, 1) if len(p._res) == p.capacity else None
+    p.on_miss(page, seq, 0, 1)
+    return victim
+
+
+def test_lru_before_the_first_model_hand_worked(tmp_path):
+    p = ThreeLCache(3)
+    victims = [request(p, page, seq) for seq, page in enumerate([1, 2, 3, 1, 4, 2, 5, 1, 3])]
+    # LRU: 1 2 3 | hit 1 -> 2 3 1 | 4 evicts 2 | 2 evicts 3 | 5 evicts 1 | 1 evicts 4 | 3 evicts 2
+    assert victims == [None, None, None, None, 2, 3, 1, 4, 2]
+    assert p.lru_order() == [5, 1, 3] and p.models == 0
+    # The evicted objects' metadata stay in the window (3 x (2 - 1) + 2 = 5 entries), in order.
+    assert [p._outq[s] for s in range(p._out_front, p._out_end)] == [2, 3, 1, 4, 2]
+    f = write_pages(tmp_path / "t.trace", np.array([1, 2, 3, 1, 4, 2, 5, 1, 3], dtype=np.uint64))
+    df = tierlab.run(f, policies=["3lcache", "lru"], sizes=[3])
+    assert df["misses"].tolist() == [8, 8]
+
+
+def test_is_lru_until_its_first_model_on_sprite():
+    trace = trace_path("lirs/sprite.trace.gz")
+    cls = recording(batch_size=2048)
+    df = tierlab.run(trace, policies=[cls, "lru"], sizes=[500], limit=40_000)
+    (p,) = cls.made
+    assert p.models >= 1, "3L-Cache must train on sprite with 2,048 samples per model"
+    s = p.trained_at[0]
+    part = tierlab.run(trace, policies=[ThreeLCache.with_params(batch_size=2048), "lru"], sizes=[500], limit=s)
+    assert part["misses"].iloc[0] == part["misses"].iloc[1] > 0, s
+    assert df["misses"].iloc[0] != df["misses"].iloc[1]  # the model is used
+
+
+@pytest.mark.parametrize("size", [490, 4897])
+def test_never_trains_on_cloudphysics_with_defaults_so_equals_lru_and_libcachesim(size):
+    """65,536 labels per model: cloudPhysicsIO (113,872 references) never gets a model, in tierlab
+    or in pip libcachesim, so both are LRU: exact agreement."""
+    lcs = pytest.importorskip("libcachesim")
+    oracle = trace_path("libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    cls = recording()
+    df = tierlab.run(oracle, policies=[cls, "lru"], sizes=[size])
+    assert cls.made[0].models == 0
+    ours, lru = df["misses"].astype(int).tolist()
+    assert ours == lru
+    reader = lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+    ratio, _ = lcs.ThreeLCache(size).process_trace(reader)
+    assert round(ratio * int(df["accesses"].iloc[0])) == ours
+
+
+def test_training_samples_and_labels_hand_worked():
+    # Capacity 2, hsw 2: the window holds 2 x 1 + 2 = 4 out-of-cache entries. batch_size 2: a
+    # model after the second label.
+    p = ThreeLCache(2, batch_size=2)
+    p._rng = Script(ints=[2, 0, 3, 2, 1, 2])
+    for seq, page in enumerate([1, 2, 3]):  # 3 evicts 1 (LRU): sampling starts with the next request
+        request(p, page, seq)
+    assert p._sampling and p._meta[1][4] == 0  # 1 is in the queue's slot 0
+    request(p, 2, 3)  # hit; draw 2 of 3 (2 resident + 1 queued): slot 0, object 1, sampled at 3
+    assert p._meta[1][3] == 3 and p._labels == []
+    assert request(p, 1, 4) == 3  # 1 requested again: labelled log1p(4 - 3); draw 0: resident 2 sampled at 4
+    assert p._labels == [math.log1p(1)]
+    # Features at the sample's time: age 3 - 0, no past gaps (0), size 1, one request.
+    assert p._rows == [[3, 0, 0, 0, 1, 1]]
+    assert p._meta[1][5:] == [4, 0, 0] and p._meta[1][1] == 2  # its gap (4) and count after the request
+    assert request(p, 4, 5) == 2  # draw 3 of 4: slot 1, object 3, sampled at 5
+    assert p._meta[3][3] == 5
+    assert request(p, 5, 6) == 1  # draw 2 of 5: slot 0, object 1's dead entry (readmitted): no sample
+    assert request(p, 6, 7) == 4  # draw 1: resident 5 sampled at 7; the window is full (4 entries): slot 0 (dead) goes
+    assert p._meta[5][3] == 7 and p._out_front == 1 and p.models == 0
+    # Draw 2: slot 1's object 3 (already sampled). Slot 1 leaves the window: 3's sample at 5 is
+    # labelled B + age = 0 + (8 - 2), and 3 is forgotten; the second label trains the first model.
+    request(p, 7, 8)
+    assert 3 not in p._meta and p.models == 1 and p.trained_at == [8]
+    assert p._boundary == [6, 6]  # B for later labels: the largest age seen before this model
+    assert p._labels == [] and p._rows == []
+    # With a model, a sample is kept with probability 1/4: 2 (sampled at 4, queued) is requested
+    # again at 9 and its label is dropped (draw 0.9), though its sample is cleared.
+    p._rng = Script(ints=[0, 0], floats=[0.9])
+    request(p, 2, 9)
+    assert p._labels == [] and p._meta[2][3] == -1
+    # Kept (draw 0.1): 5, sampled at 7, requested at 10.
+    p._rng = Script(ints=[0], floats=[0.1])
+    p._meta[5][3] = 7
+    request(p, 5, 10)
+    assert p._labels == [math.log1p(3)]
+
+
+def fill_200(**params):
+    """200 objects, 5 and 6 requested twice (202 references), then the stub model; returns the
+    policy and its rankings."""
+    ranks = []
+
+    class Seen(ThreeLCache):
+        def _predict(self, cands):
+            ranks.append(list(cands))
+            super()._predict(cands)
+
+    p = Seen(200, **params)
+    for seq, page in enumerate([*range(10), 5, 6, *range(10, 200)]):
+        request(p, page, seq)
+    p.booster = AgeModel()  # from here on: new objects are tracked and evictions ranked
+    return p, ranks
+
+
+def test_candidate_selection_hand_worked():
+    p, ranks = fill_200()
+    assert p.lru_order()[:12] == [0, 1, 2, 3, 4, 7, 8, 9, 5, 6, 10, 11]
+    victims = [request(p, 1000 + i, 202 + i) for i in range(9)]
+    # sample_rate = int(1% of 200 + eviction_rate 2) = 4; the walk's first 200 x 1% + 2 = 4
+    # positions are taken unconditionally, later ones only if requested once (sample_boundary 1).
+    assert p.sample_rate == 4
+    assert ranks == [
+        [0, 1, 2, 3],  # at 202 (values 808 - 3k): evicts 0, then 1 at 203: 4 // 2 evictions per ranking
+        [4, 7, 8, 9],  # at 204 (816 - 3k): 4 (804), then the earlier ranking's 2 (802)
+        [10, 11, 12, 13],  # 5 and 6 skipped (requested twice); at 206: 3 (799), 7 (795) (10: 788)
+        [1000, 1001, 14, 15, 16, 17],  # 6 new objects > 2% of 200: the oldest two first; 8, 9, 10
+    ]
+    assert victims == [0, 1, 4, 2, 3, 7, 8, 9, 10]
+    assert p.predict_calls == 4 and p.evict_nums == 0
+
+
+def test_hit_makes_a_heap_entry_stale():
+    p, ranks = fill_200()
+    assert request(p, 1000, 202) == 0
+    assert request(p, 1, 203) is None  # a hit on the heap's next: its entry is stale
+    assert 1 not in p._pred
+    assert request(p, 1001, 204) == 2  # 1 (805) skipped; no new ranking (2 evictions per ranking)
+    assert ranks == [[0, 1, 2, 3]] and 1 in p._res_pos
+
+
+def test_candidate_selection_object_objective_samples_every_object():
+    p, ranks = fill_200(objective="object-miss-ratio")
+    for i in range(6):
+        request(p, 1000 + i, 202 + i)
+    assert ranks[2] == [5, 6, 10, 11]  # no frequency filter with object-miss-ratio
+
+
+def test_stale_heap_falls_back_to_a_new_ranking_then_lru():
+    p = ThreeLCache(3)
+    for seq, page in enumerate([1, 2, 3]):
+        request(p, page, seq)
+    p.booster = AgeModel()
+    p._pred = {1: 99}  # a heap whose only entry is stale
+    p._heap = [(-1.0, 1, 1)]
+    p.evict_nums = 1
+    assert p._choose() == 1  # ranked again: sample_rate 1 (3 objects), the walk's first object
+    p._pred, p._heap, p._ptr = {}, [], None
+    p._rank = lambda: 0  # a ranking that finds nothing: the LRU object
+    assert p._choose() == p._head == 1
+
+
+def test_invariants_and_repeatability(tmp_path):
+    pages = scan_zipf_pages(n=20_000)
+    f = write_pages(tmp_path / "sz.trace", pages)
+    cls = recording(batch_size=1024, seed=3)
+    df = tierlab.run(f, policies=[cls, cls], sizes=[300])
+    a, b = cls.made
+    assert a.models == b.models >= 2
+    assert df["misses"].iloc[0] == df["misses"].iloc[1]
+    assert (df["hits"] + df["misses"] == df["accesses"]).all() and int(df["accesses"].iloc[0]) == 20_000
+    for p in (a, b):
+        assert len(p._res) == len(p.lru_order()) == len(set(p.lru_order())) == 300
+        live = [s for s in range(p._out_front, p._out_end) if p._meta.get(p._outq[s], [0] * 5)[4] == s]
+        assert p._out_end - p._out_front <= 300 * (p.hsw - 1) + 2
+        assert len(live) + len(p._res) == len(p._meta)  # remembered: resident or live in the window
+    x = a._features(a._res, a._now)
+    assert (a.booster.predict(x) == b.booster.predict(x)).all()
+    other = tierlab.run(f, policies=[ThreeLCache.with_params(batch_size=1024, seed=4)], sizes=[300])
+    assert other["misses"].iloc[0] != df["misses"].iloc[0]  # the seed matters
+
+
+def test_tiny_caches_train_and_run(tmp_path):
+    """1 to 5 pages, both objectives, a model every 256 labels: no error, every reference counted."""
+    f = write_pages(tmp_path / "sz.trace", scan_zipf_pages(n=10_000))
+    for objective in ("byte-miss-ratio", "object-miss-ratio"):
+        cls = recording(batch_size=256, objective=objective)
+        df = tierlab.run(f, policies=[cls], sizes=[1, 2, 3, 5])
+        assert (df["hits"] + df["misses"] == 10_000).all()
+        assert min(p.models for p in cls.made) >= 5
+        assert all(p.predict_calls > 0 for p in cls.made)
+
+
+def test_beats_lru_on_scan_plus_zipf(tmp_path):
+    f = write_pages(tmp_path / "scan_zipf.trace", scan_zipf_pages())
+    df = tierlab.run(f, policies=["3lcache(batch_size=4096)", "lru"], sizes=[500])
+    ours, lru = df["misses"].tolist()
+    assert ours < 0.95 * lru, (ours, lru)
+
+
+def test_names_params_and_errors(tmp_path):
+    cls = resolve("3lcache(batch_size=100, objective=object-miss-ratio)")
+    assert issubclass(cls, ThreeLCache)
+    assert cls.params == {"batch_size": 100, "objective": "object-miss-ratio"}
+    assert issubclass(resolve("threelcache"), ThreeLCache)
+    assert resolve({"name": "3lcache", "hsw": 3}).params == {"hsw": 3}
+    with pytest.raises(tierlab.ConfigError, match="unknown parameter"):
+        resolve("3lcache(window=3)")
+    bad = [
+        ({"batch_size": 0}, "batch_size must be an integer of at least 1"),
+        ({"eviction_rate": 1.5}, "eviction_rate must be an integer"),
+        ({"hsw": 4, "max_hsw": 3}, "max_hsw"),
+        ({"label_probability": 0}, r"label_probability must be in \(0, 1\]"),
+        ({"objective": "bytes"}, "objective must be one of"),
+        ({"sample_boundary": -1}, "sample_boundary must be an integer of at least 0"),
+    ]
+    for params, msg in bad:
+        with pytest.raises(tierlab.ConfigError, match=msg):
+            ThreeLCache(10, **params)
+    names = tierlab.policies()
+    assert "3lcache" in names["name"].tolist()
+    f = write_pages(tmp_path / "t.trace", np.array([1, 2, 3, 1, 2, 4, 1], dtype=np.uint64))
+    df = tierlab.run(f, policies=["3lcache(hsw=3)", "threelcache"], sizes=[2])
+    assert df["policy"].tolist() == ["3lcache", "3lcache"]
+    assert df["label"].tolist() == ["3lcache(hsw=3)", "3lcache"]
+    assert json.loads(df["params"].iloc[0]) == {**ThreeLCache.defaults, "hsw": 3}
+    with pytest.raises(tierlab.ConfigError, match="batch_size"):
+        tierlab.run(f, policies=["3lcache(batch_size=0)"], sizes=[2])
+
+
+# pip libcachesim's ThreeLCache (objective byte-miss-ratio by default, and object-miss-ratio) on
+# the 300,000-reference scan + Zipf trace of tests/test_learned.py, unit sizes (oracleGeneral via
+# tierlab.interop). Both train one model there (labels are thinned to 1/4 after it, so a second
+# would need about 4 x 65,536 more events). Measured 2026-11-27 (docs/policies.md has the table):
+# with seed 1 tierlab is within 0.0045 of libCacheSim at every size and objective; the tolerance,
+# 0.01, was fixed after that first measurement (half the LRB comparison's 0.02). Seeds 2 and 3,
+# run afterwards, stay within it at 250 to 1,000 pages; at 2,000 pages the seeds split (0.48 to
+# 0.54: the one model decides), so there libCacheSim's single draw (its generator is not seeded
+# from outside) is only required to lie within the seeds' range widened by 0.01. About 12 minutes
+# under load.
+PIP_TABLE = {  # size: (LRU, ThreeLCache byte-miss-ratio, object-miss-ratio), pip libcachesim 0.3.5
+    250: (0.7204, 0.6550, 0.6501),
+    500: (0.6714, 0.6109, 0.6051),
+    1000: (0.6240, 0.5731, 0.5653),
+    2000: (0.5804, 0.5087, 0.5419),
+}
+
+
+@pytest.mark.skipif(not os.environ.get("TIERLAB_SLOW"), reason="slow (minutes): set TIERLAB_SLOW=1")
+@pytest.mark.parametrize("size", sorted(PIP_TABLE))
+def test_agrees_with_libcachesim_in_distribution(tmp_path, size):
+    import libcachesim as lcs
+
+    from tierlab.interop import write_oracle_general
+
+    pages = scan_zipf_pages(n=300_000)
+    oracle = str(write_oracle_general(pages, tmp_path / "scan_zipf.oracleGeneral.bin"))
+
+    def pip(cache):
+        reader = lcs.TraceReader(oracle, lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+        return cache.process_trace(reader)[0]
+
+    lru = pip(lcs.LRU(size))
+    theirs = [pip(lcs.ThreeLCache(size)), pip(lcs.ThreeLCache(size, objective="object-miss-ratio"))]
+    assert lru == pytest.approx(PIP_TABLE[size][0], abs=1e-4)
+    assert theirs == pytest.approx(list(PIP_TABLE[size][1:]), abs=1e-4)
+    cls = recording()
+    objectives = ["byte-miss-ratio", "object-miss-ratio"]
+    specs = [cls.with_params(seed=s, objective=o) for o in objectives for s in (1, 2, 3)]
+    df = tierlab.run(write_pages(tmp_path / "sz.trace", pages), policies=specs, sizes=[size], threads=2)
+    assert [p.models for p in cls.made] == [1] * 6
+    ours = df["miss_ratio"].astype(float).to_numpy().reshape(2, 3)  # objective x seed
+    assert (ours < lru - 0.03).all()  # all learn
+    for row, t in zip(ours, theirs, strict=True):
+        assert abs(row[0] - t) <= 0.01, (size, ours, theirs)  # seed 1, the default
+        if size < 2000:
+            assert (abs(row - t) <= 0.01).all(), (size, ours, theirs)
+        else:
+            assert row.min() - 0.01 <= t <= row.max() + 0.01, (size, ours, theirs)
+    if size == 2000:
+        assert ours.max() - ours.min() > 0.03  # the seeds split here
