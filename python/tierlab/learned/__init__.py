@@ -1,7 +1,8 @@
 """Learned replacement policies, written in Python on :class:`tierlab.PythonPolicy`, one per module.
 
 :class:`Lrb` (:mod:`tierlab.learned.lrb`) is LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd,
-NSDI 2020). The learned policies need LightGBM, an optional extra::
+NSDI 2020); :class:`GlCache` (:mod:`tierlab.learned.glcache`) is GL-Cache, group-level learning
+(Yang, Mao, Yue & Rashmi, FAST 2023). The learned policies need LightGBM, an optional extra::
 
     pip install 'tierlab[learned]'
 
@@ -18,13 +19,14 @@ from __future__ import annotations
 
 from tierlab._core import ConfigError
 from tierlab.learned.base import LearnedPolicy
+from tierlab.learned.glcache import GlCache
 from tierlab.learned.lrb import Lrb
 from tierlab.pypolicy import PythonPolicy
 
-__all__ = ["POLICIES", "POLICY_INFO", "LearnedPolicy", "Lrb", "resolve"]
+__all__ = ["POLICIES", "POLICY_INFO", "GlCache", "LearnedPolicy", "Lrb", "resolve"]
 
 #: Learned policies by name, for ``tierlab.run(policies=["lrb(...)"])`` and ``tierlab policies``.
-POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb}
+POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb, "glcache": GlCache}
 
 #: Rows of ``tierlab.policies()`` for them.
 POLICY_INFO = [
@@ -36,7 +38,17 @@ POLICY_INFO = [
         "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
         "object_sizes": False,
-    }
+    },
+    {
+        "name": "glcache",
+        "aliases": [],
+        "family": "learned (Python; needs the learned extra: LightGBM)",
+        "summary": "GL-Cache, group-level learning (Yang et al., FAST 2023): objects written in segments "
+        "of 100; LightGBM predicts each segment's utility, the lowest is merged with the next keeping "
+        "the most recently used half; merge-FIFO until the first model",
+        "defaults": "\n".join(f"{k} = {v}" for k, v in GlCache.defaults.items()),
+        "object_sizes": False,
+    },
 ]
 
 
