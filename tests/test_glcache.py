@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -58,11 +57,11 @@ def recording(**params):
     return Recorded
 
 
-def lcs_misses(oracle, size: int, **params) -> int:
+def lcs_misses(oracle, n: int, size: int, **params) -> int:
+    """pip libcachesim's GLCache misses on the ``n`` unit-size requests of ``oracle``."""
     import libcachesim as lcs
 
     reader = lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
-    n = sum(1 for _ in lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE))
     ratio, _ = lcs.GLCache(size, **params).process_trace(reader)
     return round(ratio * n)
 
@@ -104,7 +103,7 @@ def test_hand_worked_segments_merges_and_release(tmp_path):
     from tierlab.interop import write_oracle_general
 
     oracle = write_oracle_general(np.array(HAND, dtype=np.uint64), tmp_path / "t.oracleGeneral.bin")
-    assert lcs_misses(oracle, 10, segment_size=4, n_merge=2) == 15
+    assert lcs_misses(oracle, len(HAND), 10, segment_size=4, n_merge=2) == 15
 
 
 def test_hand_worked_utility_label(tmp_path):
@@ -156,7 +155,7 @@ def test_logical_misses_equal_libcachesim_before_a_model(tmp_path, segment_size,
     df = tierlab.run(oracle, policies=[cls], sizes=[size])
     (g,) = cls.made
     assert g.models == 0 and g._timed is True  # oracleGeneral carries times (here: the position)
-    assert g.logical_misses == lcs_misses(oracle, size, segment_size=segment_size, n_merge=n_merge)
+    assert g.logical_misses == lcs_misses(oracle, len(pages), size, segment_size=segment_size, n_merge=n_merge)
     assert df["misses"].iloc[0] == g.logical_misses - g.pending_hits
     assert df["hits"].iloc[0] + df["misses"].iloc[0] == len(pages)
 
@@ -165,12 +164,12 @@ def test_cloudphysics_defaults_equal_libcachesim():
     """The defaults never train on cloudPhysicsIO (7,200 s): the logical misses equal pip
     libcachesim's GLCache exactly at four sizes; tierlab's are fewer by the pending hits."""
     cls = recording()
-    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=SIZES, threads=2)
+    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=SIZES, threads=1)
     for size in SIZES:
         (g,) = [m for m in cls.made if m.capacity == size]
         row = df[df["size_pages"] == size].iloc[0]
         assert g.models == 0
-        assert g.logical_misses == lcs_misses(trace_path(ORACLE), size), size
+        assert g.logical_misses == lcs_misses(trace_path(ORACLE), int(row["accesses"]), size), size
         assert row["misses"] == g.logical_misses - g.pending_hits
         assert 0 < g.pending_hits < 0.001 * row["accesses"]
 
@@ -184,23 +183,18 @@ TRAINED = {"retrain_intvl": 600}
 
 def _trained_check(sizes):
     cls = recording(**TRAINED)
-    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=sizes, threads=2)
+    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=sizes, threads=1)
     for size in sizes:
         (g,) = [m for m in cls.made if m.capacity == size]
         row = df[df["size_pages"] == size].iloc[0]
         n = int(row["accesses"])
-        theirs = lcs_misses(trace_path(ORACLE), size, **TRAINED)
+        theirs = lcs_misses(trace_path(ORACLE), n, size, **TRAINED)
         assert g.models >= 5
         assert abs(g.logical_misses - theirs) <= 0.01 * n, (size, g.logical_misses, theirs)
         assert abs(int(row["misses"]) - theirs) <= 0.01 * n, (size, row["misses"], theirs)
 
 
-def test_trained_agrees_with_libcachesim_one_size():
-    _trained_check([4897])
-
-
-@pytest.mark.skipif(not os.environ.get("TIERLAB_SLOW"), reason="slow (a minute): set TIERLAB_SLOW=1")
-def test_trained_agrees_with_libcachesim_four_sizes():
+def test_trained_agrees_with_libcachesim():
     _trained_check(SIZES)
 
 
