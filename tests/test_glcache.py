@@ -214,7 +214,7 @@ def test_invariants_and_determinism(tmp_path):
     assert all(len(s.objs) <= a.segment_size for s in a._segments())
     # The same models: the same predictions on the same features.
     x = a._features(a._segments())
-    assert (a.booster.predict(x) == b.booster.predict(x)).all()
+    assert (a.predict(x) == b.predict(x)).all()
 
 
 def test_by_name_params_label_and_errors(tmp_path):
@@ -287,3 +287,36 @@ def test_clock_auto_time_and_seq(tmp_path):
         tierlab.run(path, policies=[cls], sizes=[10])
         (g,) = cls.made
         assert (g._timed, g._now) == (timed, now), (path, spec)
+
+
+def test_libcachesim_variant_label_and_clock(tmp_path):
+    """libcachesim=True: the authors' code's label (every request to an object still in its
+    snapshotted segment counts), skip counts kept per segment, a clock one request behind."""
+    # 16 pages fill 4 segments; 17 misses: snapshot rows [1-4] [5-8] [9-12] (not the open
+    # [13-16]); FIFO merges the first two. Then 9, 9, 9, 10, 9: all in the surviving row 2.
+    pages = list(range(1, 18)) + [9, 9, 9, 10, 9]
+    f = write_pages(tmp_path / "t.trace", pages)
+    made = {}
+    for lc in (False, True):
+        cls = recording(segment_size=4, libcachesim=lc)
+        tierlab.run(f, policies=[cls], sizes=[16])
+        made[lc] = cls.made[0]
+    x, y, _ = made[False].training_data()
+    # The paper's: each object once; 9 at 17 and 10 at 20 are the 2 skipped: no label.
+    assert x[:, 0].tolist() == [16, 12, 8] and y.tolist() == [0, 0, 0]
+    x, y, _ = made[True].training_data()
+    # libCacheSim's clock: at reference 16 it reads 15 (the previous request's), and segments
+    # made at references 0, 4, 8 were stamped 0 (its start), 3 and 7.
+    assert x[:, 0].tolist() == [15, 12, 8]
+    # 9 at 17 and 18 skipped, then 9 at 19, 10 at 20, 9 at 21 count: D = 4, 5, 6.
+    assert np.allclose(y, [0, 0, 1e6 / 4 + 1e6 / 5 + 1e6 / 6])
+
+
+def test_libcachesim_variant_retrains_one_unit_later(tmp_path):
+    f = write_pages(tmp_path / "sz.trace", scan_zipf_pages())
+    cls = recording(retrain_intvl=3000, segment_size=20, libcachesim=True)
+    tierlab.run(f, policies=[cls], sizes=[400])
+    (g,) = cls.made
+    e = g.victims[0][0]
+    # Its clock lags one request and it waits retrain_intvl + 1: every 3,001 references.
+    assert g.models >= 3 and g.trained_at == [e + 3001 * k for k in range(1, g.models + 1)]

@@ -31,7 +31,7 @@ FEATURES = ("age", "mean_obj_size", "n_hit", "n_active", "req_rate", "miss_ratio
 
 
 class _Segment:
-    """A group: objects written together, in write order (§3 of the paper: time-based grouping)."""
+    """A group: objects written together, in write order (§3 of the paper: grouping by write time)."""
 
     __slots__ = (
         "objs",
@@ -47,6 +47,8 @@ class _Segment:
         "alive",
         "pred",
         "sid",
+        "row",
+        "skipped",
     )
 
     def __init__(self, sid: int, create: int):
@@ -64,15 +66,19 @@ class _Segment:
         self.next: _Segment | None = None
         self.alive = True
         self.pred = 0.0
+        self.row = -1  # its training row in the current snapshot (-1: none)
+        self.skipped = 0  # label requests skipped since it was written (libcachesim=True)
 
 
 class GlCache(LearnedPolicy):
     """GL-Cache: group-level learned eviction (Yang, Mao, Yue & Rashmi, FAST 2023).
 
-    The paper's design, with its parameters named as in the paper and the authors' code (which
-    libCacheSim carries) and their defaults:
+    The paper's design (its §3, "GL-Cache: group-level learned cache": grouping by write time,
+    learning object-group utility, merge-based eviction of the least useful groups), with its
+    parameters named as in the paper and the authors' code (which libCacheSim carries) and their
+    defaults:
 
-    - Groups (§3, time-based grouping): objects are appended in insertion (miss) order to the
+    - Groups (§3, grouping by write time): objects are appended in insertion (miss) order to the
       open segment of ``segment_size`` = 100 objects; when it is full a new one is opened at the
       end of the log. Segments are the groups; a hit changes no placement (log-structured).
     - Features of a segment (§3, the static and dynamic group features; the authors' code's six):
@@ -82,7 +88,7 @@ class GlCache(LearnedPolicy):
       unit) and ``miss_ratio`` (refreshed every 10 clock units and 10,000 requests, set on the
       segment when it fills; a merged segment takes the mean of its sources'). The write rate is
       left out as the authors' code does (it is ``req_rate * miss_ratio``).
-    - Utility, the label (§3, group utility): an object's utility is ``1 / (D * S)``, ``D`` its
+    - Utility, the label (§3, the object-group utility function): an object's utility is ``1 / (D * S)``, ``D`` its
       distance to its next request and ``S`` its size; a group's is the sum over its objects.
       Online, as in the authors' code: after each training every segment but the open one (at
       most 8,192, sampled evenly beyond) is snapshotted, its features then are a training row,
@@ -92,7 +98,7 @@ class GlCache(LearnedPolicy):
       next training. Because a merge keeps about ``segment_size / n_merge`` of a segment's
       objects, the first ``segment_size // n_merge`` such requests of each segment are skipped
       (they stand for the objects a merge would keep: the authors' ``EVICTION_CONSIDER_RETAIN``).
-    - Model (§3, learning group utility): gradient-boosted regression trees, here LightGBM where
+    - Model (§3, learning object-group utility): gradient-boosted regression trees, here LightGBM where
       the authors use XGBoost, with XGBoost's defaults carried over: up to ``num_iterations`` = 20
       rounds (the authors' ``N_TRAIN_ITER``), ``learning_rate`` = 0.3, ``max_depth`` = 6 (so up
       to 64 leaves), at least one row and unit hessian per leaf, L2 ``lambda_l2`` = 1. Labels are
@@ -144,15 +150,22 @@ class GlCache(LearnedPolicy):
     exactly before the first model (tests/test_glcache.py); (2) LightGBM, not XGBoost: different
     trees, so different predictions; (3) an object counts towards its segment's label once, at
     its first request after the snapshot (the paper's utility, and what the authors' README
-    says); the authors' code counts every request to an object still in the segment; (4) the
-    number of skipped requests is reset at each snapshot (the authors' code counts from the
-    segment's creation); (5) libCacheSim's clock lags one request (it acts on the previous
-    request's time) and retrains when ``retrain_intvl + 1`` has passed, and here the current
-    request's time and ``retrain_intvl``; (6) the cache state's first refresh counts from the
-    first request here, from time 0 there; (7) with fewer than one training row no model is
+    says); the authors' code counts every request to an object still in the segment (and a moved
+    or evicted one once); (4) the number of skipped requests is reset at each snapshot (the
+    authors' code counts from the segment's creation); (5) libCacheSim's clock lags one request
+    (it acts on the previous request's time; the first request reads 0) and retrains when
+    ``retrain_intvl + 1`` has passed (and never if its first eviction read time 0), and here the
+    current request's time and ``retrain_intvl``; (6) the cache state's first refresh counts from
+    the first request here, from time 0 there; (7) with fewer than one training row no model is
     trained (the previous one, or FIFO, stays), where libCacheSim trains on no rows; (8) ties in
-    the ranking fall back to log order (libCacheSim's sort is unstable). ``train_source_y``
-    (oracle labels) and ``merge_consecutive_segs=false`` are not offered.
+    the ranking fall back to log order (libCacheSim's sort is unstable); (9) a new model ranks
+    afresh at the next eviction (libCacheSim keeps the old ranking until ``rank_intvl`` of it is
+    used). ``train_source_y`` (oracle labels) and ``merge_consecutive_segs=false`` are not
+    offered.
+
+    ``libcachesim=True`` follows the authors' code as libCacheSim carries it on (3) to (6) and
+    (9). It is not closer to libCacheSim's numbers (docs/policies.md): with the model swapped for
+    XGBoost too (a diagnostic, not shipped) a gap remains that these differences do not explain.
 
     ``seed`` seeds LightGBM (one thread, ``deterministic=True``); nothing else is random, so runs
     repeat exactly. ``models``, ``trained_at`` (references), ``training_times`` (seconds per
@@ -174,6 +187,7 @@ class GlCache(LearnedPolicy):
         "max_depth": 6,
         "lambda_l2": 1.0,
         "seed": 1,
+        "libcachesim": False,
     }
 
     def __init__(self, capacity: int, **params):
@@ -206,6 +220,7 @@ class GlCache(LearnedPolicy):
         self.clock = p["clock"]
         self.num_iterations = int(p["num_iterations"])
         self.seed = int(p["seed"])
+        self.libcachesim = bool(p["libcachesim"])
         self.lgb_params = {
             "objective": "regression",
             "metric": "rmse",
@@ -226,7 +241,8 @@ class GlCache(LearnedPolicy):
         self._timed = {"auto": None, "time": True, "seq": False}[self.clock]
         self._time0 = 0
         self._seq = -1  # the reference being processed
-        self._now = 0  # its clock value
+        self._now = 0  # its clock value (libcachesim=True: the previous reference's)
+        self._clock = 0  # the current reference's clock value
         # The log: a doubly linked chain of segments, oldest first; the last is open for writes.
         self._first: _Segment | None = None
         self._last: _Segment | None = None
@@ -244,7 +260,7 @@ class GlCache(LearnedPolicy):
         self.logical_misses = 0
         # Cache state (the req_rate / write_rate / miss_ratio features).
         self._state = [1.0, 1.0, 0.5]  # req_rate, write_rate, miss_ratio (the authors' initial)
-        self._state_t = None
+        self._state_t = 0 if self.libcachesim else None
         self._state_v = 0
         self._state_misses = 0
         self._vtime = 0
@@ -262,6 +278,7 @@ class GlCache(LearnedPolicy):
         self._skipped: list[int] = []
         self._snap_seq = 0
         self._watch: dict[int, int] = {}
+        self._row_seg: list[_Segment] = []
         self.booster = None
         self._best_iter = 0
         #: Models trained so far, and the reference at which each was trained.
@@ -283,39 +300,64 @@ class GlCache(LearnedPolicy):
                 self._time0 = time_
             else:
                 self._timed = self._time0 != 0 or time_ != 1
-                if self._timed:  # fix up what was stamped at reference 0
+                if self._timed and not self.libcachesim:  # fix up what was stamped at reference 0
                     t0 = self._time0 // 1_000_000_000
                     if self._first is not None:
                         self._first.create = t0
                     if self._state_t is not None:
                         self._state_t = t0
-        self._now = time_ // 1_000_000_000 if self._timed else seq
+        self._clock = time_ // 1_000_000_000 if self._timed else seq
+        if not self.libcachesim:
+            self._now = self._clock
         if self._state_t is None:
             self._state_t = self._now
         row = self._watch.pop(page, None)
-        if row is not None:
-            if self._skipped[row] >= self.n_retain_per_seg:
-                self._y[row] += 1e6 / (seq - self._snap_seq + 1)  # / size: 1 in page mode
-            else:
-                self._skipped[row] += 1
+        if self.libcachesim:
+            # The authors' code: every request to an object still in its snapshotted segment
+            # counts; an object moved or evicted counts once (its ghost), if not counted before.
+            seg = self._seg_of.get(page)
+            if seg is not None and seg.row >= 0:
+                self._count(seg.row, seg, seq)
+            elif row is not None:
+                self._count(row, self._row_seg[row], seq)
+        elif row is not None:
+            self._count(row, None, seq)
+
+    def _count(self, row: int, seg: _Segment | None, seq: int) -> None:
+        """One request towards training row ``row``'s label, unless among its first skipped."""
+        if seg is None:  # skipped requests counted per snapshot
+            skip = self._skipped[row] < self.n_retain_per_seg
+            self._skipped[row] += 1
+        else:  # libcachesim=True: per segment, since it was written
+            skip = seg.skipped < self.n_retain_per_seg
+            seg.skipped += 1
+        if not skip:
+            self._y[row] += 1e6 / (seq - self._snap_seq + 1)  # / size: 1 in page mode
 
     def _end(self, hit: bool) -> None:
         """Ends the reference: retraining (§3) and the cache state (features)."""
         if not hit:
             self.logical_misses += 1
-        if self._n_train >= 0 and self._now - self._last_train >= self.retrain_intvl:
-            self._train()
-            self._snapshot()
+        if self._n_train >= 0:
+            if self.libcachesim:  # its clock lags one request; it waits one unit more
+                due = self._last_train > 0 and self._now - self._last_train >= self.retrain_intvl + 1
+            else:
+                due = self._now - self._last_train >= self.retrain_intvl
+            if due:
+                self._train()
+                self._snapshot()
         self._vtime += 1
         if not hit:
             self._state_misses += 1
-        rt = self._now - self._state_t
+        now = self._clock
+        rt = now - self._state_t
         vt = self._vtime - self._state_v
         if rt > STATE_RINTVL and vt > STATE_VINTVL:
             self._state = [vt / rt, self._state_misses / rt, self._state_misses / vt]
             self._state_misses = 0
-            self._state_t = self._now
+            self._state_t = now
             self._state_v = self._vtime
+        self._now = now
 
     # --- the log ----------------------------------------------------------------------------------
 
@@ -476,7 +518,7 @@ class GlCache(LearnedPolicy):
     def _rank(self) -> None:
         """Ranks every segment by predicted utility per byte, lowest first (§3)."""
         segs = self._segments()
-        pred = self.booster.predict(self._features(segs), num_iteration=self._best_iter, num_threads=1)
+        pred = self.predict(self._features(segs))
         few = self.n_segs < self.n_merge + 1
         for s, y in zip(segs, pred, strict=True):
             nbytes = len(s.objs)
@@ -491,7 +533,11 @@ class GlCache(LearnedPolicy):
     def _snapshot(self) -> None:
         """Takes the rows of the next training: the features of every segment but the open one
         (sampled evenly beyond ``MAX_TRAINING_SEGMENTS``); their labels accrue from now."""
-        self._rows, self._y, self._skipped, self._watch = [], [], [], {}
+        self._rows, self._y, self._skipped, self._watch, self._row_seg = [], [], [], {}, []
+        seg = self._first
+        while seg is not None:
+            seg.row = -1
+            seg = seg.next
         self._snap_seq = self._seq
         ratio = max(self.n_segs / MAX_TRAINING_SEGMENTS, 1.0)
         credit = 0.0
@@ -508,7 +554,9 @@ class GlCache(LearnedPolicy):
         self._rows = self._features(chosen).tolist()
         self._y = [0.0] * len(chosen)
         self._skipped = [0] * len(chosen)
+        self._row_seg = chosen
         for row, seg in enumerate(chosen):
+            seg.row = row
             for p in seg.objs:
                 self._watch[p] = row
 
@@ -533,6 +581,16 @@ class GlCache(LearnedPolicy):
         if len(yt) < 1:
             return
         t0 = time.perf_counter()
+        self.booster, self._best_iter = self._fit(xt, yt, xv, yv)
+        if not self.libcachesim:  # rank with the new model at the next eviction
+            self._ranked, self._rank_pos = [], 0
+        self.models += 1
+        self.trained_at.append(self._seq)
+        self.training_times.append(time.perf_counter() - t0)
+        self.training_rows.append(len(y))
+
+    def _fit(self, xt, yt, xv, yv):
+        """The model (LightGBM) on training rows ``xt, yt``, held-out ``xv, yv``; and its rounds."""
         lgb = self._lgb
         train = lgb.Dataset(xt, yt, params=self.lgb_params, free_raw_data=False)
         evals: dict = {}
@@ -544,13 +602,11 @@ class GlCache(LearnedPolicy):
                 "callbacks": [lgb.record_evaluation(evals)],
             }
         booster = lgb.train(self.lgb_params, train, num_boost_round=self.num_iterations, **kw)
-        self._best_iter = self._stop_round(evals.get("valid", {}).get("rmse", []), booster.current_iteration())
-        self.booster = booster
-        self._ranked, self._rank_pos = [], 0
-        self.models += 1
-        self.trained_at.append(self._seq)
-        self.training_times.append(time.perf_counter() - t0)
-        self.training_rows.append(len(y))
+        return booster, self._stop_round(evals.get("valid", {}).get("rmse", []), booster.current_iteration())
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """The current model's predicted utilities for feature rows ``x``."""
+        return self.booster.predict(x, num_iteration=self._best_iter, num_threads=1)
 
     @staticmethod
     def _stop_round(rmse: list[float], rounds: int) -> int:
