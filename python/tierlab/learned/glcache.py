@@ -279,6 +279,8 @@ class GlCache(LearnedPolicy):
         self._snap_seq = 0
         self._watch: dict[int, int] = {}
         self._row_seg: list[_Segment] = []
+        self._acc: list[float] = []  # libcachesim=True: the segment's utility since _base
+        self._base: list[int] = []
         self.booster = None
         self._best_iter = 0
         #: Models trained so far, and the reference at which each was trained.
@@ -331,8 +333,20 @@ class GlCache(LearnedPolicy):
         else:  # libcachesim=True: per segment, since it was written
             skip = seg.skipped < self.n_retain_per_seg
             seg.skipped += 1
-        if not skip:
+        if skip:
+            return
+        if seg is None:
             self._y[row] += 1e6 / (seq - self._snap_seq + 1)  # / size: 1 in page mode
+        else:  # libcachesim=True: counted from the snapshot, or from the segment's eviction
+            self._acc[row] += 1e6 / (seq - self._base[row] + 1)
+            self._y[row] = self._acc[row]
+
+    def _leaving(self, seg: _Segment) -> None:
+        """``seg`` is merged or evicted. libcachesim=True: a snapshotted segment's label restarts
+        (the authors' code moves it to its training bucket with utility 0, distances from now)."""
+        if self.libcachesim and seg.row >= 0:
+            self._acc[seg.row] = 0.0
+            self._base[seg.row] = self._seq
 
     def _end(self, hit: bool) -> None:
         """Ends the reference: retraining (§3) and the cache state (features)."""
@@ -496,6 +510,7 @@ class GlCache(LearnedPolicy):
                 del self._seg_of[p]
                 evicted.append(p)
         for s in segs:
+            self._leaving(s)
             self._unlink(s)
         return evicted
 
@@ -503,6 +518,7 @@ class GlCache(LearnedPolicy):
         for p in seg.objs:
             self._active.discard(p)
             del self._seg_of[p]
+        self._leaving(seg)
         self._unlink(seg)
         return list(seg.objs)
 
@@ -553,6 +569,8 @@ class GlCache(LearnedPolicy):
             return
         self._rows = self._features(chosen).tolist()
         self._y = [0.0] * len(chosen)
+        self._acc = [0.0] * len(chosen)
+        self._base = [self._seq] * len(chosen)
         self._skipped = [0] * len(chosen)
         self._row_seg = chosen
         for row, seg in enumerate(chosen):
