@@ -176,26 +176,59 @@ def test_cloudphysics_defaults_equal_libcachesim():
 
 # Trained: retrain_intvl=600 s gives 9 to 11 models over cloudPhysicsIO. Tolerance: miss ratios
 # within 0.01 of libCacheSim's (as for the sampled policies against libCacheSim, 1% of the
-# requests), for both the logical and tierlab's misses. Results (2026-11-27; docs/policies.md):
-# the largest gap was 0.0035 (4,897 pages, tierlab's misses).
+# requests), for both the logical and tierlab's misses, in both merge modes. pip libcachesim
+# 0.3.5 reads merge_consecutive_segs with atoi, so its default (the string "True") merges in
+# ranked order; 1 merges consecutive segments, GL-Cache's default. Results (2026-11-27;
+# docs/policies.md): the largest gap was 0.0061 (4,897 pages, consecutive, logical).
 TRAINED = {"retrain_intvl": 600}
 
 
-def _trained_check(sizes):
-    cls = recording(**TRAINED)
-    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=sizes, threads=1)
-    for size in sizes:
-        (g,) = [m for m in cls.made if m.capacity == size]
-        row = df[df["size_pages"] == size].iloc[0]
-        n = int(row["accesses"])
-        theirs = lcs_misses(trace_path(ORACLE), n, size, **TRAINED)
-        assert g.models >= 5
-        assert abs(g.logical_misses - theirs) <= 0.01 * n, (size, g.logical_misses, theirs)
-        assert abs(int(row["misses"]) - theirs) <= 0.01 * n, (size, row["misses"], theirs)
+def _trained_check(sizes, cls=None, tolerance=0.01):
+    for consecutive in (True, False):
+        rec = recording(merge_consecutive_segs=consecutive, **TRAINED) if cls is None else cls(consecutive)
+        df = tierlab.run(trace_path(ORACLE), policies=[rec], sizes=sizes, threads=1)
+        for size in sizes:
+            (g,) = [m for m in rec.made if m.capacity == size]
+            row = df[df["size_pages"] == size].iloc[0]
+            n = int(row["accesses"])
+            lcs_mode = 1 if consecutive else True  # True: atoi("True") = 0, merges in ranked order
+            theirs = lcs_misses(trace_path(ORACLE), n, size, merge_consecutive_segs=lcs_mode, **TRAINED)
+            assert g.models >= 5
+            assert abs(g.logical_misses - theirs) <= tolerance * n, (consecutive, size, g.logical_misses, theirs)
+            if tolerance:
+                assert abs(int(row["misses"]) - theirs) <= tolerance * n, (consecutive, size, row["misses"], theirs)
 
 
 def test_trained_agrees_with_libcachesim():
     _trained_check(SIZES)
+
+
+def test_with_xgboost_the_libcachesim_variant_equals_libcachesim():
+    """A diagnostic of the differences (the class doc): with XGBoost in place of LightGBM (as the
+    authors' code) and libcachesim=True, the logical misses equal libCacheSim's exactly wherever
+    fewer than 10 rows are held out (no early stopping: 490, 2,449 and 4,897 pages), in both
+    merge modes. Runs where xgboost is installed (not a tierlab dependency)."""
+    xgb = pytest.importorskip("xgboost")
+
+    def make(consecutive):
+        base = recording(merge_consecutive_segs=consecutive, libcachesim=True, **TRAINED)
+
+        class Xgb(base):
+            def _fit(self, xt, yt, xv, yv):
+                params = {"objective": "reg:squarederror", "nthread": 1, "verbosity": 0}
+                dt = xgb.DMatrix(xt.astype(np.float32), label=yt.astype(np.float32))
+                evals, result = [(dt, "train")], {}
+                if len(yv) >= 10:
+                    evals.append((xgb.DMatrix(xv.astype(np.float32), label=yv.astype(np.float32)), "valid"))
+                b = xgb.train(params, dt, self.num_iterations, evals=evals, evals_result=result, verbose_eval=False)
+                return b, self._stop_round(result.get("valid", {}).get("rmse", []), self.num_iterations)
+
+            def predict(self, x):
+                return self.booster.predict(xgb.DMatrix(x.astype(np.float32)), iteration_range=(0, self._best_iter))
+
+        return Xgb
+
+    _trained_check([490, 2449, 4897], cls=make, tolerance=0)
 
 
 def test_invariants_and_determinism(tmp_path):
@@ -320,3 +353,19 @@ def test_libcachesim_variant_retrains_one_unit_later(tmp_path):
     e = g.victims[0][0]
     # Its clock lags one request and it waits retrain_intvl + 1: every 3,001 references.
     assert g.models >= 3 and g.trained_at == [e + 3001 * k for k in range(1, g.models + 1)]
+
+
+def test_learned_selection_consecutive_and_ranked():
+    """With a ranking, the lowest-ranked mergeable segment is merged with the next one in the log
+    (merge_consecutive_segs, the default) or the next one in the ranking; the open segment never."""
+    chosen = {}
+    for consecutive in (True, False):
+        g = GlCache(100, segment_size=4, merge_consecutive_segs=consecutive)
+        for seq in range(18):  # segments [0-3] [4-7] [8-11] [12-15] [16 17] (open)
+            g.on_miss(seq, seq, seq, 1)
+        s0, s1, s2, s3, s4 = g._segments()
+        g._ranked, g._rank_pos = [s3, s4, s0, s2, s1], 0
+        segs = g._select_learned()
+        chosen[consecutive] = [s.objs[0] for s in segs]
+        assert g._rank_pos == 3  # positions 0 and 1 were passed over (s3's successor is open)
+    assert chosen == {True: [0, 4], False: [0, 8]}
