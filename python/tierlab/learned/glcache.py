@@ -88,8 +88,9 @@ class GlCache(LearnedPolicy):
       unit) and ``miss_ratio`` (refreshed every 10 clock units and 10,000 requests, set on the
       segment when it fills; a merged segment takes the mean of its sources'). The write rate is
       left out as the authors' code does (it is ``req_rate * miss_ratio``).
-    - Utility, the label (§3, the object-group utility function): an object's utility is ``1 / (D * S)``, ``D`` its
-      distance to its next request and ``S`` its size; a group's is the sum over its objects.
+    - Utility, the label (§3, the object-group utility function): an object's utility is
+      ``1 / (D * S)``, ``D`` its distance to its next request and ``S`` its size; a group's is
+      the sum over its objects.
       Online, as in the authors' code: after each training every segment but the open one (at
       most 8,192, sampled evenly beyond) is snapshotted, its features then are a training row,
       and each of its objects' first request after the snapshot at reference ``s`` adds
@@ -98,8 +99,9 @@ class GlCache(LearnedPolicy):
       next training. Because a merge keeps about ``segment_size / n_merge`` of a segment's
       objects, the first ``segment_size // n_merge`` such requests of each segment are skipped
       (they stand for the objects a merge would keep: the authors' ``EVICTION_CONSIDER_RETAIN``).
-    - Model (§3, learning object-group utility): gradient-boosted regression trees, here LightGBM where
-      the authors use XGBoost, with XGBoost's defaults carried over: up to ``num_iterations`` = 20
+    - Model (§3, learning object-group utility): gradient-boosted regression trees, here
+      LightGBM where the authors use XGBoost, with XGBoost's defaults carried over: up to
+      ``num_iterations`` = 20
       rounds (the authors' ``N_TRAIN_ITER``), ``learning_rate`` = 0.3, ``max_depth`` = 6 (so up
       to 64 leaves), at least one row and unit hessian per leaf, L2 ``lambda_l2`` = 1. Labels are
       min-max normalised; every 10th row (up to 819) is held out, and when there are at least 10
@@ -175,8 +177,9 @@ class GlCache(LearnedPolicy):
     in tests/test_glcache.py, run where xgboost is installed: ``_fit`` and ``predict`` are the
     two methods to override), the logical misses equal libCacheSim's exactly on cloudPhysicsIO at
     490, 2,449 and 4,897 pages in both merge modes, trained; at 12,244 pages, the one size with
-    at least 10 held-out rows (where the stopping rule applies), they differ by 0.001. So once
-    models are trained the remaining difference is (2), the model library.
+    at least 10 held-out rows (where the stopping rule applies), they differ by 0.001 (not
+    explained further). So once models are trained the remaining difference is, that apart, (2):
+    the model library.
 
     ``seed`` seeds LightGBM (one thread, ``deterministic=True``); nothing else is random, so runs
     repeat exactly. ``models``, ``trained_at`` (references), ``training_times`` (seconds per
