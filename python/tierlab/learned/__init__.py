@@ -1,8 +1,9 @@
 """Learned replacement policies, written in Python on :class:`tierlab.PythonPolicy`, one per module.
 
 :class:`Lrb` (:mod:`tierlab.learned.lrb`) is LRB, Learning Relaxed Belady (Song, Berger, Li & Lloyd,
-NSDI 2020); :class:`ThreeLCache` (:mod:`tierlab.learned.threelcache`, ``"3lcache"``) is 3L-Cache
-(Zhou et al., FAST 2025). The learned policies need LightGBM, an optional extra::
+NSDI 2020); :class:`GlCache` (:mod:`tierlab.learned.glcache`, ``"glcache"``) is GL-Cache, group-level
+learning (Yang, Mao, Yue & Rashmi, FAST 2023); :class:`ThreeLCache` (:mod:`tierlab.learned.threelcache`,
+``"3lcache"``) is 3L-Cache (Zhou et al., FAST 2025). The learned policies need LightGBM, an optional extra::
 
     pip install 'tierlab[learned]'
 
@@ -19,14 +20,20 @@ from __future__ import annotations
 
 from tierlab._core import ConfigError
 from tierlab.learned.base import LearnedPolicy
+from tierlab.learned.glcache import GlCache
 from tierlab.learned.lrb import Lrb
 from tierlab.learned.threelcache import ThreeLCache
 from tierlab.pypolicy import PythonPolicy
 
-__all__ = ["POLICIES", "POLICY_INFO", "LearnedPolicy", "Lrb", "ThreeLCache", "resolve"]
+__all__ = ["POLICIES", "POLICY_INFO", "GlCache", "LearnedPolicy", "Lrb", "ThreeLCache", "resolve"]
 
 #: Learned policies by name, for ``tierlab.run(policies=["lrb(...)"])`` and ``tierlab policies``.
-POLICIES: dict[str, type[PythonPolicy]] = {"lrb": Lrb, "3lcache": ThreeLCache, "threelcache": ThreeLCache}
+POLICIES: dict[str, type[PythonPolicy]] = {
+    "lrb": Lrb,
+    "glcache": GlCache,
+    "3lcache": ThreeLCache,
+    "threelcache": ThreeLCache,
+}
 
 #: Rows of ``tierlab.policies()`` for them.
 POLICY_INFO = [
@@ -37,6 +44,16 @@ POLICY_INFO = [
         "summary": "LRB, Learning Relaxed Belady (Song et al., NSDI 2020): LightGBM predicts the time "
         "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
+        "object_sizes": False,
+    },
+    {
+        "name": "glcache",
+        "aliases": [],
+        "family": "learned (Python; needs the learned extra: LightGBM)",
+        "summary": "GL-Cache, group-level learning (Yang et al., FAST 2023): objects written in segments "
+        "of 100; LightGBM predicts each segment's utility, the lowest is merged with the next keeping "
+        "the most recently used half; merge-FIFO until the first model",
+        "defaults": "\n".join(f"{k} = {v}" for k, v in GlCache.defaults.items()),
         "object_sizes": False,
     },
     {
