@@ -27,9 +27,9 @@ With the class attribute ``request_info = True`` every callback gets the referen
 time and size as well: ``on_hit(page, seq, time, size)``, ``evict(page, seq, time, size)`` and
 ``on_miss(page, seq, time, size)``; ``seq`` is the reference's position in the trace (0-based,
 page references, the same for ``evict`` and ``on_miss`` of one miss), ``time`` its request's
-time as the trace gives it, ``size`` 1 in page mode (in object-size mode the object's bytes). Policies that count time in requests or
-use sizes (:class:`tierlab.learned.Lrb`) need them; without the attribute (the default) the
-callbacks take the page alone.
+time as the trace gives it, ``size`` 1 in page mode (in object-size mode the object's bytes).
+Policies that count time in requests or use sizes (:class:`tierlab.learned.Lrb`) need them;
+without the attribute (the default) the callbacks take the page alone.
 
 Object-size mode (``tierlab.run(..., object_sizes=True)``) runs the same class with the same
 callbacks, as libCacheSim's caches run with sizes: ``capacity`` is in bytes, ``page`` is the object's
