@@ -184,7 +184,10 @@ def policies() -> pd.DataFrame:
     object-size mode (``object_sizes``), then the learned policies written in Python
     (:mod:`tierlab.learned`, which need the ``learned`` extra; ``object_sizes`` is their class's
     ``PythonPolicy.object_sizes``, what ``run`` allows)."""
-    learned = [{**row, "object_sizes": _learned.POLICIES[row["name"]].object_sizes} for row in _learned.POLICY_INFO]
+    learned = [
+        {**row, "object_sizes": getattr(_learned.POLICIES.get(row["name"]), "object_sizes", row["object_sizes"])}
+        for row in _learned.POLICY_INFO
+    ]
     return pd.DataFrame(json.loads(_core.policies()) + learned)
 
 
