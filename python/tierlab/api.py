@@ -182,8 +182,13 @@ def info(trace: TraceLike, *, format: str | None = None, options: dict | None = 
 def policies() -> pd.DataFrame:
     """Registered policies with family, summary, default parameters and whether they have an
     object-size mode (``object_sizes``), then the learned policies written in Python
-    (:mod:`tierlab.learned`, which need the ``learned`` extra)."""
-    return pd.DataFrame(json.loads(_core.policies()) + _learned.POLICY_INFO)
+    (:mod:`tierlab.learned`, which need the ``learned`` extra; ``object_sizes`` is their class's
+    ``PythonPolicy.object_sizes``, what ``run`` allows)."""
+    learned = [
+        {**row, "object_sizes": getattr(_learned.POLICIES.get(row["name"]), "object_sizes", row["object_sizes"])}
+        for row in _learned.POLICY_INFO
+    ]
+    return pd.DataFrame(json.loads(_core.policies()) + learned)
 
 
 def admissions() -> pd.DataFrame:
@@ -231,7 +236,9 @@ def run(
     ``object_sizes=True`` is object-size mode: every request is one object of the size the trace
     gives (oracleGeneral, csv with a size column, vscsi), sizes are bytes (``"64MiB"``, ``10**9``,
     ``"10%"`` of the distinct objects' bytes), only policies with an object-size variant run
-    (``policies()["object_sizes"]``), and ``byte_misses``/``byte_miss_ratio`` count object bytes.
+    (``policies()["object_sizes"]``; Python policies unless their class sets ``object_sizes =
+    False``, built with the capacity in bytes), and ``byte_misses``/``byte_miss_ratio`` count
+    object bytes.
 
     ``system`` is a dict ``{"tiers": [...], "file_store": ..., "swap": ..., "write_miss_fetch": ...}``
     of device names (see :func:`devices`); default: DRAM over an NVMe file store and swap.
@@ -245,8 +252,12 @@ def run(
     if not pols or not size_list:
         raise _core.ConfigError("run: need at least one policy and one size")
     if object_sizes:
-        if any(p is None for p in pols):
-            raise _core.ConfigError("run: policies written in Python run in page mode only (object_sizes=False)")
+        for cls in given:
+            if is_python_policy(cls) and not cls.object_sizes:
+                raise _core.ConfigError(
+                    f"run: policy '{cls.policy_name()}' (written in Python) runs in page mode only "
+                    "(its class sets object_sizes = False); run it with object_sizes=False"
+                )
         cache: dict[str, int] = {}
 
         def footprint_bytes() -> int:

@@ -27,9 +27,21 @@ With the class attribute ``request_info = True`` every callback gets the referen
 time and size as well: ``on_hit(page, seq, time, size)``, ``evict(page, seq, time, size)`` and
 ``on_miss(page, seq, time, size)``; ``seq`` is the reference's position in the trace (0-based,
 page references, the same for ``evict`` and ``on_miss`` of one miss), ``time`` its request's
-time as the trace gives it, ``size`` 1 (page mode). Policies that count time in requests or
-use sizes (:class:`tierlab.learned.Lrb`) need them; without the attribute (the default) the
-callbacks take the page alone.
+time as the trace gives it, ``size`` 1 in page mode (in object-size mode the object's bytes).
+Policies that count time in requests or use sizes (:class:`tierlab.learned.Lrb`) need them;
+without the attribute (the default) the callbacks take the page alone.
+
+Object-size mode (``tierlab.run(..., object_sizes=True)``) runs the same class with the same
+callbacks, as libCacheSim's caches run with sizes: ``capacity`` is in bytes, ``page`` is the object's
+id and ``size`` (with ``request_info``) the request's size in bytes. tierlab keeps the resident
+objects and the bytes they use. On a miss of an object that does not fit it calls ``evict``
+repeatedly (same arguments), evicting each answer, until the object fits, then ``on_miss``; an
+object larger than the whole cache is not admitted and counted (``too_large``) without any
+callback; a hit leaves the object at the size it was admitted with, as the built-in object-size
+policies do, even when the request gives another size (``on_hit`` gets the request's size). So an
+eviction-order policy such as :class:`PyLru` works unchanged in both modes and gives the built-in
+``lru``'s object and byte misses. A class that only works in page mode sets ``object_sizes = False``
+and ``run`` refuses it in object-size mode.
 
 Pages are the trace's page numbers (ints). An exception raised in a callback stops the run and
 is raised as :class:`tierlab.PolicyError`, whose message names the policy, the callback and the
@@ -38,8 +50,8 @@ class attribute ``name`` (default: the class name); its ``label`` and ``params``
 the classmethods ``policy_label()`` and ``policy_params()`` (default: the name and ``{}``).
 
 Speed: every callback takes the GIL and calls Python, so a policy in Python replays about 30
-times slower than the built-in ``lru`` (a few million references a second; docs/policies.md has
-the measurement, benches/python_policy.py makes it).
+times slower than the built-in ``lru`` (a few million references a second, in either mode;
+docs/policies.md has the measurements, benches/python_policy.py makes them).
 """
 
 from __future__ import annotations
@@ -54,9 +66,11 @@ class PythonPolicy:
     name: str | None = None
     #: True: the callbacks take ``(page, seq, time, size)`` instead of ``(page)`` (module doc).
     request_info: bool = False
+    #: Whether the class also runs in object-size mode (module doc); False: page mode only.
+    object_sizes: bool = True
 
     def __init__(self, capacity: int):
-        #: Memory size in pages.
+        #: Memory size in pages (in bytes in object-size mode).
         self.capacity = capacity
 
     def on_hit(self, page: int) -> None:

@@ -6,6 +6,10 @@
 //! A class with `request_info = True` gets the reference's position, time and size as well:
 //! `on_hit(page, seq, time, size)` and likewise `evict` and `on_miss` (the core's
 //! [`RefInfo`]); without it the callbacks take the page alone, as before.
+//!
+//! The same callbacks serve object-size mode (`run(..., object_sizes=True)`): the engine runs
+//! the `External` built here as its object-size variant (`External::into_object_mode`), the
+//! capacity is in bytes, `page` is the object's id and `size` its size in bytes.
 
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -112,7 +116,10 @@ impl ExternalPolicy for PyPolicy {
                 .call(py, &self.evict, page, info)
                 .map_err(|e| self.keep(py, e))?;
             v.extract::<u64>(py).map_err(|e| {
-                let msg = format!("must return a resident page number (an int): {e}");
+                let msg = format!(
+                    "must return a resident page number (an object id in object-size mode) as an \
+                     int: {e}"
+                );
                 self.keep(py, pyo3::exceptions::PyTypeError::new_err(msg))
             })
         })

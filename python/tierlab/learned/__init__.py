@@ -13,7 +13,9 @@ and run by name or as a class::
     tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
 
 tierlab imports without LightGBM; only building a learned policy raises ``ImportError`` naming the
-extra. Like every Python policy they run in page mode (one page per object, size 1).
+extra. ``lrb`` runs in page and object-size mode (its size feature is then the object's bytes);
+``glcache`` and ``3lcache`` in page mode only (their state counts objects; ``run`` refuses them with
+``object_sizes=True``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ POLICY_INFO = [
         "summary": "LRB, Learning Relaxed Belady (Song et al., NSDI 2020): LightGBM predicts the time "
         "to next request of 64 sampled objects, the farthest is evicted; LRU until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in Lrb.defaults.items()),
-        "object_sizes": False,
+        "object_sizes": Lrb.object_sizes,
     },
     {
         "name": "glcache",
@@ -54,7 +56,7 @@ POLICY_INFO = [
         "of 100; LightGBM predicts each segment's utility, the lowest is merged with the next keeping "
         "the most recently used half; merge-FIFO until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in GlCache.defaults.items()),
-        "object_sizes": False,
+        "object_sizes": GlCache.object_sizes,
     },
     {
         "name": "3lcache",
@@ -64,7 +66,7 @@ POLICY_INFO = [
         "candidates sampled from both ends of the LRU queue, one prediction batch serves several "
         "evictions; LRU until the first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in ThreeLCache.defaults.items()),
-        "object_sizes": False,
+        "object_sizes": ThreeLCache.object_sizes,
     },
 ]
 

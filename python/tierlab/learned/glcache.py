@@ -188,6 +188,9 @@ class GlCache(LearnedPolicy):
 
     name = "glcache"
     request_info = True
+    #: Page mode only: the logical cache (segments, merges, the one-victim-per-miss release) counts
+    #: ``capacity`` in objects; object-size mode would give it bytes. ``run`` refuses it there.
+    object_sizes = False
 
     #: The defaults: the paper's and the authors' code's (class doc).
     defaults = {

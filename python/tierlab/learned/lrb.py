@@ -64,11 +64,18 @@ class Lrb(LearnedPolicy):
     leaves the window (its samples wait for its next request, or for its eviction, then labelled
     ``log1p(age + memory_window)``); the 64 candidates are distinct.
 
+    Object-size mode (``tierlab.run(..., object_sizes=True)``), as the paper's CDN caches and
+    libCacheSim's LRB run: the capacity is in bytes and the size feature is the object's size in
+    bytes as its latest request gives it (in page mode it is constant, 1). tierlab asks ``evict``
+    for victims, one at a time, until the missed object fits; all of them see the same ``seq``.
+
     ``training_times`` (seconds per model) and ``models`` are kept on the object for measurement.
     """
 
     name = "lrb"
     request_info = True
+    #: Runs in object-size mode too, with its size feature in bytes (class doc).
+    object_sizes = True
 
     #: The defaults: the paper's, and the authors' code's for the window and the batch (class doc);
     #: ``Lrb.with_params`` and ``lrb(k=v)`` override them.

@@ -111,6 +111,9 @@ class ThreeLCache(LearnedPolicy):
 
     name = "3lcache"
     request_info = True
+    #: Page mode only: the out-of-cache window, ``reserved_space`` and the candidate counts are in
+    #: objects of ``capacity``; object-size mode would give bytes. ``run`` refuses it there.
+    object_sizes = False
 
     #: The authors' defaults (class doc); ``ThreeLCache.with_params`` and ``3lcache(k=v)`` override them.
     defaults = {

@@ -10,8 +10,14 @@
 //! stops the policy: it answers every later reference with a bypass (so the accounting stays
 //! consistent) and the engine ends the run with the error after the batch ([`Policy::failed`]).
 //! The core stays free of any foreign-language runtime; the callbacks are plain trait methods.
+//!
+//! In object-size mode the engine runs the same callbacks through
+//! [`crate::policy::object::external::ObjExternal`] instead ([`External::into_object_mode`],
+//! chosen once per run): it keeps the bytes in use as well and asks for victims until the
+//! missed object fits.
 
 use crate::error::Error;
+use crate::policy::object::external::ObjExternal;
 use crate::policy::{Frame, Policy};
 use crate::sim::{PageRef, Sink};
 use std::collections::HashMap;
@@ -24,7 +30,9 @@ pub struct RefInfo {
     pub seq: u64,
     /// Time of its request as the trace gives it ([`PageRef::time`]).
     pub time: u64,
-    /// Its size: 1 (one page) in page mode ([`PageRef::size`]).
+    /// Its size ([`PageRef::size`]): 1 (one page) in page mode; in object-size mode the size in
+    /// bytes the request gives (on a hit it may differ from the size the object was admitted
+    /// with, which is the one that counts against the capacity).
     pub size: u64,
 }
 
@@ -46,7 +54,9 @@ impl RefInfo {
 pub trait ExternalPolicy: Send + 'static {
     /// `page` is referenced and resident.
     fn hit(&mut self, page: u64) -> std::result::Result<(), String>;
-    /// Memory is full and `page` misses: which resident page to evict.
+    /// Memory is full and `page` misses: which resident page to evict. In object-size mode:
+    /// the object `page` does not fit, which resident object to evict (asked again, with the
+    /// same [`RefInfo`], until it fits).
     fn evict(&mut self, page: u64) -> std::result::Result<u64, String>;
     /// `page` missed and is now resident (after the eviction, if any).
     fn miss(&mut self, page: u64) -> std::result::Result<(), String>;
@@ -98,12 +108,22 @@ impl External {
     }
 
     fn fail(&mut self, what: &str, page: u64, msg: String) {
-        self.error = Some(Error::Policy(format!(
-            "policy '{}': {what}(page {page}) failed: {}",
-            self.name,
-            msg.replace('\n', " ")
-        )));
+        self.error = Some(callback_error(&self.name, what, "page", page, &msg));
     }
+
+    /// The same policy in object-size mode (capacity in bytes): the engine's choice, once per
+    /// run, when `RunOptions::object_sizes` is set (see [`crate::policy::object::external`]).
+    pub fn into_object_mode(self) -> ObjExternal {
+        ObjExternal::new(self.name, self.cap as u64, self.inner)
+    }
+}
+
+/// The error of a failed callback: `policy 'NAME': WHAT(NOUN ID) failed: MSG` (one line).
+pub(crate) fn callback_error(name: &str, what: &str, noun: &str, id: u64, msg: &str) -> Error {
+    Error::Policy(format!(
+        "policy '{name}': {what}({noun} {id}) failed: {}",
+        msg.replace('\n', " ")
+    ))
 }
 
 impl Policy for External {

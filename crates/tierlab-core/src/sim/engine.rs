@@ -316,9 +316,29 @@ pub fn build_object_instance<S: EngineSink>(
     visit_policy(&spec.name, Object(Build { spec, ctx, sink }))?
 }
 
-/// An instance of a policy defined outside the crate (see [`crate::policy::external`]).
-pub fn external_instance<S: EngineSink>(policy: External, sink: S) -> Box<dyn Runner> {
+/// An instance of a policy defined outside the crate (see [`crate::policy::external`]): in
+/// page mode, or with `object_sizes` its object-size mode (`External::into_object_mode`, capacity
+/// in bytes) over `sink` wrapped in an [`ObjectSink`], as [`build_object_instance`] does for the
+/// registered policies. Chosen once, here: the replay loop is the same monomorphised one.
+pub fn external_instance<S: EngineSink>(
+    policy: External,
+    sink: S,
+    object_sizes: bool,
+) -> Box<dyn Runner> {
     let name = policy.name().to_string();
+    if object_sizes {
+        let policy = policy.into_object_mode();
+        let capacity = policy.capacity();
+        return Box::new(Instance {
+            capacity: capacity as usize,
+            policy,
+            sink: ObjectSink::new(sink, capacity),
+            label: name.clone(),
+            name,
+            params: "{}".to_string(),
+            seconds: 0.0,
+        });
+    }
     Box::new(Instance {
         capacity: policy.capacity(),
         policy,
@@ -472,7 +492,7 @@ pub fn run_with_external(
         if opts.record_device_log {
             acct.log = Some(Vec::new());
         }
-        runners.push(external_instance(p, acct));
+        runners.push(external_instance(p, acct, opts.object_sizes));
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads.max(1))

@@ -10,6 +10,7 @@
 //! through `PolicyDef::visit_object_mode`; page mode never runs this code.
 
 pub mod clock;
+pub mod external;
 pub mod fifo;
 pub mod hyperbolic;
 pub mod lfu;
@@ -182,13 +183,29 @@ impl<Q: Queue> Policy for ObjectCache<Q> {
 pub(crate) mod testing {
     //! Replays hand-worked object traces through an object-size policy.
     use crate::policy::PolicySpec;
-    use crate::sim::engine::{build_object_instance, fill_next_use};
+    use crate::sim::engine::{build_object_instance, fill_next_use, Runner};
     use crate::sim::{Accounting, RefBatch, RefFields};
     use crate::trace::{Kind, Op};
 
     /// `(hits, misses, byte_misses, too_large)` of `policy` with `cap` bytes over
     /// `(object, size)` requests.
     pub fn replay_objects(policy: &str, cap: usize, reqs: &[(u64, u32)]) -> (u64, u64, u64, u64) {
+        let ctx = crate::policy::PolicyCtx {
+            capacity: cap,
+            tiers: 1,
+            page_size: 4096,
+        };
+        let spec = PolicySpec::parse(policy).unwrap();
+        replay_runner(reqs, |acct| {
+            build_object_instance(&spec, &ctx, acct).unwrap()
+        })
+    }
+
+    /// The same counts for the runner `build` makes over the engine's accounting sink.
+    pub fn replay_runner(
+        reqs: &[(u64, u32)],
+        build: impl FnOnce(Accounting) -> Box<dyn Runner>,
+    ) -> (u64, u64, u64, u64) {
         let mut b = RefBatch::default();
         let mut ids = std::collections::HashMap::new();
         for (t, &(obj, size)) in reqs.iter().enumerate() {
@@ -213,13 +230,7 @@ pub(crate) mod testing {
             &crate::device::DeviceCatalog::default(),
         )
         .unwrap();
-        let ctx = crate::policy::PolicyCtx {
-            capacity: cap,
-            tiers: 1,
-            page_size: 4096,
-        };
-        let spec = PolicySpec::parse(policy).unwrap();
-        let mut inst = build_object_instance(&spec, &ctx, Accounting::new(sys)).unwrap();
+        let mut inst = build(Accounting::new(sys));
         inst.grow(ids.len());
         inst.run(&b, &[]);
         let res = inst.finish();
