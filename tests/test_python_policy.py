@@ -27,6 +27,24 @@ def test_python_lru_equals_builtin_lru_on_a_real_trace():
             assert py[col].tolist() == builtin[col].tolist(), col
 
 
+@pytest.mark.parametrize("threads", [1, 2, 4])
+def test_python_policies_on_replay_threads_equal_one_thread(threads):
+    """Python policies' batches run inside the interpreter lock on whichever replay thread gets
+    them, beside built-in instances on other threads: the counts do not depend on the threads."""
+
+    class PyLru2(PyLru):
+        name = "pylru2"
+
+    trace = trace_path("lirs/sprite.trace.gz")
+    sizes = [10, 100, 500, 2000]
+    policies = [PyLru, "lru", "arc", PyLru2]
+    df = tierlab.run(trace, policies=policies, sizes=sizes, threads=threads)
+    assert df["policy"].tolist() == ["pylru"] * 4 + ["lru"] * 4 + ["arc"] * 4 + ["pylru2"] * 4
+    assert df["misses"].iloc[:4].tolist() == df["misses"].iloc[4:8].tolist() == df["misses"].iloc[12:].tolist()
+    one = tierlab.run(trace, policies=policies, sizes=sizes, threads=1)
+    assert df["misses"].tolist() == one["misses"].tolist()
+
+
 def test_python_policy_exception_names_the_policy(tmp_path):
     class Broken(PyLru):
         name = "broken"

@@ -202,9 +202,11 @@ def test_policies_lists_learned_object_size_support_from_the_class():
     assert bool(df.loc["lru", "object_sizes"]) and not bool(df.loc["car", "object_sizes"])
     from tierlab import learned
 
-    for name, cls in learned.POLICIES.items():
-        assert bool(df.loc[name, "object_sizes"]) == cls.object_sizes, name
+    for row in learned.POLICY_INFO:
+        cls = learned.POLICIES[row["name"]]
+        assert bool(df.loc[row["name"], "object_sizes"]) == cls.object_sizes, row["name"]
     assert bool(df.loc["lrb", "object_sizes"])
+    assert not bool(df.loc["glcache", "object_sizes"]) and not bool(df.loc["3lcache", "object_sizes"])
 
 
 def test_lrb_runs_in_object_mode_with_sizes_as_its_feature():

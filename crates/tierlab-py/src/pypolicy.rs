@@ -13,7 +13,16 @@
 
 use pyo3::prelude::*;
 use std::sync::{Arc, Mutex};
-use tierlab_core::policy::external::{External, ExternalPolicy, RefInfo};
+use tierlab_core::policy::external::{External, ExternalPolicy, Host, RefInfo};
+
+/// Python's interpreter lock, held by a replay thread across a batch of callbacks (see [`Host`]).
+struct Interpreter;
+
+impl Host for Interpreter {
+    fn enter(&self, body: &mut dyn FnMut()) {
+        Python::attach(|_| body());
+    }
+}
 
 pyo3::create_exception!(
     _core,
@@ -100,6 +109,10 @@ impl ExternalPolicy for PyPolicy {
                 size: 1,
             },
         )
+    }
+
+    fn host(&self) -> Option<Arc<dyn Host>> {
+        Some(Arc::new(Interpreter))
     }
 
     fn hit_at(&mut self, page: u64, info: RefInfo) -> Result<(), String> {

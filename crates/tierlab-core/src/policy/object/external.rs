@@ -61,6 +61,11 @@ impl ObjExternal {
         }
     }
 
+    /// The runtime its callbacks need around a batch ([`ExternalPolicy::host`]).
+    pub fn host(&self) -> Option<std::sync::Arc<dyn crate::policy::external::Host>> {
+        self.inner.host()
+    }
+
     pub fn name(&self) -> &str {
         &self.name
     }
