@@ -353,6 +353,7 @@ pub fn policy_info(name: &str) -> Result<PolicyInfo> {
     visit_policy(name, V)
 }
 
+pub mod huge;
 pub mod id_list;
 pub mod list;
 
