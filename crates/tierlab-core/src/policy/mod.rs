@@ -353,7 +353,6 @@ pub fn policy_info(name: &str) -> Result<PolicyInfo> {
     visit_policy(name, V)
 }
 
-pub mod huge;
 pub mod id_list;
 pub mod list;
 

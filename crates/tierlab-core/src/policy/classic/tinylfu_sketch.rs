@@ -23,7 +23,6 @@
 //! XXH64 (seed 0): the low half picks the key's counter block and doorkeeper word, the high
 //! half its counters and bits within them by double hashing (Kirsch & Mitzenmacher 2006).
 
-use crate::policy::huge::HugeZeroed;
 use crate::policy::list::prefetch;
 
 const P1: u64 = 0x9E37_79B1_85EB_CA87;
@@ -56,11 +55,11 @@ pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
 /// 64-bit word (a blocked Bloom filter): one cache line each per lookup.
 pub struct FreqSketch {
     /// Counters (one per byte; only values 0..=15 are used), in blocks of 64.
-    counters: HugeZeroed<u8>,
+    counters: Vec<u8>,
     block_mask: u32,
     depth: u32,
     /// Doorkeeper words.
-    door: HugeZeroed<u64>,
+    door: Vec<u64>,
     door_mask: u32,
     door_hashes: u32,
     /// Samples since the last reset, and the sample size `W`.
@@ -95,10 +94,10 @@ impl FreqSketch {
         let sample_size = (sample_factor * items.max(1) as u64).max(1);
         let door_bits = (8 * sample_size).next_power_of_two().clamp(64, 1 << 31);
         FreqSketch {
-            counters: HugeZeroed::new(blocks * 64),
+            counters: vec![0; blocks * 64],
             block_mask: (blocks - 1) as u32,
             depth,
-            door: HugeZeroed::new((door_bits / 64) as usize),
+            door: vec![0; (door_bits / 64) as usize],
             door_mask: (door_bits / 64 - 1) as u32,
             door_hashes: 4,
             samples: 0,
@@ -199,7 +198,7 @@ impl FreqSketch {
 
     /// Section 3.3's reset: halve every counter and the sample count; clear the doorkeeper.
     fn reset(&mut self) {
-        for c in self.counters.iter_mut() {
+        for c in &mut self.counters {
             *c >>= 1;
         }
         self.door.fill(0);
@@ -214,7 +213,7 @@ impl FreqSketch {
 
 /// libCacheSim's counting Bloom filter (`minimalIncrementCBF`), see the module doc.
 pub struct LcsCbf {
-    counters: HugeZeroed<u32>,
+    counters: Vec<u32>,
     hashes: u32,
     decays: u64,
 }
@@ -241,7 +240,7 @@ impl LcsCbf {
 
     pub fn new(counters: usize, hashes: u32) -> Self {
         LcsCbf {
-            counters: HugeZeroed::new(counters),
+            counters: vec![0; counters],
             hashes,
             decays: 0,
         }
@@ -302,7 +301,7 @@ impl LcsCbf {
     }
 
     pub fn decay(&mut self) {
-        for c in self.counters.iter_mut() {
+        for c in &mut self.counters {
             *c >>= 1;
         }
         self.decays += 1;

@@ -57,15 +57,8 @@
 //! which is why this policy fell from 0.32 of `lru` at 1% to 0.08 at 30% on a miss-heavy
 //! trace: the replay loop now hints each reference's sketch line and doorkeeper word 16
 //! references ahead ([`Policy::prefetch_ref`]), each node keeps its page's hash (admission tests
-//! do not hash again), and after a miss the candidate a few misses ahead (found in a record of
-//! the recent window insertions, not by following the window's links) and the victim get their
-//! sketch entries, table entries and nodes loaded ahead. The sketch, doorkeeper and
-//! libCacheSim's filter sit on 2 MB pages where Linux grants them
-//! ([`crate::policy::huge::HugeZeroed`]), so a lookup does not also walk the page tables.
-//! What is left on a large cache and a miss-heavy trace is memory throughput: a miss touches
-//! about eight cache lines at random (the new page's table entry and sketch and doorkeeper
-//! lines, the candidate's node, sketch and doorkeeper lines and table entry, ...) against
-//! about three for LRU. Speed only: every decision is the same.
+//! do not hash again), and after a miss the next candidates' and the victim's sketch entries
+//! are loaded ahead. Speed only: every decision is the same.
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf};
 use crate::error::{Error, Result};
@@ -139,17 +132,7 @@ pub struct WTinyLfu {
     decay_every: u64,
     admitted: u64,
     rejected: u64,
-    /// The last [`RECENT`] window insertions (paper rules), in order: `(slot, page id, hash)`;
-    /// a speed hint only (see `prefetch_admission`).
-    recent: Vec<(u32, u32, u64)>,
-    /// Window insertions so far.
-    inserted: u64,
 }
-
-/// Window insertions remembered for the admission prefetch (a power of two).
-const RECENT: usize = 1 << 14;
-/// How many candidates ahead the admission prefetch loads.
-const AHEAD: u64 = 6;
 
 impl PolicyDef for WTinyLfu {
     const NAME: &'static str = "wtinylfu";
@@ -216,12 +199,6 @@ impl PolicyDef for WTinyLfu {
             decay_every,
             admitted: 0,
             rejected: 0,
-            recent: if cfg.libcachesim {
-                Vec::new()
-            } else {
-                vec![(NIL, NIL, 0); RECENT]
-            },
-            inserted: 0,
         })
     }
     fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -305,25 +282,22 @@ impl WTinyLfu {
 
     /// A speed hint after a miss, so that on a large cache (whose sketch, doorkeeper and
     /// nodes are far larger than the CPU's caches) the next admission tests do not wait for
-    /// memory. The window's candidates leave in insertion order unless a window hit reorders
-    /// them, so the candidate [`AHEAD`] misses from now is (usually) the page inserted
-    /// `window length - AHEAD` insertions ago: its sketch entries, table entry and node are
-    /// loaded from the record of recent insertions, with no pointer to follow (following the
-    /// window's links backwards loaded one node per miss, each waiting for the last). The main
-    /// victim gets its sketch entries, table entry and the node after it. Changes nothing.
+    /// memory: the window's candidate after next gets its sketch entries and table entry
+    /// loaded, the one after that its node (a pipeline: each is read one miss after its
+    /// load began), and the main victim its sketch entries, table entry and the node after
+    /// it. Changes nothing.
     #[inline]
     fn prefetch_admission(&self) {
         let Freq::Paper(f) = &self.freq else {
             return;
         };
-        let len = self.lists[WINDOW].len() as u64;
-        if len >= AHEAD && len < RECENT as u64 {
-            let (slot, id, h) =
-                self.recent[((self.inserted + AHEAD - len) as usize) & (RECENT - 1)];
-            if slot != NIL {
-                f.prefetch_hashed(h);
-                self.table.prefetch(id);
-                self.arena.prefetch(slot);
+        let w = &self.lists[WINDOW];
+        if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
+            let n = self.node(p);
+            f.prefetch_hashed(n.h);
+            self.table.prefetch(n.f.id);
+            if let Some(q) = w.prev_of(&self.arena, p) {
+                self.arena.prefetch(q);
             }
         }
         let main = if self.lists[PROBATION].is_empty() {
@@ -531,8 +505,6 @@ impl Policy for WTinyLfu {
             });
             self.table.set(r.id, s);
             self.link(s, WINDOW);
-            self.recent[self.inserted as usize & (RECENT - 1)] = (s, r.id, h);
-            self.inserted += 1;
             self.drain_window(sink);
             self.prefetch_admission();
         }
