@@ -26,17 +26,19 @@
 //!
 //! Layout (for speed; every decision is the same): one 16-byte entry per page
 //! id holds the page's dense block number (given on the id's first sight, the
-//! only time the block hash map is read), its offset in the block, its flags
-//! and its link in the block's page list; one 32-byte group per block ever
-//! seen holds the block's place in its count's list and the heads of
-//! [`CHAINS`] singly linked page lists (the `n`-th page loaded joins list
+//! only time the block lookup is read), its offset in the block, its flags
+//! and its link in the block's page list (a page id names one page, so its
+//! block and offset never change); one 32-byte group per block ever seen
+//! holds the block number, its place in its count's list and the heads of
+//! `CHAINS` (3) singly linked page lists (the `n`-th page loaded joins list
 //! `n % CHAINS`). A hit reads the entry and the group (and the group's list
 //! neighbours, as LRU's hit reads its node's); the replay loop's look-ahead
 //! loads the entry 16 references ahead and the group 6 ahead
 //! (`Policy::prefetch`), and every reference walks the next victim's page
 //! lists two entries further, so that the eviction's walk (dependent loads, in
 //! `CHAINS` independent chains) finds them in cache. Memory: 16 B per distinct
-//! page, 40 B per distinct block (group, block number) plus the map's entry.
+//! page, 32 B per distinct block, and the block lookup: 4 B per block number up
+//! to the highest seen below 2^22, a hash-map entry per block above.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{id_links_in_field, prefetch, IdList, NIL};
