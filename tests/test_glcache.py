@@ -547,5 +547,6 @@ def test_object_mode_trained_against_libcachesim():
                 r = df[(df["size_bytes"] == size) & (df["label"] == rec.policy_label())].iloc[0]
                 assert g.models >= 5
                 got = (g.logical_misses, int(r["byte_misses"]) + g.pending_hit_bytes)
-                assert abs(got[0] - want[0]) <= tolerance * r["accesses"], (consecutive, size, rec.policy_label(), got, want)
-                assert abs(got[1] - want[1]) <= tolerance * r["byte_accesses"], (consecutive, size, rec.policy_label(), got, want)
+                why = (consecutive, size, rec.policy_label(), got, want)
+                assert abs(got[0] - want[0]) <= tolerance * r["accesses"], why
+                assert abs(got[1] - want[1]) <= tolerance * r["byte_accesses"], why

@@ -82,7 +82,8 @@ class GlCache(LearnedPolicy):
 
     - Groups (§3, grouping by write time): objects are appended in insertion (miss) order to the
       open segment of ``segment_size`` = 100 objects; when it is full a new one is opened at the
-      end of the log. Segments are the groups; a hit changes no placement (log-structured).
+      end of the log. Segments are full in objects in object-size mode too, whatever their bytes
+      (as in the authors' code). Segments are the groups; a hit changes no placement (log-structured).
     - Features of a segment (§3, the static and dynamic group features; the authors' code's six):
       ``age`` (clock now minus the segment's creation), ``mean_obj_size`` (bytes / objects),
       ``n_hit`` (requests to its objects since it was written), ``n_active`` (its distinct objects
@@ -91,7 +92,8 @@ class GlCache(LearnedPolicy):
       segment when it fills; a merged segment takes the mean of its sources'). The write rate is
       left out as the authors' code does (it is ``req_rate * miss_ratio``).
     - Utility, the label (§3, the object-group utility function): an object's utility is
-      ``1 / (D * S)``, ``D`` its distance to its next request and ``S`` its size; a group's is
+      ``1 / (D * S)``, ``D`` its distance to its next request and ``S`` its size (its admitted
+      bytes in object-size mode, 1 in page mode); a group's is
       the sum over its objects.
       Online, as in the authors' code: after each training every segment but the open one (at
       most 8,192, sampled evenly beyond) is snapshotted, its features then are a training row,
@@ -117,8 +119,10 @@ class GlCache(LearnedPolicy):
       followed in the log by ``n_merge - 1`` = 1 more segment, none of them the open one, is
       merged with them (``merge_consecutive_segs``; false: the lowest-ranked segment with the
       ``n_merge - 1`` ranked right after it, none open): the ``segment_size`` objects of highest
-      score ``1 / (age * size)`` (age in requests since the last request: for unit sizes the most
-      recently requested) move to a new segment in their place, the rest are evicted. If no
+      score ``1e8 / size / age`` (age in requests since the last request: for unit sizes the most
+      recently requested) move to a new segment in their place, the rest are evicted. A miss
+      evicts (merges) until the cache's bytes plus the object's fit ``capacity`` (one merge per
+      miss in page mode; in object-size mode as many as it takes, as libCacheSim does). If no
       ranked segment up to 80% of the ranking can be merged, the lowest-ranked one is evicted
       whole and the ranking redone.
     - Before the first model: the same merges, with the segments taken in log order (FIFO) by a
@@ -138,17 +142,29 @@ class GlCache(LearnedPolicy):
 
     Page mode: Python policies get unit sizes, so ``mean_obj_size`` is 1 for every segment (a
     constant feature the trees ignore), bytes are objects, and the object score is recency.
+    Object-size mode (``tierlab.run(..., object_sizes=True)``): ``capacity`` is in bytes and every
+    object counts at the size it was admitted with (``used`` bytes in GL-Cache's cache, a
+    segment's ``nbytes``), ``mean_obj_size`` is a segment's bytes per object, the ranking is per
+    byte and the object score and the label divide by the size, as in the paper and the authors'
+    code. An object larger than the cache is bypassed by tierlab without a callback; GL-Cache sees
+    it as the gap in ``seq`` at the next callback and counts it as libCacheSim does, a miss that
+    inserts nothing (in ``logical_misses`` and the cache state's request and miss counts).
 
-    **One eviction per miss.** tierlab's Python policies return one victim per miss when memory is
-    full, while GL-Cache frees ``(n_merge - 1) * segment_size`` objects at once. So GL-Cache here
-    keeps the paper's cache, of ``capacity`` objects, as its logical state, and hands the objects
-    a merge evicts back to tierlab one per later miss (least recently requested first): they stay
-    in memory until then. A reference to such a released-but-resident object is a hit in
+    **One eviction per call.** tierlab's Python policies return one victim per ``evict`` call
+    (tierlab calls it until the incoming object fits), while GL-Cache frees
+    ``(n_merge - 1) * segment_size`` objects at once. So GL-Cache here keeps the paper's cache, of
+    ``capacity`` objects (bytes), as its logical state, and hands the objects a merge evicts back
+    to tierlab one per ``evict`` call, least recently requested first (the ``pending`` objects, in
+    the order they were evicted): they stay in memory until then. So tierlab's resident bytes are
+    always GL-Cache's ``used`` plus ``pending_bytes`` (tests/test_glcache.py checks it after every
+    callback on cloudPhysicsIO with sizes). A reference to such a released-but-resident object is a hit in
     tierlab's counts; GL-Cache treats it as the paper's cache would, as a miss that inserts the
-    object (which needs no eviction: the cache is not full while objects wait). So the logical
+    object (at its admitted size, which needs no eviction: the object's bytes were counted in
+    memory already). So the logical
     state, every decision and the model are the paper's GL-Cache exactly, and tierlab's misses are
     the paper's minus ``pending_hits`` (kept on the object; ``logical_misses`` is the paper's
-    count). Memory holds ``capacity`` pages throughout, as a page cache would.
+    count; ``pending_hit_bytes`` are those requests' bytes). Memory holds ``capacity`` pages
+    throughout, as a page cache would (in object-size mode up to ``capacity`` bytes).
 
     Differences from libCacheSim's GLCache (pip ``libcachesim``), all known ones: (1) the misses
     tierlab reports are lower by ``pending_hits`` (above); ``logical_misses`` equal libCacheSim's
@@ -181,7 +197,11 @@ class GlCache(LearnedPolicy):
     490, 2,449 and 4,897 pages in both merge modes, trained; at 12,244 pages, the one size with
     at least 10 held-out rows (where the stopping rule applies), they differ by 0.001 (not
     explained further). So once models are trained the remaining difference is, that apart, (2):
-    the model library.
+    the model library. With object sizes (cloudPhysicsIO at 1%, 5%, 10% and 25% of its distinct
+    bytes) the logical object and byte misses equal libCacheSim's exactly untrained; trained
+    (``retrain_intvl=600``) ``libcachesim=True`` is within 0.0041 of libCacheSim's miss ratio
+    and 0.0081 of its byte miss ratio, while the default (the paper's label, (3) and (4)) misses
+    more, by up to 0.050 (docs/policies.md has the table).
 
     ``seed`` seeds LightGBM (one thread, ``deterministic=True``); nothing else is random, so runs
     repeat exactly. ``models``, ``trained_at`` (references), ``training_times`` (seconds per
