@@ -369,3 +369,184 @@ def test_learned_selection_consecutive_and_ranked():
         chosen[consecutive] = [s.objs[0] for s in segs]
         assert g._rank_pos == 3  # positions 0 and 1 were passed over (s3's successor is open)
     assert chosen == {True: [0, 4], False: [0, 8]}
+
+
+# --- object-size mode ---------------------------------------------------------------------------
+
+
+def write_sized_oracle(ids, sizes, out):
+    """An oracleGeneral trace of objects ``ids`` with ``sizes`` bytes (times 0, 1, 2, ... s)."""
+    from tierlab.interop import next_access
+
+    ids = np.asarray(ids, dtype=np.uint64)
+    rec = np.zeros(len(ids), dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nx", "<i8")])
+    rec["t"] = np.arange(len(ids))
+    rec["id"] = ids
+    rec["sz"] = sizes
+    rec["nx"] = next_access(ids)
+    rec.tofile(out)
+    return out
+
+
+def lcs_object_counts(oracle, size: int, **params) -> tuple[int, int]:
+    """pip libcachesim's GLCache (object sizes, not ignored): (misses, byte misses)."""
+    import libcachesim as lcs
+
+    reader = lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE)
+    ratio, byte_ratio = lcs.GLCache(size, **params).process_trace(reader)
+    reader = lcs.TraceReader(str(oracle), lcs.TraceType.ORACLE_GENERAL_TRACE)
+    n = nbytes = 0
+    for req in reader:
+        n += 1
+        nbytes += req.obj_size
+    return round(ratio * n), round(byte_ratio * nbytes)
+
+
+def shadowed(**params):
+    """A recording GlCache that also keeps tierlab's memory as tierlab keeps it (admitted sizes;
+    a victim leaves, a miss enters) and checks after every callback that tierlab's resident bytes
+    are the logical cache's plus the pending ones, within the capacity."""
+    base = recording(**params)
+
+    class Shadowed(base):
+        def __init__(self, capacity, **kw):
+            super().__init__(capacity, **kw)
+            self.resident: dict[int, int] = {}
+            self.resident_bytes = 0
+            self.checks = 0
+
+        def _check(self):
+            assert self.resident_bytes == self.used + self.pending_bytes <= self.capacity
+            self.checks += 1
+
+        def on_hit(self, page, seq, time_, size):
+            assert page in self.resident
+            super().on_hit(page, seq, time_, size)
+            self._check()
+
+        def evict(self, page, seq, time_, size):
+            v = super().evict(page, seq, time_, size)
+            self.resident_bytes -= self.resident.pop(v)
+            assert self.resident_bytes == self.used + self.pending_bytes
+            return v
+
+        def on_miss(self, page, seq, time_, size):
+            super().on_miss(page, seq, time_, size)
+            self.resident[page] = size
+            self.resident_bytes += size
+            self._check()
+
+    return Shadowed
+
+
+# The hand-worked sized trace (id:bytes), capacity 160, segments of 4 (worked in the test below).
+SIZED = [(1, 10), (2, 20), (3, 10), (4, 10), (5, 20), (6, 10), (7, 10), (8, 40), (9, 10), (10, 10)]
+SIZED += [(2, 20), (7, 10), (11, 30), (8, 40), (12, 25), (1, 10)]
+
+
+def test_object_mode_hand_worked_victims_and_bytes(tmp_path):
+    ids, sizes = zip(*SIZED, strict=True)
+    oracle = write_sized_oracle(ids, sizes, tmp_path / "sized.oracleGeneral.bin")
+    cls = shadowed(segment_size=4, n_merge=2)
+    df = tierlab.run(oracle, policies=[cls], sizes=[160], object_sizes=True)
+    (g,) = cls.made
+    # seq 0-9 fill segments A [1 2 3 4] (50 bytes), B [5 6 7 8] (80) and the open C [9 10] (20):
+    # 150 bytes. 2 and 7 hit (seq 10, 11). seq 12, 11 (30 bytes): 150 + 30 > 160, and GL-Cache's
+    # cache (150 bytes) does not fit it either: merge A and B (FIFO), keeping the 4 objects of
+    # highest 1e8 / size / age (age = 12 - last request): 7 (1e8/10/1), 2 (1e8/20/2),
+    # 6 (1e8/10/7), 4 (1e8/10/9) over 3 (1e8/10/10), 1 (1e8/10/12), 5 (1e8/20/8), 8 (1e8/40/5),
+    # though 8 was requested after 4 and 6 (recency would keep it): [2 4 6 7], 50 bytes. Evicted
+    # 1 3 5 8 (80 bytes), pending, released least recent first until tierlab fits 11: 1 (140 + 30
+    # > 160), then 3 (130 + 30 = 160). seq 13, 8 (40): pending, so a hit in tierlab and a miss of
+    # GL-Cache's cache, into C: [9 10 11 8] (90). seq 14, 12 (25): tierlab has 160, GL-Cache 140
+    # (+ 25 > 160): the log is [2 4 6 7] and the open C, too few segments to merge: [2 4 6 7] is
+    # evicted whole (50 bytes; pending in the order 4 6 2 7, after 5); released: 5 (20; 140 + 25
+    # > 160), 4 (10; 130 + 25 = 155). seq 15, 1 (10, released at 12): a miss; GL-Cache fits it
+    # (115 + 10), tierlab does not (155 + 10): release 6.
+    assert g.victims == [(12, 1), (12, 3), (14, 5), (14, 4), (15, 6)]
+    assert [s.objs for s in g._segments()] == [[9, 10, 11, 8], [12, 1]]
+    assert [s.nbytes for s in g._segments()] == [90, 35]
+    assert list(g._pending) == [2, 7] and g.pending_bytes == 30
+    assert g.used == 125 and g.resident_bytes == 155
+    assert g.pending_hits == 1 and g.pending_hit_bytes == 40 and g.logical_misses == 14
+    r = df.iloc[0]
+    assert (r["misses"], r["byte_misses"], r["hits"]) == (13, 150 + 30 + 25 + 10, 3)
+    # libCacheSim's GLCache with sizes: the paper's cache's 14 misses, 150 + 30 + 40 + 25 + 10 bytes.
+    assert lcs_object_counts(oracle, 160, segment_size=4, n_merge=2) == (14, 255)
+
+
+def test_object_mode_invariant_and_features_on_a_sized_trace():
+    """cloudPhysicsIO with sizes, trained (models every 600 s) and untrained, at a size where
+    objects go through many merges: tierlab's resident bytes = the logical bytes + the pending
+    bytes <= the capacity after every callback; the objects are the same; tierlab's misses are
+    the logical ones less the pending hits; mean_obj_size is each segment's bytes per object."""
+    cls = shadowed(retrain_intvl=600)
+    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=["1%", "5%"], object_sizes=True, threads=1, limit=60_000)
+    for g in cls.made:
+        row = df[df["size_bytes"] == g.capacity].iloc[0]
+        assert g.models >= 3 and g.checks == 60_000 - row["too_large"]
+        assert set(g.resident) == set(g._seg_of) | set(g._pending) and not set(g._seg_of) & set(g._pending)
+        assert g.used == sum(g._size[p] for p in g._seg_of) == sum(s.nbytes for s in g._segments())
+        assert row["misses"] == g.logical_misses - g.pending_hits
+        segs = g._segments()
+        assert np.allclose(g._features(segs)[:, 1], [s.nbytes / len(s.objs) for s in segs])
+        assert len({s.nbytes // len(s.objs) for s in segs}) > 10  # real sizes, not unit ones
+
+
+SIZES_BYTES = ["1%", "5%", "10%", "25%"]  # of cloudPhysicsIO's distinct bytes (4.06 GB)
+
+
+def test_object_mode_untrained_equals_libcachesim():
+    """The defaults never train on cloudPhysicsIO: with sizes, GL-Cache's (logical) object and
+    byte misses equal pip libcachesim's GLCache exactly at four byte sizes."""
+    cls = recording()
+    df = tierlab.run(trace_path(ORACLE), policies=[cls], sizes=SIZES_BYTES, object_sizes=True, threads=1)
+    for r in df.itertuples():
+        (g,) = [m for m in cls.made if m.capacity == r.size_bytes]
+        assert g.models == 0
+        logical = (g.logical_misses, r.byte_misses + g.pending_hit_bytes)
+        want = lcs_object_counts(trace_path(ORACLE), int(r.size_bytes), merge_consecutive_segs=1)
+        assert logical == want, r.size_bytes
+        assert r.misses == g.logical_misses - g.pending_hits and 0 < g.pending_hits < 0.001 * r.accesses
+
+
+def test_object_mode_bypassed_objects_count_as_misses(tmp_path):
+    """An object larger than the cache is bypassed by tierlab without a callback; GL-Cache counts
+    it as libCacheSim does: a miss that inserts nothing (here 13, 500 bytes, twice), seen as the gap
+    in ``seq`` at the next callback. The rest is the hand-worked trace above."""
+    items = SIZED[:12] + [(13, 500)] + SIZED[12:15] + [(13, 500)] + SIZED[15:]
+    ids, sizes = zip(*items, strict=True)
+    oracle = write_sized_oracle(ids, sizes, tmp_path / "big.oracleGeneral.bin")
+    cls = shadowed(segment_size=4, n_merge=2)
+    df = tierlab.run(oracle, policies=[cls], sizes=[160], object_sizes=True)
+    (g,) = cls.made
+    r = df.iloc[0]
+    assert r["too_large"] == 2 and g.checks == len(items) - 2
+    assert g.logical_misses == 16 and r["misses"] == g.logical_misses - g.pending_hits
+    assert g._vtime == len(items)  # the state's request count includes the bypassed ones
+    assert g.victims == [(13, 1), (13, 3), (15, 5), (15, 4), (17, 6)]  # seq one later from 12, two from 16
+    assert lcs_object_counts(oracle, 160, segment_size=4, n_merge=2) == (16, 255 + 1000)
+
+
+# Trained (retrain_intvl=600 s), with sizes. libcachesim=True (the authors' label, as
+# libCacheSim computes it) is within 0.01 of libCacheSim's object and byte miss ratios at the four
+# byte sizes in both merge modes (largest gaps measured: 0.0041 of the requests, 0.0081 of the
+# bytes; 5%, ranked). The default (the paper's label: each object once, at its first request
+# after the snapshot) trains on other labels and misses more than libCacheSim with sizes: up to
+# 0.050 of the requests (25%, consecutive; docs/policies.md), so it is held to 0.06.
+def test_object_mode_trained_against_libcachesim():
+    for consecutive in (True, False):
+        paper = recording(merge_consecutive_segs=consecutive, **TRAINED)
+        authors = recording(merge_consecutive_segs=consecutive, libcachesim=True, **TRAINED)
+        df = tierlab.run(trace_path(ORACLE), policies=[paper, authors], sizes=SIZES_BYTES, object_sizes=True, threads=1)
+        for size in sorted(set(df["size_bytes"])):
+            lcs_mode = 1 if consecutive else True  # True: atoi("True") = 0, merges in ranked order
+            want = lcs_object_counts(trace_path(ORACLE), int(size), merge_consecutive_segs=lcs_mode, **TRAINED)
+            for rec, tolerance in ((paper, 0.06), (authors, 0.01)):
+                (g,) = [m for m in rec.made if m.capacity == size]
+                r = df[(df["size_bytes"] == size) & (df["label"] == rec.policy_label())].iloc[0]
+                assert g.models >= 5
+                got = (g.logical_misses, int(r["byte_misses"]) + g.pending_hit_bytes)
+                why = (consecutive, size, rec.policy_label(), got, want)
+                assert abs(got[0] - want[0]) <= tolerance * r["accesses"], why
+                assert abs(got[1] - want[1]) <= tolerance * r["byte_accesses"], why

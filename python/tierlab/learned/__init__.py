@@ -13,9 +13,9 @@ and run by name or as a class::
     tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
 
 tierlab imports without LightGBM; only building a learned policy raises ``ImportError`` naming the
-extra. ``lrb`` runs in page and object-size mode (its size feature is then the object's bytes);
-``glcache`` and ``3lcache`` in page mode only (their state counts objects; ``run`` refuses them with
-``object_sizes=True``).
+extra. ``lrb`` runs in page and object-size mode (its size feature is then the object's bytes),
+and so does ``glcache`` (segments of objects in a cache of bytes); ``3lcache`` in page mode only (its
+state counts objects; ``run`` refuses it with ``object_sizes=True``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ POLICY_INFO = [
         "family": "learned (Python; needs the learned extra: LightGBM)",
         "summary": "GL-Cache, group-level learning (Yang et al., FAST 2023): objects written in segments "
         "of 100; LightGBM predicts each segment's utility, the lowest is merged with the next keeping "
-        "the most recently used half; merge-FIFO until the first model",
+        "the half of highest 1/(size x age) (most recently used, in page mode); merge-FIFO until the "
+        "first model",
         "defaults": "\n".join(f"{k} = {v}" for k, v in GlCache.defaults.items()),
         "object_sizes": GlCache.object_sizes,
     },
