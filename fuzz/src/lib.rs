@@ -10,6 +10,10 @@ use tierlab_core::trace::Record;
 /// few enough that a valid but long stream does not time the run out.
 pub const MAX_RECORDS: usize = 200_000;
 
+/// Pages a synthetic spec may shuffle before its first record (`layout=scrambled`; 4 bytes and
+/// one swap each): 16M, about 0.1 s, so set-up cost stays on the scale of [`MAX_RECORDS`].
+pub const MAX_PERMUTED_PAGES: u64 = 1 << 24;
+
 fn scratch() -> PathBuf {
     let dir = if std::path::Path::new("/dev/shm").is_dir() {
         PathBuf::from("/dev/shm")

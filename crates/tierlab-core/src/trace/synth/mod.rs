@@ -190,6 +190,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn permuted_pages_counts_scrambled_leaves_only() {
+        let one = parse_spec("zipf:alpha=0.8,pages=1e9,n=1e3,layout=scrambled").unwrap();
+        assert_eq!(one.permuted_pages(), 1_000_000_000);
+        assert_eq!(
+            parse_spec("zipf:alpha=0.8,pages=1e9,n=1e3")
+                .unwrap()
+                .permuted_pages(),
+            0
+        );
+        let mix = parse_spec(
+            "mix:0.5*zipf(alpha=0.8,pages=50,layout=scrambled)+0.5*scan(pages=70),n=100",
+        )
+        .unwrap();
+        assert_eq!(mix.permuted_pages(), 50);
+    }
+
+    #[test]
     fn specs_are_told_from_file_paths() {
         assert!(looks_like_spec(Path::new("zipf:alpha=1,pages=10,n=5")));
         assert!(looks_like_spec(Path::new("mix:scan(pages=3)")));

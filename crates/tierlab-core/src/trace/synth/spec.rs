@@ -284,6 +284,16 @@ impl GenSpec {
         }
     }
 
+    /// Pages the generator keeps a permutation of (`layout=scrambled` leaves): 4 bytes each, drawn
+    /// and shuffled before the first access, so the set-up time and memory grow with it.
+    pub fn permuted_pages(&self) -> u64 {
+        match (&self.shape, self.children()) {
+            (Shape::Zipf(s), _) if s.layout == Layout::Scrambled => s.pages,
+            (_, Some(cs)) => cs.iter().map(GenSpec::permuted_pages).sum(),
+            _ => 0,
+        }
+    }
+
     /// The largest app index of any access.
     pub fn max_app(&self) -> u32 {
         match self.children() {
