@@ -13,9 +13,9 @@ and run by name or as a class::
     tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
 
 tierlab imports without LightGBM; only building a learned policy raises ``ImportError`` naming the
-extra. ``lrb`` runs in page and object-size mode (its size feature is then the object's bytes);
-``glcache`` and ``3lcache`` in page mode only (their state counts objects; ``run`` refuses them with
-``object_sizes=True``).
+extra. ``lrb`` and ``3lcache`` run in page and object-size mode (their size feature is then the
+object's bytes; 3L-Cache's ``reserved_space`` a share of the resident bytes); ``glcache`` in page
+mode only (its state counts objects; ``run`` refuses it with ``object_sizes=True``).
 """
 
 from __future__ import annotations

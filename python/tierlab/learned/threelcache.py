@@ -95,7 +95,9 @@ class ThreeLCache(LearnedPolicy):
     of LRU-side evictions with the number of new objects waiting. The ``byte-miss-ratio`` key does
     not use the size (``exp(prediction)`` + offset) and the ``object-miss-ratio`` key multiplies
     by it: named as the authors name them. Before the first model the victims are LRU by bytes:
-    the least recently used objects, as many as the missed object needs.
+    the least recently used objects, as many as the missed object needs. A miss may evict several
+    objects while a request drops at most one window entry, so there the window can run past its
+    bound for a while (as in the authors' code).
 
     Choices where the paper and the authors' code leave it open or are undefined (each tested in
     tests/test_threelcache.py): when every heap entry is stale the authors' code returns an invalid
