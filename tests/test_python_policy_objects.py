@@ -206,7 +206,7 @@ def test_policies_lists_learned_object_size_support_from_the_class():
         cls = learned.POLICIES[row["name"]]
         assert bool(df.loc[row["name"], "object_sizes"]) == cls.object_sizes, row["name"]
     assert bool(df.loc["lrb", "object_sizes"])
-    assert bool(df.loc["glcache", "object_sizes"]) and not bool(df.loc["3lcache", "object_sizes"])
+    assert bool(df.loc["glcache", "object_sizes"]) and bool(df.loc["3lcache", "object_sizes"])
 
 
 def test_lrb_runs_in_object_mode_with_sizes_as_its_feature():
@@ -249,10 +249,3 @@ def test_cli_runs_lrb_in_object_mode(capsys):
     assert main([*args, "--limit", "20000"]) == 0
     out = capsys.readouterr().out
     assert "object requests" in out and "lrb" in out
-
-
-@pytest.mark.parametrize("name", ["3lcache"])
-def test_page_mode_learned_policies_are_refused_in_object_mode(name):
-    """3L-Cache's state counts objects, so object-size mode is refused by name."""
-    with pytest.raises(tierlab.ConfigError, match=f"'{name}'.*page mode only"):
-        tierlab.run("zipf:alpha=0.9,pages=1000,n=1000,seed=1", policies=[name], sizes=["10000"], object_sizes=True)

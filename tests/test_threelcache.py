@@ -12,6 +12,10 @@
 - Learning helps on the scan + Zipf trace of tests/test_learned.py, and (TIERLAB_SLOW=1) agrees
   with pip libcachesim's ThreeLCache within 0.01 in miss ratio at four sizes on its 300,000-
   reference version.
+- Object-size mode: hand-worked LRU-by-bytes victims and byte quick demotion, invariants on a
+  sized trace, exact agreement with the built-in ``lru`` and pip libcachesim's ThreeLCache (sizes
+  not ignored) on cloudPhysicsIO at four byte sizes (no model), and agreement within 0.02 (byte
+  objective) and 0.005 (object objective) on a sized scan + Zipf trace where both train.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -342,3 +347,200 @@ def test_agrees_with_libcachesim_in_distribution(tmp_path, size):
             assert row.min() - 0.01 <= t <= row.max() + 0.01, (size, ours, theirs)
     if size == 2000:
         assert ours.max() - ours.min() > 0.03  # the seeds split here
+
+
+# --- object-size mode ---------------------------------------------------------------------------
+
+
+def write_sized(path, ids, sizes) -> str:
+    """An oracleGeneral trace of ``ids`` with byte ``sizes`` (one per request)."""
+    from tierlab.interop import next_access
+
+    ids = np.asarray(ids, dtype=np.uint64)
+    rec = np.zeros(len(ids), dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nx", "<i8")])
+    rec["t"] = np.arange(len(ids))
+    rec["id"] = ids
+    rec["sz"] = sizes
+    rec["nx"] = next_access(ids)
+    rec.tofile(path)
+    return str(path)
+
+
+def request_sized(p: ThreeLCache, page: int, size: int, seq: int, held: dict):
+    """One request as tierlab makes it in object-size mode (``held``: resident sizes as tierlab
+    keeps them); returns the victims."""
+    if size > p.capacity:
+        return []
+    if page in held:
+        p.on_hit(page, seq, 0, size)
+        return []
+    victims = []
+    while sum(held.values()) + size > p.capacity:
+        v = p.evict(page, seq, 0, size)
+        victims.append(v)
+        del held[v]
+    p.on_miss(page, seq, 0, size)
+    held[page] = size
+    return victims
+
+
+OBJ_REQS = [(1, 4), (2, 3), (3, 2), (1, 4), (4, 5), (5, 6), (2, 3), (6, 1), (7, 11), (1, 4), (3, 3)]
+
+
+def test_object_mode_lru_by_bytes_before_the_first_model_hand_worked(tmp_path):
+    p = ThreeLCache(10)
+    held: dict = {}
+    victims = [request_sized(p, k, s, seq, held) for seq, (k, s) in enumerate(OBJ_REQS)]
+    # 1(4) 2(3) 3(2): 9 bytes | hit 1 -> 2 3 1 | 4(5): 9 + 5 > 10, evicts 2 (6 left), then 3 (4
+    # left) | 5(6): 4 1 -> evicts 1, then 4 | 2(3), 6(1): 10 bytes, no eviction | 7(11) is larger
+    # than the cache: bypassed | 1(4): evicts 5 (4 left), 8 | 3, now 3 bytes: 11 > 10, evicts 2.
+    assert victims == [[], [], [], [], [2, 3], [1, 4], [], [], [], [5], [2]]
+    assert p.lru_order() == [6, 1, 3] and p._used == 8 == sum(held.values())
+    assert [p._meta[k][2] for k in p.lru_order()] == [1, 4, 3]  # the size feature: bytes as admitted
+    # The window counts objects: at 2's request (6) 1 resident + 2 = 3 entries [2, 3, 1, 4] are too
+    # many and 2's (live) entry leaves; then 5 and 2 are evicted ([3, 1, 4, 5, 2]; 1's is dead).
+    assert [p._outq[s] for s in range(p._out_front, p._out_end)] == [3, 1, 4, 5, 2]
+    assert p._out_front == 1 and p._meta[1][4] == -1 and p.models == 0
+    f = write_sized(tmp_path / "t.oracleGeneral.bin", [k for k, _ in OBJ_REQS], [s for _, s in OBJ_REQS])
+    specs = ["3lcache", "lru", "3lcache(objective=object-miss-ratio)"]
+    df = tierlab.run(f, policies=specs, sizes=[10], object_sizes=True)
+    # Misses: every request but the hit on 1 at 3 (the too-large 7 counts as one, 11 bytes).
+    assert df["misses"].tolist() == [10] * 3 and df["too_large"].tolist() == [1] * 3
+    assert df["byte_misses"].tolist() == [46 - 4] * 3
+
+
+def test_object_mode_quick_demotion_counts_bytes():
+    """reserved_space is a share of the resident bytes: one new object of 50 bytes in a cache of
+    2,000 bytes (200 objects of 10) is above 2% (39 bytes after the evictions), so the next
+    ranking demotes it first; in page mode one new object among 200 is below 2% (4 objects)."""
+    ranks = []
+
+    class Seen(ThreeLCache):
+        def _predict(self, cands):
+            ranks.append(list(cands))
+            super()._predict(cands)
+
+    p = Seen(2000)
+    held: dict = {}
+    for seq, page in enumerate([*range(10), 5, 6, *range(10, 200)]):
+        request_sized(p, page, 10, seq, held)
+    p.booster = AgeModel()
+    assert request_sized(p, 1000, 50, 202, held) == [0, 1, 2, 3, 4]  # three rankings of 4
+    assert p._new == [1000] and p._new_bytes == 50 and p._used == 2000
+    assert ranks == [[0, 1, 2, 3], [4, 7, 8, 9], [10, 11, 12, 13]]
+    # 1001: the 2,000 bytes are full again; the second ranking's 7 is next in the heap.
+    assert request_sized(p, 1001, 10, 203, held) == [7] and len(ranks) == 3
+    # 1002: a new ranking. New objects: 60 bytes > 2% of 1,990 (39): 1000 (50) is demoted, and
+    # 10 bytes stay; the walk goes on below 20% (its next four). 8 (784) still tops 1000 (210).
+    assert request_sized(p, 1002, 10, 204, held) == [8]
+    assert ranks[3] == [1000, 14, 15, 16, 17]
+    assert p._new[p._new_front :] == [1001, 1002] and p._new_bytes == 20
+    # Page mode: two new objects are below 2% of 200 objects (4): the ranking is the walk alone.
+    q, ranks2 = fill_200()
+    assert [request(q, 1000 + i, 202 + i) for i in range(3)] == [0, 1, 4]
+    assert ranks2 == [[0, 1, 2, 3], [4, 7, 8, 9]] and q._new == [1000, 1001, 1002]
+
+
+def sized_scan_zipf(path, n: int) -> tuple[str, int]:
+    """The scan + Zipf trace of tests/test_learned.py with a size per object (log-uniform, 512 B to
+    64 KiB, seed 11); returns the oracleGeneral file and the distinct objects' bytes."""
+    pages = scan_zipf_pages(n=n)
+    osz = (2 ** np.random.default_rng(11).uniform(9, 16, size=int(pages.max()) + 1)).astype(np.uint32)
+    return write_sized(path, pages, osz[pages]), int(osz[np.unique(pages)].sum())
+
+
+def test_object_mode_invariants_on_a_sized_trace(tmp_path):
+    f, footprint = sized_scan_zipf(tmp_path / "sz.oracleGeneral.bin", 30_000)
+    cap = footprint // 10
+    cls = recording(batch_size=1024)
+    specs = [cls, cls.with_params(objective="object-miss-ratio")]
+    df = tierlab.run(f, policies=[*specs, "lru"], sizes=[cap], object_sizes=True, threads=2)
+    assert (df["hits"] + df["misses"] == df["accesses"]).all() and (df["accesses"] == 30_000).all()
+    assert (df["byte_accesses"] == df["byte_accesses"].iloc[0]).all()
+    for p in cls.made:
+        assert p.capacity == cap and p.models >= 2 and p.predict_calls > 0
+        order = p.lru_order()
+        assert len(order) == len(set(order)) == len(p._res)
+        assert p._used == sum(p._meta[k][2] for k in order) <= cap  # resident bytes within capacity
+        assert p._used > cap - 65536  # full but for less than the largest object
+        assert p._new_bytes == sum(p._new_sizes[p._new_front :])
+        live = [s for s in range(p._out_front, p._out_end) if p._meta.get(p._outq[s], [0] * 5)[4] == s]
+        # The window counts objects; a miss may evict several while a request drops at most one
+        # entry, so it can run past (hsw - 1) x resident + 2 (as in the authors' code), not far.
+        assert p._out_end - p._out_front <= 1.2 * (len(p._res) * (p.hsw - 1) + 2)
+        assert len(live) + len(p._res) == len(p._meta)
+        sizes = p._features(p._res, p._now)[:, 1 + p.n_past]
+        assert sizes.min() >= 512 and len(np.unique(sizes)) > 20  # the size feature holds bytes
+    assert df["misses"].iloc[0] != df["misses"].iloc[2]  # the models are used
+
+
+def cloudphysics_sizes():
+    ref = json.loads((Path(__file__).parent / "reference" / "libcachesim_object_counts.json").read_text())
+    n, nbytes = ref["totals"]["oracleGeneral.bin"]
+    return n, nbytes, [round(f * ref["distinct_bytes"]) for f in (0.01, 0.05, 0.10, 0.25)]
+
+
+def test_object_mode_never_trains_on_cloudphysics_so_equals_lru_and_libcachesim():
+    """Object-size mode at 1%, 5%, 10% and 25% of the distinct bytes: no model with the defaults
+    (in tierlab or pip libcachesim), so object and byte misses equal the built-in object-size
+    ``lru``'s and pip libcachesim's ``ThreeLCache`` (both objectives, sizes not ignored) exactly."""
+    lcs = pytest.importorskip("libcachesim")
+    oracle = str(trace_path("libcachesim/cloudPhysicsIO.oracleGeneral.bin"))
+    n, nbytes, sizes = cloudphysics_sizes()
+    cls = recording()
+    specs = [cls, "lru", cls.with_params(objective="object-miss-ratio")]
+    df = tierlab.run(oracle, policies=specs, sizes=sizes, object_sizes=True, threads=2)
+    assert [p.models for p in cls.made] == [0] * 8
+    got = {(r.label, r.size_bytes): (r.misses, r.byte_misses) for r in df.itertuples()}
+    for size in sizes:
+        lru = got[("lru", size)]
+        assert got[("3lcache", size)] == got[("3lcache(objective=object-miss-ratio)", size)] == lru
+        for objective in ("byte-miss-ratio", "object-miss-ratio"):
+            reader = lcs.TraceReader(oracle, lcs.TraceType.ORACLE_GENERAL_TRACE)
+            ratio, byte_ratio = lcs.ThreeLCache(size, objective=objective).process_trace(reader)
+            assert (round(ratio * n), round(byte_ratio * nbytes)) == lru, (size, objective)
+
+
+# pip libcachesim 0.3.5's ThreeLCache with sizes on the sized scan + Zipf trace (300,000 requests,
+# 5,000 objects, 65,501,104 distinct bytes), at 5%, 10%, 20% and 40% of the distinct bytes: (LRU,
+# ThreeLCache byte-miss-ratio, object-miss-ratio), each (miss ratio, byte miss ratio); pip's run is
+# deterministic (three runs alike). Both train one model there (pip exposes no batch_size).
+# Measured 2026-11-27, tierlab seed 1 against pip (docs/policies.md has the table): object-miss-
+# ratio within 0.003 everywhere; byte-miss-ratio within 0.003 at 10% and 20%, 0.013 (5%, lower
+# here; seeds 2 and 3 also 0.013 to 0.015 lower) and 0.016 (40%, higher here; seeds 2 and 3 lie
+# on both sides of pip's value: 0.4976 and 0.4887 against 0.4896). The tolerances were fixed after
+# that measurement: 0.005 for object-miss-ratio, 0.02 for byte-miss-ratio.
+PIP_SIZED = {
+    0.05: ((0.7231, 0.7544), (0.6787, 0.6929), (0.5781, 0.7117)),
+    0.10: ((0.6738, 0.6938), (0.6163, 0.6236), (0.5057, 0.6512)),
+    0.20: ((0.6256, 0.6342), (0.5701, 0.5729), (0.4176, 0.5767)),
+    0.40: ((0.5810, 0.5829), (0.4896, 0.4875), (0.3571, 0.4845)),
+}
+
+
+def test_object_mode_agrees_with_libcachesim_where_both_train(tmp_path):
+    lcs = pytest.importorskip("libcachesim")
+    f, footprint = sized_scan_zipf(tmp_path / "sz.oracleGeneral.bin", 300_000)
+    assert footprint == 65_501_104
+    sizes = {share: round(share * footprint) for share in PIP_SIZED}
+
+    def pip(cache):
+        return cache.process_trace(lcs.TraceReader(f, lcs.TraceType.ORACLE_GENERAL_TRACE))
+
+    cls = recording()
+    specs = ["lru", cls, cls.with_params(objective="object-miss-ratio")]
+    df = tierlab.run(f, policies=specs, sizes=list(sizes.values()), object_sizes=True, threads=2)
+    assert [p.models for p in cls.made] == [1] * 8
+    df["byte_miss_ratio"] = df["byte_misses"] / df["byte_accesses"]
+    got = {(r.label, r.size_bytes): (r.miss_ratio, r.byte_miss_ratio) for r in df.itertuples()}
+    for share, size in sizes.items():
+        lru, by_bytes, by_objects = PIP_SIZED[share]
+        assert pip(lcs.LRU(size)) == pytest.approx(lru, abs=1e-4)
+        assert got[("lru", size)] == pytest.approx(lru, abs=1e-4)
+        theirs = [pip(lcs.ThreeLCache(size)), pip(lcs.ThreeLCache(size, objective="object-miss-ratio"))]
+        assert theirs == [pytest.approx(by_bytes, abs=1e-4), pytest.approx(by_objects, abs=1e-4)]
+        ours_b, ours_o = got[("3lcache", size)], got[("3lcache(objective=object-miss-ratio)", size)]
+        assert np.abs(np.subtract(ours_b, theirs[0])).max() <= 0.02, (share, ours_b, theirs[0])
+        assert np.abs(np.subtract(ours_o, theirs[1])).max() <= 0.005, (share, ours_o, theirs[1])
+        for ours in (ours_b, ours_o):  # all learn
+            assert ours[0] < lru[0] - 0.03 and ours[1] < lru[1] - 0.03, (share, ours, lru)

@@ -13,9 +13,9 @@ and run by name or as a class::
     tierlab.run(trace, policies=[tierlab.learned.Lrb.with_params(memory_window=20000)], sizes=["5%"])
 
 tierlab imports without LightGBM; only building a learned policy raises ``ImportError`` naming the
-extra. ``lrb`` runs in page and object-size mode (its size feature is then the object's bytes),
-and so does ``glcache`` (segments of objects in a cache of bytes); ``3lcache`` in page mode only (its
-state counts objects; ``run`` refuses it with ``object_sizes=True``).
+extra. All three run in page and object-size mode: ``lrb``'s and ``3lcache``'s size feature is then
+the object's bytes (3L-Cache's ``reserved_space`` a share of the resident bytes), and ``glcache``
+keeps segments of objects in a cache of bytes.
 """
 
 from __future__ import annotations

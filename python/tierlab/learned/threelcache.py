@@ -80,16 +80,35 @@ class ThreeLCache(LearnedPolicy):
        window multiple and the window is shorter than the misses per such hit.
     5. Before the first model: the least recently used object is evicted (LRU exactly).
 
-    Time is the request count (``seq``), as in the authors' code. Python policies run in page mode:
-    every object has size 1, so the size feature is constant (the model cannot use it), the two
-    objectives count the same misses (they differ only in the code paths above), and
-    ``reserved_space`` compares object counts.
+    Time is the request count (``seq``), as in the authors' code. In page mode every object has
+    size 1, so the size feature is constant (the model cannot use it), the two objectives count
+    the same misses (they differ only in the code paths above), and bytes are objects.
+
+    In object-size mode (``tierlab.run(..., object_sizes=True)``: ``capacity`` in bytes, tierlab
+    calls ``evict`` until the missed object fits) the quantities are what they are in the authors'
+    code run by libCacheSim with sizes: the size feature and the ``object-miss-ratio`` heap key's
+    ``size`` are the object's bytes as admitted (a hit keeps them); ``reserved_space`` is a share
+    of the resident *bytes*, compared with the bytes of the new objects waiting (quick demotion
+    above ``reserved_space`` %, the walk below ``10 x reserved_space`` %). Counted in *objects*
+    still: the window (``(hsw - 1) x objects resident + 2``), ``sample_rate`` (1% of the resident
+    objects), the walk's length and its first ``sampling_lru`` %, and the auto-tuning's comparison
+    of LRU-side evictions with the number of new objects waiting. The ``byte-miss-ratio`` key does
+    not use the size (``exp(prediction)`` + offset) and the ``object-miss-ratio`` key multiplies
+    by it: named as the authors name them. Before the first model the victims are LRU by bytes:
+    the least recently used objects, as many as the missed object needs. A miss may evict several
+    objects while a request drops at most one window entry, so there the window can run past its
+    bound for a while (as in the authors' code).
 
     Choices where the paper and the authors' code leave it open or are undefined (each tested in
     tests/test_threelcache.py): when every heap entry is stale the authors' code returns an invalid
     victim; here a new ranking is made, and if it yields nothing the LRU object is evicted. A key
     forgotten (out of the window) while still on the new-object list is skipped (the authors' code
-    reads a missing map entry). Request counts are not capped at 65,535 (their ``uint16``) and the
+    reads a missing map entry). The new objects' bytes drop by each entry's size at admission
+    as it leaves the list (the authors subtract the object's size where it is now, which differs
+    only for an object admitted twice while listed, and they reset the sum when the list empties;
+    here the sum is always that of the listed entries). A request for an object larger than the
+    cache gets no callback (tierlab bypasses it), so it draws no sample and moves no window entry,
+    where libCacheSim's lookup does both. Request counts are not capped at 65,535 (their ``uint16``) and the
     log2 bucket of the eviction histogram is capped at 15; ``sampling_lru`` is capped at 255 (their
     ``uint8`` wraps). Heap values are float64 (theirs float32) and ties go to the earlier pushed.
     ``seed`` seeds the sample draws and label thinning (Python's ``random.Random``; the authors
@@ -111,9 +130,8 @@ class ThreeLCache(LearnedPolicy):
 
     name = "3lcache"
     request_info = True
-    #: Page mode only: the out-of-cache window, ``reserved_space`` and the candidate counts are in
-    #: objects of ``capacity``; object-size mode would give bytes. ``run`` refuses it there.
-    object_sizes = False
+    #: Runs in object-size mode too (class doc: which quantities are bytes there).
+    object_sizes = True
 
     #: The authors' defaults (class doc); ``ThreeLCache.with_params`` and ``3lcache(k=v)`` override them.
     defaults = {
@@ -211,7 +229,10 @@ class ThreeLCache(LearnedPolicy):
         self._scan_length = 0
         self._queue_length = 0  # the authors' initial_queue_length: resident objects when the walk began
         self._new: list[int] = []  # objects admitted since the first model, oldest first
+        self._new_sizes: list[int] = []  # their sizes at admission
         self._new_front = 0
+        self._new_bytes = 0  # the sizes of _new[_new_front:] (the authors' new_obj_size)
+        self._used = 0  # resident bytes (objects in page mode: every size is 1)
         self._heap: list[tuple[float, int, int]] = []
         self._pred: dict[int, int] = {}  # object -> its valid heap entry's tie number
         self._pushes = 0
@@ -388,11 +409,14 @@ class ThreeLCache(LearnedPolicy):
             m[_SIZE] = size
         self._res_pos[page] = len(self._res)
         self._res.append(page)
+        self._used += size
         self._link_tail(page)
         if self._ptr is None:
             self._ptr = page  # the authors' pointer starts at the first object admitted
         if self.booster is not None:
             self._new.append(page)
+            self._new_sizes.append(size)
+            self._new_bytes += size
 
     # --- eviction (§3, bidirectional sampling and the efficient eviction strategy) ----------------
 
@@ -428,6 +452,7 @@ class ThreeLCache(LearnedPolicy):
         if self._ptr == victim:
             self._ptr = self._next[victim] if self._next[victim] != victim else None
         self._unlink(victim)
+        self._used -= self._meta[victim][_SIZE]
         i = self._res_pos.pop(victim)
         last = self._res.pop()
         if last != victim:
@@ -449,27 +474,29 @@ class ThreeLCache(LearnedPolicy):
             self._queue_length = len(self._res)
         self._set_sample_rate()
         cands = self._quick_demotion()
-        current = len(self._res)
-        if len(self._new) - self._new_front < current * self.reserved_space // 10:
+        if self._new_bytes < self._used * self.reserved_space // 10:
             self._walk(cands)
         self._predict(cands)
         return len(cands)
 
     def _quick_demotion(self) -> list[int]:
-        """New objects, oldest first, while they exceed ``reserved_space`` % of the cache."""
+        """New objects, oldest first, while their bytes exceed ``reserved_space`` % of the resident
+        bytes (objects in page mode)."""
         out: list[int] = []
-        limit = len(self._res) * self.reserved_space // 100
+        limit = self._used * self.reserved_space // 100
         most = int(self.sample_rate * 1.5)
-        new = self._new
-        while len(new) - self._new_front > limit and len(out) < most:
+        new, sizes = self._new, self._new_sizes
+        while self._new_bytes > limit and len(out) < most and self._new_front < len(new):
             key = new[self._new_front]
+            self._new_bytes -= sizes[self._new_front]
             self._new_front += 1
             if key in self._res_pos:
                 out.append(key)
         if self._new_front == len(new):
-            self._new, self._new_front = [], 0
+            self._new, self._new_sizes, self._new_front, self._new_bytes = [], [], 0, 0
         elif self._new_front > 4096:
             del new[: self._new_front]
+            del sizes[: self._new_front]
             self._new_front = 0
         return out
 
