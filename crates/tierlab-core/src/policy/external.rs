@@ -94,9 +94,7 @@ pub struct External {
     cap: usize,
     inner: Box<dyn ExternalPolicy>,
     resident: HashMap<u64, Frame>,
-    error: Option<Error>,
-    /// The first error has been handed to the engine.
-    reported: bool,
+    failure: CallbackFailure,
 }
 
 impl External {
@@ -107,8 +105,7 @@ impl External {
             cap: capacity,
             inner,
             resident: HashMap::with_capacity(capacity.min(1 << 20)),
-            error: None,
-            reported: false,
+            failure: CallbackFailure::default(),
         }
     }
 
@@ -127,7 +124,7 @@ impl External {
     }
 
     fn fail(&mut self, what: &str, page: u64, msg: String) {
-        self.error = Some(callback_error(&self.name, what, "page", page, &msg));
+        self.failure.set(&self.name, what, "page", page, &msg);
     }
 
     /// The same policy in object-size mode (capacity in bytes): the engine's choice, once per
@@ -137,18 +134,44 @@ impl External {
     }
 }
 
-/// The error of a failed callback: `policy 'NAME': WHAT(NOUN ID) failed: MSG` (one line).
-pub(crate) fn callback_error(name: &str, what: &str, noun: &str, id: u64, msg: &str) -> Error {
-    Error::Policy(format!(
-        "policy '{name}': {what}({noun} {id}) failed: {}",
-        msg.replace('\n', " ")
-    ))
+/// The first failed callback of a policy defined outside the crate, in either mode: once set,
+/// the policy makes no more callbacks, and its error goes to the engine once ([`Policy::failed`]).
+#[derive(Default)]
+pub(crate) struct CallbackFailure {
+    error: Option<Error>,
+    /// The error has been handed to the engine.
+    reported: bool,
+}
+
+impl CallbackFailure {
+    /// Whether a callback has failed (and its error is not handed over yet).
+    pub(crate) fn is_set(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// Records `policy 'NAME': WHAT(NOUN ID) failed: MSG` (one line).
+    pub(crate) fn set(&mut self, name: &str, what: &str, noun: &str, id: u64, msg: &str) {
+        self.error = Some(Error::Policy(format!(
+            "policy '{name}': {what}({noun} {id}) failed: {}",
+            msg.replace('\n', " ")
+        )));
+    }
+
+    /// The error, the first time it is asked for.
+    pub(crate) fn take(&mut self) -> Option<Error> {
+        if self.reported {
+            return None;
+        }
+        let e = self.error.take()?;
+        self.reported = true;
+        Some(e)
+    }
 }
 
 impl Policy for External {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let page = r.page();
-        if self.error.is_some() || self.cap == 0 {
+        if self.failure.is_set() || self.cap == 0 {
             if let Some(f) = self.resident.get_mut(&page) {
                 f.dirty |= r.is_write();
                 sink.hit(r, 0);
@@ -194,12 +217,7 @@ impl Policy for External {
     }
 
     fn failed(&mut self) -> Option<Error> {
-        if self.reported {
-            return None;
-        }
-        let e = self.error.take()?;
-        self.reported = true;
-        Some(e)
+        self.failure.take()
     }
 }
 

@@ -22,7 +22,7 @@
 //! ([`Policy::failed`]), which names the policy, the callback and the object.
 
 use crate::error::Error;
-use crate::policy::external::{callback_error, ExternalPolicy, RefInfo};
+use crate::policy::external::{CallbackFailure, ExternalPolicy, RefInfo};
 use crate::policy::{Frame, Policy};
 use crate::sim::{PageRef, Sink};
 use std::collections::HashMap;
@@ -42,9 +42,7 @@ pub struct ObjExternal {
     resident: HashMap<u64, Resident>,
     /// Bytes of the resident objects.
     used: u64,
-    error: Option<Error>,
-    /// The first error has been handed to the engine.
-    reported: bool,
+    failure: CallbackFailure,
 }
 
 impl ObjExternal {
@@ -56,8 +54,7 @@ impl ObjExternal {
             inner,
             resident: HashMap::new(),
             used: 0,
-            error: None,
-            reported: false,
+            failure: CallbackFailure::default(),
         }
     }
 
@@ -81,7 +78,7 @@ impl ObjExternal {
     }
 
     fn fail(&mut self, what: &str, object: u64, msg: String) {
-        self.error = Some(callback_error(&self.name, what, "object", object, &msg));
+        self.failure.set(&self.name, what, "object", object, &msg);
     }
 }
 
@@ -91,7 +88,7 @@ impl Policy for ObjExternal {
         if let Some(o) = self.resident.get_mut(&object) {
             o.f.dirty |= r.is_write();
             sink.hit(r, 0);
-            if self.error.is_none() {
+            if !self.failure.is_set() {
                 if let Err(e) = self.inner.hit_at(object, RefInfo::of(r)) {
                     self.fail("on_hit", object, e);
                 }
@@ -99,7 +96,7 @@ impl Policy for ObjExternal {
             return;
         }
         let size = r.size();
-        if self.error.is_some() || size > self.cap {
+        if self.failure.is_set() || size > self.cap {
             sink.miss_bypass(r);
             return;
         }
@@ -140,12 +137,7 @@ impl Policy for ObjExternal {
     }
 
     fn failed(&mut self) -> Option<Error> {
-        if self.reported {
-            return None;
-        }
-        let e = self.error.take()?;
-        self.reported = true;
-        Some(e)
+        self.failure.take()
     }
 }
 
@@ -153,7 +145,7 @@ impl Policy for ObjExternal {
 mod tests {
     use super::*;
     use crate::policy::external::External;
-    use crate::policy::object::testing::{replay_objects, replay_runner};
+    use crate::policy::object::testing::{replay_objects, replay_runner, sized_batch};
     use crate::sim::engine::external_instance;
     use std::sync::{Arc, Mutex};
 
@@ -298,7 +290,7 @@ mod tests {
         q.bad = Some(9);
         let mut p = External::new("bad", 10, Box::new(q)).into_object_mode();
         let mut sink = Counts::default();
-        for r in batch(&[(1, 6), (2, 6), (1, 6), (3, 2)]).iter() {
+        for r in sized_batch(&[(1, 6), (2, 6), (1, 6), (3, 2)]).0.iter() {
             p.access(&r, &mut sink);
         }
         // a misses; b asks for a victim, gets 9 (not resident): b bypasses; a still hits;
@@ -316,7 +308,7 @@ mod tests {
         assert!(p.failed().is_none());
         // A callback's error is reported on one line.
         let mut p = External::new("boom", 4, Box::new(Queue::new(true, &log))).into_object_mode();
-        for r in batch(&[(1, 4), (666, 4)]).iter() {
+        for r in sized_batch(&[(1, 4), (666, 4)]).0.iter() {
             p.access(&r, &mut sink);
         }
         let e = p.failed().expect("error").to_string();
@@ -350,30 +342,6 @@ mod tests {
         }
         fn write_back(&mut self, _pages: &[crate::sim::PageOut]) {}
         fn migrate(&mut self, _id: crate::sim::PageId, _page: u64, _from: u8, _to: u8) {}
-    }
-
-    fn batch(reqs: &[(u64, u32)]) -> crate::sim::RefBatch {
-        use crate::sim::RefFields;
-        use crate::trace::{Kind, Op};
-        let mut b = crate::sim::RefBatch::default();
-        let mut ids = HashMap::new();
-        for (t, &(obj, size)) in reqs.iter().enumerate() {
-            let n = ids.len() as u32;
-            let id = *ids.entry(obj).or_insert(n);
-            b.push_sized(
-                &RefFields {
-                    time: t as u64,
-                    page: obj,
-                    id,
-                    app: 0,
-                    op: Op::Read,
-                    kind: Kind::File,
-                    req_start: true,
-                },
-                size,
-            );
-        }
-        b
     }
 
     #[test]

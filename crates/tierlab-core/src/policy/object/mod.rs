@@ -201,11 +201,9 @@ pub(crate) mod testing {
         })
     }
 
-    /// The same counts for the runner `build` makes over the engine's accounting sink.
-    pub fn replay_runner(
-        reqs: &[(u64, u32)],
-        build: impl FnOnce(Accounting) -> Box<dyn Runner>,
-    ) -> (u64, u64, u64, u64) {
+    /// `(object, size)` requests as a batch of reads (time = position, dense ids in order of
+    /// first request), and the number of distinct objects.
+    pub fn sized_batch(reqs: &[(u64, u32)]) -> (RefBatch, usize) {
         let mut b = RefBatch::default();
         let mut ids = std::collections::HashMap::new();
         for (t, &(obj, size)) in reqs.iter().enumerate() {
@@ -224,14 +222,23 @@ pub(crate) mod testing {
                 size,
             );
         }
-        fill_next_use(&mut b, ids.len());
+        (b, ids.len())
+    }
+
+    /// The same counts for the runner `build` makes over the engine's accounting sink.
+    pub fn replay_runner(
+        reqs: &[(u64, u32)],
+        build: impl FnOnce(Accounting) -> Box<dyn Runner>,
+    ) -> (u64, u64, u64, u64) {
+        let (mut b, distinct) = sized_batch(reqs);
+        fill_next_use(&mut b, distinct);
         let sys = crate::device::System::resolve(
             &crate::device::SystemSpec::default(),
             &crate::device::DeviceCatalog::default(),
         )
         .unwrap();
         let mut inst = build(Accounting::new(sys));
-        inst.grow(ids.len());
+        inst.grow(distinct);
         inst.run(&b, &[]);
         let res = inst.finish();
         let s = res.stats;
