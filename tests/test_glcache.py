@@ -280,28 +280,6 @@ def test_by_name_params_label_and_errors(tmp_path):
         tierlab.run(f, policies=["glcache(segment_size=1)"], sizes=[10])
 
 
-def test_tierlab_works_without_lightgbm(tmp_path):
-    """With LightGBM's import blocked tierlab lists glcache and runs lru; glcache raises
-    ImportError naming the extra."""
-    import subprocess
-    import sys
-
-    f = write_pages(tmp_path / "t.trace", HAND)
-    code = f"""
-import sys
-sys.modules["lightgbm"] = None  # import lightgbm now raises ImportError
-import tierlab
-assert "glcache" in tierlab.policies()["name"].tolist()
-assert tierlab.run({f!r}, policies=["lru"], sizes=[10])["misses"].tolist() == [14]
-try:
-    tierlab.run({f!r}, policies=["glcache"], sizes=[10])
-except ImportError as e:
-    print("ImportError:", e)
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "ImportError:" in out and "tierlab[learned]" in out, out
-
-
 def test_clock_auto_time_and_seq(tmp_path):
     """clock=auto: trace time in seconds when the trace carries times, else the position."""
     from tierlab.interop import write_oracle_general

@@ -42,9 +42,10 @@ def write_pages(path, pages) -> str:
     return str(path)
 
 
-def recording(**params):
-    """An Lrb class with ``params`` whose objects are kept in ``cls.made`` (to read trained_at)."""
-    base = Lrb.with_params(**params)
+def recording(policy=Lrb, /, **params):
+    """A ``policy`` class (default: Lrb) with ``params`` whose objects are kept in ``cls.made``
+    (to read trained_at, models and the like)."""
+    base = policy.with_params(**params)
 
     class Recorded(base):
         made: list = []
@@ -151,9 +152,10 @@ def test_lrb_rows_carry_label_and_params(tmp_path):
     assert json.loads(df["params"].iloc[0]) == {}
 
 
-def test_tierlab_works_without_lightgbm(tmp_path):
-    """Without LightGBM (import blocked) tierlab imports, lists lrb and runs built-in policies;
-    asking for lrb raises ImportError naming the extra."""
+@pytest.mark.parametrize("name", ["lrb", "glcache", "3lcache"])
+def test_tierlab_works_without_lightgbm(tmp_path, name):
+    """Without LightGBM (import blocked) tierlab imports, lists the learned policy and runs
+    built-in policies; asking for the learned one raises ImportError naming the extra."""
     import subprocess
     import sys
 
@@ -162,10 +164,10 @@ def test_tierlab_works_without_lightgbm(tmp_path):
 import sys
 sys.modules["lightgbm"] = None  # import lightgbm now raises ImportError
 import tierlab
-assert "lrb" in tierlab.policies()["name"].tolist()
+assert {name!r} in tierlab.policies()["name"].tolist()
 assert tierlab.run({f!r}, policies=["lru"], sizes=[2])["misses"].tolist() == [6]
 try:
-    tierlab.run({f!r}, policies=["lrb"], sizes=[2])
+    tierlab.run({f!r}, policies=[{name!r}], sizes=[2])
 except ImportError as e:
     print("ImportError:", e)
 """

@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_learned import recording as recording_of
 from test_learned import scan_zipf_pages, write_pages
 
 import tierlab
@@ -39,16 +40,7 @@ pytest.importorskip("lightgbm")
 
 def recording(**params):
     """A ThreeLCache class with ``params`` whose objects are kept in ``cls.made``."""
-    base = ThreeLCache.with_params(**params)
-
-    class Recorded(base):
-        made: list = []
-
-        def __init__(self, capacity, **kw):
-            super().__init__(capacity, **kw)
-            Recorded.made.append(self)
-
-    return Recorded
+    return recording_of(ThreeLCache, **params)
 
 
 class Script:
