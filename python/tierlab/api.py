@@ -182,13 +182,9 @@ def info(trace: TraceLike, *, format: str | None = None, options: dict | None = 
 def policies() -> pd.DataFrame:
     """Registered policies with family, summary, default parameters and whether they have an
     object-size mode (``object_sizes``), then the learned policies written in Python
-    (:mod:`tierlab.learned`, which need the ``learned`` extra; ``object_sizes`` is their class's
-    ``PythonPolicy.object_sizes``, what ``run`` allows)."""
-    learned = [
-        {**row, "object_sizes": getattr(_learned.POLICIES.get(row["name"]), "object_sizes", row["object_sizes"])}
-        for row in _learned.POLICY_INFO
-    ]
-    return pd.DataFrame(json.loads(_core.policies()) + learned)
+    (:mod:`tierlab.learned`, which need the ``learned`` extra; their rows take ``object_sizes`` from
+    the class, ``PythonPolicy.object_sizes``, which is what ``run`` allows)."""
+    return pd.DataFrame(json.loads(_core.policies()) + _learned.POLICY_INFO)
 
 
 def admissions() -> pd.DataFrame:
