@@ -546,10 +546,10 @@ pub fn run_with_external(
                 r.grow(distinct);
                 r.run(refs, events)
             };
-            // Policies defined outside the crate (Python) share one interpreter lock: run side
-            // by side, each callback would wait for the lock the other holds (a run of four
-            // Python instances on two threads took 30 times as long as on one). They run one
-            // after another on one task, beside the crate's own policies.
+            // Policies defined outside the crate (Python) share one interpreter lock, which
+            // each holds for a whole batch (`Hosted`): side by side, one would block a replay
+            // thread waiting for the other's batch. They run one after another on one task,
+            // beside the crate's own policies.
             let (native, foreign) = runners.split_at_mut(native_count);
             pool.install(|| {
                 rayon::join(
