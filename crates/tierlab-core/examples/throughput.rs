@@ -166,14 +166,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     // The leanest CLOCK and LRU we could write (same misses, no sink): what those two policies
-    // can do on this machine, to read the floor ratios against.
-    for (name, kernel) in [
+    // can do on this machine, to read the floor ratios against; and the leanest sampled
+    // eviction with 16, 64 and 128 samples (LHD's, Hyperbolic's and BeladySize's counts), the
+    // most a sampling policy with that many samples can do.
+    let kernels: [(&str, Box<dyn Fn(&[u32], usize, usize) -> (f64, u64)>); 5] = [
+        ("kernel:clock", Box::new(bench::clock_kernel)),
+        ("kernel:lru", Box::new(bench::lru_kernel)),
         (
-            "kernel:clock",
-            bench::clock_kernel as fn(&[u32], usize, usize) -> (f64, u64),
+            "kernel:sampled16",
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 16)),
         ),
-        ("kernel:lru", bench::lru_kernel),
-    ] {
+        (
+            "kernel:sampled64",
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 64)),
+        ),
+        (
+            "kernel:sampled128",
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 128)),
+        ),
+    ];
+    for (name, kernel) in kernels {
         let mut misses = 0;
         let s = median(
             (0..repeats)

@@ -355,6 +355,7 @@ pub fn policy_info(name: &str) -> Result<PolicyInfo> {
 
 pub mod id_list;
 pub mod list;
+pub mod sampling;
 
 use crate::sim::{PageId, PageOut};
 use crate::trace::Kind;

@@ -7,6 +7,7 @@ use super::engine::Decoder;
 use super::RefBatch;
 use crate::error::Result;
 use crate::policy::list::{prefetch, Ring, SlotBits, NIL};
+use crate::policy::sampling::IndexSampler;
 use crate::policy::{PREFETCH_FAR, PREFETCH_NEAR};
 use crate::trace::TraceReader;
 use std::time::Instant;
@@ -147,11 +148,86 @@ pub fn lru_kernel(ids: &[u32], distinct: usize, capacity: usize) -> (f64, u64) {
     (start.elapsed().as_secs_f64(), misses)
 }
 
+/// The leanest sampled eviction we could write, as a floor for the sampling policies
+/// (Hyperbolic 64 samples, LHD 16 to 40, BeladySize 128): the CLOCK kernel's page-id -> slot
+/// table, resident pages dense by slot, and on a miss in a full cache `samples` indices drawn
+/// with [`IndexSampler`] (the draws of a block are independent, and vectorised) and prefetched,
+/// then the smallest 8-byte key among them (each page's insertion time: a sampled FIFO, the
+/// cheapest rank there is: one load and one compare a sample, no division, no table lookup)
+/// evicted, its place filled by the last page. A sampling policy does at least this much per
+/// eviction, so a policy with `samples` samples cannot run faster than this kernel on the same
+/// id stream (benches/README.md, "The floor of a sampled eviction"). Returns seconds and
+/// misses.
+pub fn sampled_kernel(ids: &[u32], distinct: usize, capacity: usize, samples: usize) -> (f64, u64) {
+    const BLOCK: usize = 128;
+    let capacity = capacity.max(1);
+    let mut slot_of = vec![NIL; distinct.max(1)];
+    let mut slot_page = Vec::with_capacity(capacity);
+    let mut slot_key: Vec<u64> = Vec::with_capacity(capacity);
+    let mut sampler = IndexSampler::new(1);
+    let mut drawn = [0u32; BLOCK];
+    let mut misses = 0u64;
+    let start = Instant::now();
+    for (i, &id) in ids.iter().enumerate() {
+        if let Some(&ahead) = ids.get(i + PREFETCH_FAR) {
+            prefetch(&slot_of, ahead as usize);
+        }
+        if slot_of[id as usize] != NIL {
+            continue;
+        }
+        misses += 1;
+        if slot_page.len() == capacity {
+            let n = slot_page.len();
+            let (mut victim, mut oldest) = (0usize, u64::MAX);
+            let mut left = samples;
+            while left > 0 {
+                let b = left.min(BLOCK);
+                sampler.fill(n, &mut drawn[..b]);
+                drawn[..b]
+                    .iter()
+                    .for_each(|&d| prefetch(&slot_key, d as usize));
+                for &d in &drawn[..b] {
+                    let k = slot_key[d as usize];
+                    let older = k < oldest;
+                    oldest = if older { k } else { oldest };
+                    victim = if older { d as usize } else { victim };
+                }
+                left -= b;
+            }
+            slot_of[slot_page[victim] as usize] = NIL;
+            slot_page.swap_remove(victim);
+            slot_key.swap_remove(victim);
+            if let Some(&moved) = slot_page.get(victim) {
+                slot_of[moved as usize] = victim as u32;
+            }
+        }
+        slot_of[id as usize] = slot_page.len() as u32;
+        slot_page.push(id);
+        slot_key.push(i as u64);
+    }
+    (start.elapsed().as_secs_f64(), misses)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::PolicySpec;
     use crate::sim::check::{check_policy, make_refs};
+
+    #[test]
+    fn sampled_kernel_is_a_sampled_fifo() {
+        let spec = crate::trace::TraceSpec::new("zipf:alpha=0.9,pages=3000,n=60000,seed=4");
+        let mut reader = crate::trace::open(&spec).unwrap();
+        let (ids, distinct) = dense_ids(reader.as_mut()).unwrap();
+        // One page: every change of page misses.
+        let changes = 1 + ids.windows(2).filter(|w| w[0] != w[1]).count() as u64;
+        assert_eq!(sampled_kernel(&ids, distinct, 1, 64).1, changes);
+        // 8 pages, 1,024 samples: the oldest is missed with probability (7/8)^1024, so the
+        // evictions are FIFO's.
+        let refs = make_refs(&ids.iter().map(|&id| (id as u64, false)).collect::<Vec<_>>());
+        let fifo = check_policy(&PolicySpec::new("fifo"), 8, 1, &refs).unwrap();
+        assert_eq!(sampled_kernel(&ids, distinct, 8, 1024).1, fifo.misses);
+    }
 
     #[test]
     fn kernels_miss_exactly_as_the_policies_do() {

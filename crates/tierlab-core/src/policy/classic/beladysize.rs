@@ -18,8 +18,9 @@
 //! `now` is the reference's position in the trace, `next access` the position of the next
 //! reference to the same object.
 //!
-//! Randomness: `seed` (default 1) seeds a `Pcg64Mcg` generator; libCacheSim draws from its own
-//! generator, so the sampled policy agrees with libCacheSim in distribution, not miss for miss:
+//! Randomness: `seed` (default 1) seeds the sampling policies' `IndexSampler` (SplitMix64,
+//! `policy/sampling.rs`); libCacheSim draws from its own generator, so the sampled policy
+//! agrees with libCacheSim in distribution, not miss for miss:
 //! tests/test_beladysize_flashprob_libcachesim.py checks the mean over 5 seeds on the
 //! cloudPhysicsIO trace (unit and object sizes, 4 sizes each) against pip `libcachesim`. With
 //! unit sizes and `samples = 0` every decision is MIN's, so the misses equal `opt`'s
@@ -30,16 +31,17 @@
 //! last one, so "array order" is not arrival order once evictions begin). A probe reads one
 //! 16-byte `(next, size)` entry of its own dense array (the frames are apart, read only for
 //! the victim), and while every resident object has size 1 (always in page mode) it compares
-//! `next` alone: same draws, same victim. The cost is then the random draws (one 128-bit
-//! multiply each, a serial chain) and the probes; libCacheSim's own `BeladySize` in its C
-//! `cachesim` runs at about a fifth of this speed on the same traces (benches/README.md).
+//! `next` alone: same draws, same victim (no two resident objects share a next use, so the
+//! maximum does not depend on the order of the probes). The probes of an eviction are drawn a
+//! block of 128 at a time (independent draws, computed several at once) and prefetched before
+//! the first is read; libCacheSim's own `BeladySize` in its C `cachesim` runs at about a fifth
+//! of this speed on the same traces (benches/README.md).
 
 use crate::error::Result;
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::list::{prefetch, SlotTable, NIL};
+use crate::policy::sampling::IndexSampler;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageRef, Sink, NEVER};
-use rand::{RngExt, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -79,7 +81,7 @@ pub struct BeladySize {
     /// score `size * (next - now)` is `next - now`, and its order `next`'s.
     non_unit: usize,
     table: SlotTable,
-    rng: Pcg64Mcg,
+    sampler: IndexSampler,
 }
 
 impl PolicyDef for BeladySize {
@@ -100,13 +102,16 @@ impl PolicyDef for BeladySize {
             frames: Vec::new(),
             non_unit: 0,
             table: SlotTable::default(),
-            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            sampler: IndexSampler::new(cfg.seed),
         })
     }
     fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
         Some(v.visit::<Self>())
     }
 }
+
+/// Probes drawn (and prefetched) before the first is read.
+const BLOCK: usize = 128;
 
 impl BeladySize {
     #[inline]
@@ -133,13 +138,21 @@ impl BeladySize {
             // tie as with the scores. Same draws, same victim, fewer instructions per probe.
             let keys = &self.keys[..];
             let mut best_next = 0;
-            for _ in 0..self.samples {
-                let i = self.rng.random_range(0..n);
-                let next = keys[i].next;
-                if next > best_next {
-                    best = i;
-                    best_next = next;
+            let mut drawn = [0u32; BLOCK];
+            let mut left = self.samples as usize;
+            while left > 0 {
+                let b = left.min(BLOCK);
+                self.sampler.fill(n, &mut drawn[..b]);
+                drawn[..b].iter().for_each(|&i| prefetch(keys, i as usize));
+                // No branch on the data: the running maximum changes a few times an
+                // eviction, at places no predictor can learn.
+                for &i in &drawn[..b] {
+                    let next = keys[i as usize].next;
+                    let better = next > best_next;
+                    best_next = if better { next } else { best_next };
+                    best = if better { i as usize } else { best };
                 }
+                left -= b;
             }
             debug_assert!(best_next > now, "a resident object's next use is after now");
         } else {
@@ -154,7 +167,7 @@ impl BeladySize {
         let mut best = 0;
         let mut best_score = None;
         for _ in 0..self.samples {
-            let i = self.rng.random_range(0..n);
+            let i = self.sampler.index(n);
             let s = Self::score(self.keys[i], now);
             if best_score.is_none_or(|b| s > b) {
                 best = i;
