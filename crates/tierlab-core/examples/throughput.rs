@@ -169,7 +169,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // can do on this machine, to read the floor ratios against; and the leanest sampled
     // eviction with 16, 64 and 128 samples (LHD's, Hyperbolic's and BeladySize's counts), the
     // most a sampling policy with that many samples can do.
-    let kernels: [(&str, Box<dyn Fn(&[u32], usize, usize) -> (f64, u64)>); 5] = [
+    type Kernel = Box<dyn Fn(&[u32], usize, usize) -> (f64, u64)>;
+    let kernels: [(&str, Kernel); 5] = [
         ("kernel:clock", Box::new(bench::clock_kernel)),
         ("kernel:lru", Box::new(bench::lru_kernel)),
         (
