@@ -93,9 +93,24 @@ def main() -> None:
 
     reg = tierlab.policies()
     families = dict(zip(reg["name"], reg["family"], strict=True))
-    specs = args.policies or list(reg["name"])
+    # The learned policies run in Python (thousands of references a second once a model is
+    # trained, hours on these traces): benches/learned.py measures them. Named with
+    # --policies, they run here too.
+    learned = [n for n, f in families.items() if f.startswith("learned")]
+    if args.policies:
+        specs = args.policies
+    else:
+        specs = [n for n in reg["name"] if n not in learned]
+        print(f"not measured here (Python, see benches/learned.py): {', '.join(learned)}")
     specs = ["lru"] + [s for s in specs if s != "lru"]
-    fam_of = {s: families[tierlab.api.parse_policy(s)["name"]] for s in specs}
+
+    def family(spec: str) -> str:
+        name = spec.split("(", 1)[0].strip()
+        if name in families:
+            return families[name]
+        return families[tierlab.api.parse_policy(spec)["name"]]
+
+    fam_of = {s: family(s) for s in specs}
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
