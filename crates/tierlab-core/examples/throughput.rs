@@ -168,22 +168,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The leanest CLOCK and LRU we could write (same misses, no sink): what those two policies
     // can do on this machine, to read the floor ratios against; and the leanest sampled
     // eviction with 16, 64 and 128 samples (LHD's, Hyperbolic's and BeladySize's counts), the
-    // most a sampling policy with that many samples can do.
+    // most a sampling policy with that many samples can do, with and without the draws' cost.
     type Kernel = Box<dyn Fn(&[u32], usize, usize) -> (f64, u64)>;
-    let kernels: [(&str, Kernel); 5] = [
+    let kernels: [(&str, Kernel); 8] = [
         ("kernel:clock", Box::new(bench::clock_kernel)),
         ("kernel:lru", Box::new(bench::lru_kernel)),
         (
             "kernel:sampled16",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 16)),
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 16, false)),
         ),
         (
             "kernel:sampled64",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 64)),
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 64, false)),
         ),
         (
             "kernel:sampled128",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 128)),
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 128, false)),
+        ),
+        // The same with the draws made before the clock starts: no generator at all.
+        (
+            "kernel:sampled16-free",
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 16, true)),
+        ),
+        (
+            "kernel:sampled64-free",
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 64, true)),
+        ),
+        (
+            "kernel:sampled128-free",
+            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 128, true)),
         ),
     ];
     for (name, kernel) in kernels {

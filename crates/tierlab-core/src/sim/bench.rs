@@ -156,11 +156,26 @@ pub fn lru_kernel(ids: &[u32], distinct: usize, capacity: usize) -> (f64, u64) {
 /// cheapest rank there is: one load and one compare a sample, no division, no table lookup)
 /// evicted, its place filled by the last page. A sampling policy does at least this much per
 /// eviction, so a policy with `samples` samples cannot run faster than this kernel on the same
-/// id stream (benches/README.md, "The floor of a sampled eviction"). Returns seconds and
-/// misses.
-pub fn sampled_kernel(ids: &[u32], distinct: usize, capacity: usize, samples: usize) -> (f64, u64) {
+/// id stream (benches/README.md, "The floor of a sampled eviction"). With `free_draws` the
+/// indices are drawn before the clock starts (a cache evicts only when full, so they are drawn
+/// from `0..capacity`) and read from memory in order: the floor without the generator's cost.
+/// Returns seconds and misses.
+pub fn sampled_kernel(
+    ids: &[u32],
+    distinct: usize,
+    capacity: usize,
+    samples: usize,
+    free_draws: bool,
+) -> (f64, u64) {
     const BLOCK: usize = 128;
+    const DRAWN: usize = 1 << 20;
     let capacity = capacity.max(1);
+    let mut drawn_ahead = Vec::new();
+    if free_draws {
+        drawn_ahead = vec![0u32; DRAWN];
+        IndexSampler::new(2).fill(capacity, &mut drawn_ahead);
+    }
+    let mut ahead = 0usize;
     let mut slot_of = vec![NIL; distinct.max(1)];
     let mut slot_page = Vec::with_capacity(capacity);
     let mut slot_key: Vec<u64> = Vec::with_capacity(capacity);
@@ -182,11 +197,18 @@ pub fn sampled_kernel(ids: &[u32], distinct: usize, capacity: usize, samples: us
             let mut left = samples;
             while left > 0 {
                 let b = left.min(BLOCK);
-                sampler.fill(n, &mut drawn[..b]);
-                drawn[..b]
-                    .iter()
-                    .for_each(|&d| prefetch(&slot_key, d as usize));
-                for &d in &drawn[..b] {
+                let drawn: &[u32] = if free_draws {
+                    if ahead + b > DRAWN {
+                        ahead = 0;
+                    }
+                    ahead += b;
+                    &drawn_ahead[ahead - b..ahead]
+                } else {
+                    sampler.fill(n, &mut drawn[..b]);
+                    &drawn[..b]
+                };
+                drawn.iter().for_each(|&d| prefetch(&slot_key, d as usize));
+                for &d in drawn {
                     let k = slot_key[d as usize];
                     let older = k < oldest;
                     oldest = if older { k } else { oldest };
@@ -221,12 +243,17 @@ mod tests {
         let (ids, distinct) = dense_ids(reader.as_mut()).unwrap();
         // One page: every change of page misses.
         let changes = 1 + ids.windows(2).filter(|w| w[0] != w[1]).count() as u64;
-        assert_eq!(sampled_kernel(&ids, distinct, 1, 64).1, changes);
+        assert_eq!(sampled_kernel(&ids, distinct, 1, 64, false).1, changes);
+        assert_eq!(sampled_kernel(&ids, distinct, 1, 64, true).1, changes);
         // 8 pages, 1,024 samples: the oldest is missed with probability (7/8)^1024, so the
         // evictions are FIFO's.
         let refs = make_refs(&ids.iter().map(|&id| (id as u64, false)).collect::<Vec<_>>());
         let fifo = check_policy(&PolicySpec::new("fifo"), 8, 1, &refs).unwrap();
-        assert_eq!(sampled_kernel(&ids, distinct, 8, 1024).1, fifo.misses);
+        assert_eq!(
+            sampled_kernel(&ids, distinct, 8, 1024, false).1,
+            fifo.misses
+        );
+        assert_eq!(sampled_kernel(&ids, distinct, 8, 1024, true).1, fifo.misses);
     }
 
     #[test]
