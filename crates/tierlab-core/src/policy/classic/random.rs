@@ -8,14 +8,21 @@
 //! `seed` (default 1) seeds a `Pcg64Mcg` generator, so a run is reproducible; one draw per
 //! eviction. Per reference: O(1) (the resident pages are a dense array; the victim's place is
 //! filled by the last page).
+//!
+//! An eviction happens only in a full cache, so every draw is from `0..capacity` and can be
+//! made early: the victims' places are drawn `AHEAD` evictions in advance (the same draws in
+//! the same order, so the same victims), and each eviction starts loading the frame of the one
+//! after next and the table entry of the next victim's page, which would otherwise be two
+//! dependent cache misses per eviction once the cache outgrows the CPU's caches.
 
 use crate::error::Result;
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -30,11 +37,17 @@ impl Default for RandomConfig {
     }
 }
 
+/// Victims' places drawn before their evictions (see the module doc).
+const AHEAD: usize = 2;
+
 pub struct Random {
     cap: usize,
     pages: Vec<Frame>,
     table: SlotTable,
     rng: Pcg64Mcg,
+    /// The places of the next evictions' victims, in draw order (`AHEAD + 1` once the first
+    /// eviction has drawn them).
+    drawn: VecDeque<usize>,
 }
 
 impl PolicyDef for Random {
@@ -48,11 +61,42 @@ impl PolicyDef for Random {
             pages: Vec::with_capacity(ctx.capacity),
             table: SlotTable::default(),
             rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            drawn: VecDeque::with_capacity(AHEAD + 1),
         })
     }
 }
 
+impl Random {
+    /// The place of this eviction's victim (the cache is full), drawing the ones `AHEAD`
+    /// evictions later and starting the loads the next evictions will need.
+    #[inline]
+    fn next_victim(&mut self) -> usize {
+        let n = self.pages.len();
+        while self.drawn.len() <= AHEAD {
+            let d = self.rng.random_range(0..n);
+            self.drawn.push_back(d);
+        }
+        let i = self.drawn.pop_front().expect("drawn ahead");
+        let d = self.rng.random_range(0..n);
+        self.drawn.push_back(d);
+        prefetch(&self.pages, d);
+        // The next victim's frame was loaded an eviction ago: its page's table entry now.
+        if let Some(f) = self.pages.get(self.drawn[0]) {
+            self.table.prefetch(f.id);
+        }
+        i
+    }
+}
+
 impl Policy for Random {
+    /// A hit reads the page's table entry and frame: start loading the entry 16 references
+    /// ahead and the frame 6 ahead.
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| prefetch(&self.pages, s as usize));
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
@@ -65,7 +109,7 @@ impl Policy for Random {
             return;
         }
         if self.pages.len() == self.cap {
-            let i = self.rng.random_range(0..self.pages.len());
+            let i = self.next_victim();
             let victim = self.pages.swap_remove(i);
             self.table.clear(victim.id);
             if let Some(moved) = self.pages.get(i) {
