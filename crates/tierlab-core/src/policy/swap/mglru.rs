@@ -125,7 +125,7 @@ use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, NIL};
 use crate::policy::swap::linux_two_list::FileAccess;
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Kind, Op};
 use serde::{Deserialize, Serialize};
 
@@ -465,6 +465,15 @@ impl Mglru {
         let old = slot(self.min_seq[t]);
         let n = self.lists[old][t].back()?;
         let id = *self.arena.get(n);
+        // The next scan takes the node before this one, and reads its page's state: a chain of
+        // two cache misses in a large cache. Start both now (the page's state as soon as that
+        // node arrives), and the node after it, while this page is sorted.
+        if let Some(prev) = self.lists[old][t].prev_of(&self.arena, n) {
+            crate::policy::list::prefetch(&self.pages, *self.arena.get(prev) as usize);
+            if let Some(next_prev) = self.lists[old][t].prev_of(&self.arena, prev) {
+                self.arena.prefetch(next_prev);
+            }
+        }
         self.c_scanned[t] += 1;
         let p = self.pages[id as usize];
         let ws = p.flags & WORKINGSET != 0;
@@ -679,6 +688,13 @@ impl Mglru {
 }
 
 impl Policy for Mglru {
+    /// Every reference reads its page's state, a 32-byte entry in an array indexed by page id
+    /// (24 MB for a million pages): start loading it 16 references ahead.
+    #[inline(always)]
+    fn prefetch(&self, _near: PageId, far: PageId) {
+        crate::policy::list::prefetch(&self.pages, far as usize);
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let st = self.pages[r.id as usize];
         let anon = r.kind() == Kind::Anon;
