@@ -60,10 +60,8 @@ const WARMUP_RECONFIGURATIONS: u32 = 50;
 const BATCH: usize = 32;
 /// At most this many of the next eviction's draws are foreseen and their tags prefetched.
 const FORESEE: usize = 32;
-/// A ranking stage's marks: not a candidate (a recent admission since evicted: its index is NIL),
-/// and an age at or past `MAX_AGE - 1` (ranks lowest).
+/// Not a candidate (a recent admission since evicted: its index is NIL).
 const SKIP: u32 = NIL;
-const OLDEST: u32 = u32::MAX - 1;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -431,40 +429,14 @@ impl LhdCore {
         i
     }
 
-    /// Ranks the tags at `at` (SKIP: none) in order, keeping the first of least density:
-    /// first each one's density entry is found and prefetched, then all are ranked.
+    /// Ranks the tags at `at` (SKIP: none) in order, keeping the first of least density.
     #[inline(always)]
     fn rank(&self, at: &[u32], victim: &mut usize, rank: &mut f32) {
-        let mut entry = [0u32; BATCH];
-        for (e, &i) in entry.iter_mut().zip(at) {
-            *e = if i == SKIP {
-                SKIP
-            } else {
-                let t = &self.tags[i as usize];
-                let age = self.age(t);
-                if age == MAX_AGE - 1 {
-                    OLDEST
-                } else {
-                    let e = t.class as usize * MAX_AGE + age;
-                    prefetch(&self.densities, e);
-                    e as u32
-                }
-            };
-        }
-        for (&e, &i) in entry.iter().zip(at) {
-            if e == SKIP {
+        for &i in at {
+            if i == SKIP {
                 continue;
             }
-            let t = &self.tags[i as usize];
-            let d = if e == OLDEST {
-                f32::MIN
-            } else {
-                let mut d = self.densities[e as usize] / t.size;
-                if t.explorer {
-                    d += 1.0;
-                }
-                d
-            };
+            let d = self.density(&self.tags[i as usize]);
             let less = d < *rank;
             *victim = if less { i as usize } else { *victim };
             *rank = if less { d } else { *rank };
