@@ -31,9 +31,21 @@
 //! occupancy; tierlab's object-size mode keeps the size an object was admitted with (as for every
 //! other policy) and ranks by the new one, as libCacheSim does.
 //!
-//! Per reference: O(1) amortised on a hit; O(associativity + admissions) per eviction, the
-//! sampled candidates drawn and prefetched before any is ranked; a reconfiguration costs
-//! O(16 * MAX_AGE) every 2^20 accesses.
+//! Per reference: O(1) amortised on a hit; O(associativity + admissions) per eviction; a
+//! reconfiguration costs O(16 * MAX_AGE) every 2^20 accesses.
+//!
+//! Layout and memory (none of it changes a result: tests/policy_counts.rs pins them): a resident
+//! object is one 32-byte, 32-aligned tag (one load per sample), holding its class (kept from
+//! its last two hit ages, so ranking does not compute it) and, in page mode, the frame the sink
+//! is told on eviction (there is no per-page frame array: 32 B per resident page plus the 4-byte
+//! key -> tag index per distinct page). Hits, evictions and densities are flat class-major
+//! tables. The recent admissions keep their tag indices, updated when an eviction moves a tag,
+//! so an eviction reads them without going through the index. The draws come from `Draws`,
+//! `Pcg64Mcg`'s own stream generated eight outputs at a time with a lookahead: at the end of an
+//! eviction the tags the eviction after next will sample (if the accesses between miss) are
+//! prefetched, and each access moves that window by one, so on a trace that mostly misses the
+//! samples' tags are cached before they are drawn. The candidates, their order and the ranking
+//! (first of least density wins) are those of drawing and ranking one at a time.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, NIL};
