@@ -31,17 +31,31 @@
 //! occupancy; tierlab's object-size mode keeps the size an object was admitted with (as for every
 //! other policy) and ranks by the new one, as libCacheSim does.
 //!
-//! Per reference: O(1) amortised on a hit; O(associativity + admissions) per eviction, the
-//! sampled candidates drawn and prefetched before any is ranked; a reconfiguration costs
-//! O(16 * MAX_AGE) every 2^20 accesses.
+//! Per reference: O(1) amortised on a hit; O(associativity + admissions) per eviction; a
+//! reconfiguration costs O(16 * MAX_AGE) every 2^20 accesses.
+//!
+//! Layout and memory (none of it changes a result: tests/policy_counts.rs pins them): a resident
+//! object is one 32-byte, 32-aligned tag (one load per sample), holding its class (kept from
+//! its last two hit ages, so ranking does not compute it) and, in page mode, the frame the sink
+//! is told on eviction (there is no per-page frame array: 32 B per resident page plus the 4-byte
+//! key -> tag index per distinct page). Hits, evictions and densities are flat class-major
+//! tables. The recent admissions keep their tag indices, updated when an eviction moves a tag,
+//! so an eviction reads them without going through the index. The draws come from `Draws`,
+//! `Pcg64Mcg`'s own stream generated eight outputs at a time with a lookahead: at the end of an
+//! eviction the tags the eviction after next will sample (if the accesses between miss) are
+//! prefetched, and each access moves that window by one, so on a trace that mostly misses the
+//! samples' tags are cached before they are drawn. The candidates, their order and the ranking
+//! (first of least density wins) are those of drawing and ranking one at a time.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
-use rand::{RngExt, SeedableRng};
+use crate::trace::Kind;
+use rand::{RngExt, SeedableRng, TryRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
 
 const HIT_AGE_CLASSES: usize = 16;
 /// libCacheSim's row of the objects' application (id 1) in its 16 x 16 class table.
@@ -54,8 +68,12 @@ const EXPLORER_BUDGET_FRACTION: f64 = 0.01;
 const EXPLORE_INVERSE_PROBABILITY: u64 = 32;
 const WARMUP_CANDIDATES: usize = 8;
 const WARMUP_RECONFIGURATIONS: u32 = 50;
-/// Sampled candidates drawn (and prefetched) before the first of them is ranked.
+/// Candidates drawn (and prefetched) before the first of them is ranked.
 const BATCH: usize = 32;
+/// At most this many of the next eviction's draws are foreseen and their tags prefetched.
+const FORESEE: usize = 32;
+/// Not a candidate (a recent admission since evicted: its index is NIL).
+const SKIP: u32 = NIL;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -89,20 +107,131 @@ impl LhdConfig {
     }
 }
 
+/// A resident object: 32 bytes, aligned so that a tag is one cache line's quarter and a sample
+/// one load. The last two hit ages are coarsened ages (at most `MAX_AGE`), and `class` is
+/// [`hit_age_class`] of their sum, kept so that ranking a sample needs no computation of it.
+/// `page`, `kind` and `dirty` are the page-mode frame (what the sink is told on eviction),
+/// unused with object sizes.
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(32))]
 struct Tag {
-    key: u32,
     timestamp: u64,
-    last_hit_age: u64,
-    last_last_hit_age: u64,
+    page: u64,
+    key: u32,
     size: f32,
+    last_hit_age: u16,
+    last_last_hit_age: u16,
+    class: u8,
     explorer: bool,
+    kind: Kind,
+    dirty: bool,
 }
 
-struct Class {
-    hits: Vec<f32>,
-    evictions: Vec<f32>,
-    densities: Vec<f32>,
+/// PCG's multiplier (O'Neill, "PCG: A family of simple fast space-efficient statistically good
+/// algorithms for random number generation", 2014), as `rand_pcg`'s `Mcg128Xsl64` uses it.
+const PCG_MULTIPLIER: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
+/// States generated at once.
+const PCG_BLOCK: usize = 8;
+/// `PCG_MULTIPLIER^(k + 1)` for `k` in `0..PCG_BLOCK`.
+const PCG_POWERS: [u128; PCG_BLOCK] = {
+    let mut p = [0u128; PCG_BLOCK];
+    let mut m = PCG_MULTIPLIER;
+    let mut k = 0;
+    while k < PCG_BLOCK {
+        p[k] = m;
+        m = m.wrapping_mul(PCG_MULTIPLIER);
+        k += 1;
+    }
+    p
+};
+const DRAWS_RING: usize = 128;
+
+/// `Pcg64Mcg::seed_from_u64(seed)`'s stream of 64-bit outputs, output for output (tested), with
+/// a lookahead: an MCG's `k`-th state is the seed's times `multiplier^k`, so a block of eight
+/// outputs is eight independent multiplies (not a chain of eight), buffered in a ring. The
+/// policy draws from it through `rand`'s `random_range` exactly as it drew from `Pcg64Mcg`, and
+/// can [`Draws::peek`] at outputs not drawn yet to prefetch what the next eviction will sample.
+struct Draws {
+    /// The state of the last output pushed into `ring`.
+    state: u128,
+    ring: [u64; DRAWS_RING],
+    head: usize,
+    len: usize,
+}
+
+#[inline(always)]
+fn pcg_output(state: u128) -> u64 {
+    // XSL RR: the high and low halves xor-ed, rotated by the state's top 6 bits.
+    let rot = (state >> 122) as u32;
+    (((state >> 64) as u64) ^ (state as u64)).rotate_right(rot)
+}
+
+impl Draws {
+    fn new(seed: u64) -> Draws {
+        Draws {
+            state: Pcg64Mcg::seed_from_u64(seed).state(),
+            ring: [0; DRAWS_RING],
+            head: 0,
+            len: 0,
+        }
+    }
+
+    #[inline]
+    fn refill(&mut self) {
+        debug_assert!(self.len + PCG_BLOCK <= DRAWS_RING);
+        let s = self.state;
+        for (k, m) in PCG_POWERS.iter().enumerate() {
+            self.ring[(self.head + self.len + k) % DRAWS_RING] = pcg_output(s.wrapping_mul(*m));
+        }
+        self.state = s.wrapping_mul(PCG_POWERS[PCG_BLOCK - 1]);
+        self.len += PCG_BLOCK;
+    }
+
+    /// The output `k` draws from now (`k < DRAWS_RING - PCG_BLOCK`), without drawing it.
+    #[inline]
+    fn peek(&mut self, k: usize) -> u64 {
+        while self.len <= k {
+            self.refill();
+        }
+        self.ring[(self.head + k) % DRAWS_RING]
+    }
+}
+
+impl TryRng for Draws {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> std::result::Result<u32, Infallible> {
+        // As `Mcg128Xsl64`: the low half of a 64-bit output.
+        self.try_next_u64().map(|r| r as u32)
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> std::result::Result<u64, Infallible> {
+        if self.len == 0 {
+            self.refill();
+        }
+        let r = self.ring[self.head];
+        self.head = (self.head + 1) % DRAWS_RING;
+        self.len -= 1;
+        Ok(r)
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), Infallible> {
+        for chunk in dst.chunks_mut(8) {
+            let r = self.try_next_u64()?.to_le_bytes();
+            chunk.copy_from_slice(&r[..chunk.len()]);
+        }
+        Ok(())
+    }
+}
+
+/// The index `random_range(0..n)` draws from the 64-bit output `r` (Canon's method on the
+/// output's low 32 bits, `rand`'s for `n <= u32::MAX`), unless it takes a second output to
+/// correct its bias (probability below `n / 2^32`): a prediction, for prefetching only.
+#[inline(always)]
+fn foreseen_index(r: u64, n: usize) -> usize {
+    ((r as u32 as u64 * n as u64) >> 32) as usize
 }
 
 /// LHD's ranking over objects named by dense keys (page ids in page mode, slots in object-size
@@ -112,18 +241,26 @@ pub struct LhdCore {
     tags: Vec<Tag>,
     /// Key -> index in `tags`, or NIL.
     pos: Vec<u32>,
-    classes: Vec<Class>,
+    /// Per class and coarsened age, class-major (`class * MAX_AGE + age`): the EWMA'd hits and
+    /// evictions, and the hit densities modelled from them.
+    hits: Vec<f32>,
+    evictions: Vec<f32>,
+    densities: Vec<f32>,
     timestamp: u64,
     next_reconfiguration: u64,
     reconfigurations: u32,
     shift: u32,
     ewma_objects: f32,
     ewma_mass: f32,
+    /// The ring of recent admissions' keys, and each one's index in `tags` (NIL when it is not
+    /// resident): kept in step with `pos`, so that an eviction finds their tags without first
+    /// reading `pos`.
     recent: Vec<u32>,
+    recent_at: Vec<u32>,
     recent_head: usize,
     ewma_victim: f32,
     explorer_budget: i64,
-    rng: Pcg64Mcg,
+    rng: Draws,
 }
 
 fn hit_age_class(age: u64) -> usize {
@@ -141,20 +278,16 @@ fn hit_age_class(age: u64) -> usize {
 impl LhdCore {
     /// `capacity` in the unit of the sizes (pages, or bytes).
     pub fn new(cfg: &LhdConfig, capacity: usize) -> LhdCore {
-        let classes = (0..HIT_AGE_CLASSES)
-            .map(|c| Class {
-                hits: vec![0.0; MAX_AGE],
-                evictions: vec![0.0; MAX_AGE],
-                densities: (0..MAX_AGE)
-                    .map(|a| (CLASS_ROW + c + 1) as f32 / (a + 1) as f32)
-                    .collect(),
-            })
+        let densities = (0..HIT_AGE_CLASSES)
+            .flat_map(|c| (0..MAX_AGE).map(move |a| (CLASS_ROW + c + 1) as f32 / (a + 1) as f32))
             .collect();
         LhdCore {
             assoc: cfg.associativity,
             tags: Vec::new(),
             pos: Vec::new(),
-            classes,
+            hits: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
+            evictions: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
+            densities,
             timestamp: 0,
             next_reconfiguration: ACCS_PER_RECONFIGURATION,
             reconfigurations: 0,
@@ -162,10 +295,11 @@ impl LhdCore {
             ewma_objects: 0.0,
             ewma_mass: 0.0,
             recent: vec![NIL; cfg.admissions],
+            recent_at: vec![NIL; cfg.admissions],
             recent_head: 0,
             ewma_victim: 0.0,
             explorer_budget: (capacity as f64 * EXPLORER_BUDGET_FRACTION) as i64,
-            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            rng: Draws::new(cfg.seed),
         }
     }
 
@@ -198,53 +332,74 @@ impl LhdCore {
         self.tags.is_empty()
     }
 
+    #[inline(always)]
     fn age(&self, t: &Tag) -> usize {
         let age = (self.timestamp - t.timestamp) >> self.shift;
         (age as usize).min(MAX_AGE - 1)
     }
 
-    fn class(t: &Tag) -> usize {
-        hit_age_class(t.last_hit_age + t.last_last_hit_age)
-    }
-
+    #[inline(always)]
     fn density(&self, t: &Tag) -> f32 {
         let age = self.age(t);
         if age == MAX_AGE - 1 {
             return f32::MIN;
         }
-        let mut d = self.classes[Self::class(t)].densities[age] / t.size;
+        let mut d = self.densities[t.class as usize * MAX_AGE + age] / t.size;
         if t.explorer {
             d += 1.0;
         }
         d
     }
 
-    /// An access to `key` (size `size`): a hit if it is resident, else its insertion.
-    pub fn update(&mut self, key: u32, size: f32) {
+    /// Random candidates of the next eviction.
+    #[inline(always)]
+    fn candidates(&self) -> usize {
+        if self.reconfigurations > WARMUP_RECONFIGURATIONS {
+            self.assoc
+        } else {
+            self.assoc.min(WARMUP_CANDIDATES)
+        }
+    }
+
+    /// An access to `key` (size `size`): a hit if it is resident, else its insertion. Returns
+    /// its index in the tags.
+    pub fn update(&mut self, key: u32, size: f32) -> usize {
         self.grow(key as usize + 1);
         let insert = self.pos[key as usize] == NIL;
         let i = if insert {
-            self.pos[key as usize] = self.tags.len() as u32;
+            let i = self.tags.len();
+            self.pos[key as usize] = i as u32;
             self.tags.push(Tag {
-                key,
                 timestamp: 0,
-                last_hit_age: 0,
-                last_last_hit_age: MAX_AGE as u64,
+                page: 0,
+                key,
                 size,
+                last_hit_age: 0,
+                last_last_hit_age: MAX_AGE as u16,
+                class: hit_age_class(MAX_AGE as u64) as u8,
                 explorer: false,
+                kind: Kind::File,
+                dirty: false,
             });
-            self.tags.len() - 1
+            // A recent admission evicted and now back is a candidate again (its key is).
+            for (k, at) in self.recent.iter().zip(&mut self.recent_at) {
+                if *k == key {
+                    *at = i as u32;
+                }
+            }
+            i
         } else {
             let i = self.pos[key as usize] as usize;
             let t = self.tags[i];
             let age = self.age(&t);
-            self.classes[Self::class(&t)].hits[age] += 1.0;
+            self.hits[t.class as usize * MAX_AGE + age] += 1.0;
             if t.explorer {
                 self.explorer_budget += t.size as i64;
             }
             let t = &mut self.tags[i];
             t.last_last_hit_age = t.last_hit_age;
-            t.last_hit_age = age as u64;
+            t.last_hit_age = age as u16;
+            t.class = hit_age_class(t.last_hit_age as u64 + t.last_last_hit_age as u64) as u8;
             i
         };
         let explore = self.rng.random_range(0..EXPLORE_INVERSE_PROBABILITY) == 0;
@@ -262,6 +417,7 @@ impl LhdCore {
             if self.density(&t) < self.ewma_victim {
                 let n = self.recent.len();
                 self.recent[self.recent_head % n] = key;
+                self.recent_at[self.recent_head % n] = i as u32;
                 self.recent_head += 1;
             }
         }
@@ -272,16 +428,41 @@ impl LhdCore {
             self.next_reconfiguration = ACCS_PER_RECONFIGURATION;
             self.reconfigurations += 1;
         }
+        // The next eviction, if the next access misses, draws the next `candidates` outputs:
+        // this access moved that window by one, so the tag of the one output it gained is
+        // loaded now (see `evict`).
+        let (n, c) = (self.tags.len(), self.candidates());
+        if c < n {
+            let c = c.min(FORESEE);
+            let (near, far) = (self.rng.peek(c - 1), self.rng.peek(2 * c));
+            prefetch(&self.tags, foreseen_index(near, n));
+            prefetch(&self.tags, foreseen_index(far, n));
+        }
+        i
+    }
+
+    /// Ranks the tags at `at` (SKIP: none) in order, keeping the first of least density.
+    #[inline(always)]
+    fn rank(&self, at: &[u32], victim: &mut usize, rank: &mut f32) {
+        for &i in at {
+            if i == SKIP {
+                continue;
+            }
+            let d = self.density(&self.tags[i as usize]);
+            let less = d < *rank;
+            *victim = if less { i as usize } else { *victim };
+            *rank = if less { d } else { *rank };
+        }
     }
 
     /// Chooses a victim, removes it and returns its key.
     pub fn evict(&mut self) -> u32 {
+        self.evict_tag().key
+    }
+
+    fn evict_tag(&mut self) -> Tag {
         let n = self.tags.len();
-        let candidates = if self.reconfigurations > WARMUP_RECONFIGURATIONS {
-            self.assoc
-        } else {
-            self.assoc.min(WARMUP_CANDIDATES)
-        };
+        let candidates = self.candidates();
         let mut victim = usize::MAX;
         let mut rank = f32::MAX;
         if candidates >= n {
@@ -294,63 +475,68 @@ impl LhdCore {
                 }
             }
         } else {
-            // The draws are made a batch at a time and their tags prefetched before any is
-            // ranked (same draws, same order, same ranking as one at a time): the tags are
-            // random places in an array larger than the CPU's caches once the cache is large.
-            for &key in &self.recent {
-                if let Some(&p) = self.pos.get(key as usize) {
-                    prefetch(&self.tags, p as usize);
-                }
-            }
-            let mut drawn = [0usize; BATCH];
+            // In stages, a batch at a time (same draws, same order, same ranking as one at a
+            // time): all draws, their tags prefetched (mostly loaded already, see the end);
+            // then each one's density entry found and prefetched; then the ranking. The tags
+            // are random places in an array larger than the CPU's caches once the cache is
+            // large.
+            let mut drawn = [0u32; BATCH];
             let mut left = candidates;
             while left > 0 {
                 let b = left.min(BATCH);
                 for d in &mut drawn[..b] {
-                    *d = self.rng.random_range(0..n);
-                    prefetch(&self.tags, *d);
+                    *d = self.rng.random_range(0..n) as u32;
+                    prefetch(&self.tags, *d as usize);
                 }
-                for &i in &drawn[..b] {
-                    let d = self.density(&self.tags[i]);
-                    if d < rank {
-                        (victim, rank) = (i, d);
-                    }
-                }
+                self.rank(&drawn[..b], &mut victim, &mut rank);
                 left -= b;
             }
-            for k in 0..self.recent.len() {
-                let key = self.recent[k];
-                if !self.contains(key) {
-                    continue;
-                }
-                let i = self.pos[key as usize] as usize;
-                let d = self.density(&self.tags[i]);
-                if d < rank {
-                    (victim, rank) = (i, d);
-                }
+            for at in self.recent_at.chunks(BATCH) {
+                let b = at.len();
+                drawn[..b].copy_from_slice(at);
+                self.rank(&drawn[..b], &mut victim, &mut rank);
             }
         }
         assert!(victim != usize::MAX, "LHD evicts from a non-empty cache");
         self.ewma_victim = EWMA_DECAY * self.ewma_victim + (1.0 - EWMA_DECAY) * rank;
         let t = self.tags[victim];
         let age = self.age(&t);
-        self.classes[Self::class(&t)].evictions[age] += 1.0;
+        self.evictions[t.class as usize * MAX_AGE + age] += 1.0;
         if t.explorer {
             self.explorer_budget += t.size as i64;
         }
         self.pos[t.key as usize] = NIL;
+        let last = (n - 1) as u32;
+        for at in &mut self.recent_at {
+            if *at == victim as u32 {
+                *at = NIL;
+            } else if *at == last {
+                *at = victim as u32;
+            }
+        }
         self.tags.swap_remove(victim);
         if let Some(moved) = self.tags.get(victim) {
             self.pos[moved.key as usize] = victim as u32;
         }
-        t.key
+        // Foresee the next eviction: if the next access misses, its update draws one output
+        // (the explorer draw) and its eviction the `candidates` after it, from `0..n` again
+        // (in page mode the cache is full then). Their tags, and the recent admissions', are
+        // loaded now, an access ahead; each access since moves the window (see `update`).
+        let c = self.candidates();
+        if c < n {
+            let c = c.min(FORESEE);
+            for k in c + 2..=2 * c + 1 {
+                let r = self.rng.peek(k);
+                prefetch(&self.tags, foreseen_index(r, n));
+            }
+        }
+        t
     }
 
     fn reconfigure(&mut self) {
-        for cl in &mut self.classes {
-            for a in 0..MAX_AGE {
-                cl.hits[a] *= EWMA_DECAY;
-                cl.evictions[a] *= EWMA_DECAY;
+        for v in [&mut self.hits, &mut self.evictions] {
+            for x in v.iter_mut() {
+                *x *= EWMA_DECAY;
             }
         }
         self.adapt_age_coarsening();
@@ -373,40 +559,47 @@ impl LhdCore {
         self.shift = log2;
         self.ewma_objects *= 8.0;
         self.ewma_mass *= 8.0;
-        for cl in &mut self.classes {
-            for v in [&mut cl.hits, &mut cl.evictions] {
-                if delta < 0 {
-                    // Stretch.
-                    let d = (-delta) as u32;
-                    let tail: f32 = v[(MAX_AGE >> d)..MAX_AGE - 1].iter().sum();
-                    v[MAX_AGE - 1] += tail;
-                    for a in (0..MAX_AGE - 1).rev() {
-                        v[a] = v[a >> d] / (1u32 << d) as f32;
-                    }
-                } else if delta > 0 {
-                    // Compress.
-                    let d = delta as u32;
-                    for a in 0..(MAX_AGE >> d) {
-                        v[a] = (0..(1usize << d)).map(|i| v[(a << d) + i]).sum();
-                    }
-                    for x in &mut v[(MAX_AGE >> d)..MAX_AGE - 1] {
-                        *x = 0.0;
-                    }
+        let classes = self
+            .hits
+            .chunks_mut(MAX_AGE)
+            .chain(self.evictions.chunks_mut(MAX_AGE));
+        for v in classes {
+            if delta < 0 {
+                // Stretch.
+                let d = (-delta) as u32;
+                let tail: f32 = v[(MAX_AGE >> d)..MAX_AGE - 1].iter().sum();
+                v[MAX_AGE - 1] += tail;
+                for a in (0..MAX_AGE - 1).rev() {
+                    v[a] = v[a >> d] / (1u32 << d) as f32;
+                }
+            } else if delta > 0 {
+                // Compress.
+                let d = delta as u32;
+                for a in 0..(MAX_AGE >> d) {
+                    v[a] = (0..(1usize << d)).map(|i| v[(a << d) + i]).sum();
+                }
+                for x in &mut v[(MAX_AGE >> d)..MAX_AGE - 1] {
+                    *x = 0.0;
                 }
             }
         }
     }
 
     fn model_hit_density(&mut self) {
-        for cl in &mut self.classes {
-            let mut events = cl.hits[MAX_AGE - 1] + cl.evictions[MAX_AGE - 1];
-            let mut hits = cl.hits[MAX_AGE - 1];
+        let classes = self
+            .hits
+            .chunks(MAX_AGE)
+            .zip(self.evictions.chunks(MAX_AGE))
+            .zip(self.densities.chunks_mut(MAX_AGE));
+        for ((hit, evicted), density) in classes {
+            let mut events = hit[MAX_AGE - 1] + evicted[MAX_AGE - 1];
+            let mut hits = hit[MAX_AGE - 1];
             let mut lifetime = events;
             for a in (0..MAX_AGE - 1).rev() {
-                hits += cl.hits[a];
-                events += cl.hits[a] + cl.evictions[a];
+                hits += hit[a];
+                events += hit[a] + evicted[a];
                 lifetime += events;
-                cl.densities[a] = if events > 1e-5 { hits / lifetime } else { 0.0 };
+                density[a] = if events > 1e-5 { hits / lifetime } else { 0.0 };
             }
         }
     }
@@ -415,7 +608,6 @@ impl LhdCore {
 pub struct Lhd {
     cap: usize,
     core: LhdCore,
-    frames: Vec<Frame>,
 }
 
 impl PolicyDef for Lhd {
@@ -429,7 +621,6 @@ impl PolicyDef for Lhd {
         Ok(Lhd {
             cap: ctx.capacity,
             core: LhdCore::new(cfg, ctx.capacity),
-            frames: Vec::new(),
         })
     }
     fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -441,12 +632,11 @@ impl Policy for Lhd {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.core.prefetch(near, far);
-        prefetch(&self.frames, near as usize);
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        if self.core.contains(r.id) {
-            self.frames[r.id as usize].dirty |= r.is_write();
+        if let Some(&p) = self.core.pos.get(r.id as usize).filter(|&&p| p != NIL) {
+            self.core.tags[p as usize].dirty |= r.is_write();
             self.core.update(r.id, 1.0);
             sink.hit(r, 0);
             return;
@@ -456,27 +646,23 @@ impl Policy for Lhd {
             return;
         }
         if self.core.len() == self.cap {
-            let v = self.core.evict();
-            sink.evict(self.frames[v as usize].out(0));
+            let v = self.core.evict_tag();
+            let frame = Frame {
+                page: v.page,
+                id: v.key,
+                kind: v.kind,
+                dirty: v.dirty,
+            };
+            sink.evict(frame.out(0));
         }
-        self.frames[r.id as usize] = Frame::of(r);
-        self.core.update(r.id, 1.0);
+        let i = self.core.update(r.id, 1.0);
+        let t = &mut self.core.tags[i];
+        (t.page, t.kind, t.dirty) = (r.page(), r.kind(), r.is_write());
         sink.miss(r, 0);
     }
 
     fn grow(&mut self, n: usize) {
         self.core.grow(n);
-        if self.frames.len() < n {
-            self.frames.resize(
-                n,
-                Frame {
-                    page: 0,
-                    id: 0,
-                    kind: crate::trace::Kind::File,
-                    dirty: false,
-                },
-            );
-        }
     }
 
     fn resident(&self) -> usize {
@@ -486,8 +672,66 @@ impl Policy for Lhd {
 
 #[cfg(test)]
 mod tests {
-    use super::hit_age_class;
+    use super::{hit_age_class, Draws, LhdConfig, LhdCore, NIL};
     use crate::sim::check::{replay_ids, replay_spec_ids};
+    use rand::{Rng, RngExt, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    #[test]
+    fn draws_are_pcg64mcg() {
+        // Output for output, through the draws the policy makes (explorer draws from 0..32,
+        // sampled indices from 0..n, u32 and u64 outputs), across blocks and the ring's end,
+        // with peeks (which must not draw) in between.
+        for seed in [0u64, 1, 2, 0xdead_beef, u64::MAX] {
+            let (mut pcg, mut draws) = (Pcg64Mcg::seed_from_u64(seed), Draws::new(seed));
+            for step in 0..5_000usize {
+                draws.peek(step % 40);
+                match step % 4 {
+                    0 => assert_eq!(pcg.random_range(0..32u64), draws.random_range(0..32u64)),
+                    1 => {
+                        let n = 1 + step * 7919 % 1_000_003;
+                        assert_eq!(pcg.random_range(0..n), draws.random_range(0..n));
+                    }
+                    2 => assert_eq!(pcg.next_u32(), draws.next_u32()),
+                    _ => assert_eq!(pcg.next_u64(), draws.next_u64()),
+                }
+            }
+            // peek(k) is the output k draws later.
+            let ahead: Vec<u64> = (0..50).map(|k| draws.peek(k)).collect();
+            let drawn: Vec<u64> = (0..50).map(|_| pcg.next_u64()).collect();
+            assert_eq!(ahead, drawn);
+            let drawn: Vec<u64> = (0..50).map(|_| draws.next_u64()).collect();
+            assert_eq!(ahead, drawn);
+        }
+    }
+
+    #[test]
+    fn recent_admissions_track_their_tags() {
+        // The recent admissions' tag indices equal what `pos` says of their keys (NIL if not
+        // resident) after every access and eviction, over evictions that move tags, keys that
+        // come back while still in the ring, and the sampled path (capacity 50 > 8 candidates).
+        let cfg = LhdConfig::default();
+        let mut core = LhdCore::new(&cfg, 50);
+        let mut x = 12345u64;
+        let mut tracked = 0;
+        for _ in 0..200_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let key = ((x >> 33) % 120) as u32;
+            if !core.contains(key) && core.len() == 50 {
+                let v = core.evict();
+                assert!(!core.contains(v));
+            }
+            core.update(key, 1.0);
+            for (&k, &at) in core.recent.iter().zip(&core.recent_at) {
+                let expected = core.pos.get(k as usize).copied().unwrap_or(NIL);
+                assert_eq!(at, expected, "recent key {k}");
+                tracked += (at != NIL) as usize;
+            }
+        }
+        assert!(tracked > 0, "no recent admission was ever resident");
+    }
 
     #[test]
     fn classes() {
