@@ -314,7 +314,13 @@ impl LcsCbf {
     /// Starts loading the counters of `key` (a hint, see [`FreqSketch::prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, key: u64) {
-        let (a, b) = Self::ab(Self::hash(key));
+        self.prefetch_hashed(Self::hash(key))
+    }
+
+    /// [`LcsCbf::prefetch`] of the key whose [`LcsCbf::hash`] is `h`.
+    #[inline(always)]
+    pub fn prefetch_hashed(&self, h: u64) {
+        let (a, b) = Self::ab(h);
         for i in 0..self.hashes {
             prefetch(&self.counters, self.index(a, b, i));
         }

@@ -254,6 +254,14 @@ impl WTinyLfu {
             Freq::Lcs(_) => LcsCbf::hash(page),
         }
     }
+    /// Starts loading the sketch entries of the page whose hash is `h` (a hint).
+    #[inline(always)]
+    fn prefetch_hashed(&self, h: u64) {
+        match &self.freq {
+            Freq::Paper(f) => f.prefetch_hashed(h),
+            Freq::Lcs(c) => c.prefetch_hashed(h),
+        }
+    }
     /// Records a sample of the page whose hash is `h`.
     #[inline]
     fn add(&mut self, h: u64) {
@@ -288,13 +296,10 @@ impl WTinyLfu {
     /// it. Changes nothing.
     #[inline]
     fn prefetch_admission(&self) {
-        let Freq::Paper(f) = &self.freq else {
-            return;
-        };
         let w = &self.lists[WINDOW];
         if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
             let n = self.node(p);
-            f.prefetch_hashed(n.h);
+            self.prefetch_hashed(n.h);
             self.table.prefetch(n.f.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
                 self.arena.prefetch(q);
@@ -306,7 +311,7 @@ impl WTinyLfu {
             &self.lists[PROBATION]
         };
         main.prefetch_back(&self.arena, |v| {
-            f.prefetch_hashed(v.h);
+            self.prefetch_hashed(v.h);
             self.table.prefetch(v.f.id);
         });
     }
@@ -490,6 +495,7 @@ impl Policy for WTinyLfu {
             self.link(s, WINDOW);
             self.add(h);
             sink.miss(r, 0);
+            self.prefetch_admission();
         } else {
             self.add(h);
             if size > self.cap {
