@@ -49,10 +49,18 @@ pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
 
 /// Count-min sketch of 4-bit counters with reset and a doorkeeper (the paper's TinyLFU).
 ///
-/// Layout (for speed; the estimates are a count-min sketch's all the same): the `depth` counters
-/// of one key lie in one 64-byte block, as in Caffeine's `FrequencySketch`, at `depth`
-/// distinct places drawn by double hashing within the block, and its doorkeeper bits in one
-/// 64-bit word (a blocked Bloom filter): one cache line each per lookup.
+/// Layout (the paper leaves it open; for speed; the estimates are a count-min sketch's all the
+/// same): the `depth` counters of one key lie in one 64-byte block aligned to a cache line, as
+/// in Caffeine's `FrequencySketch` (a blocked count-min sketch), at `depth` distinct places
+/// drawn by double hashing within the block, and its doorkeeper bits in one 64-bit word (a
+/// blocked Bloom filter): one cache line each per lookup.
+///
+/// Not taken (measured, benches/README.md "W-TinyLFU, BeladySize and FlashProb", 2026-11-27):
+/// putting a key's doorkeeper bits in the same line as its counters (16 packed 4-bit counters
+/// and seven doorkeeper words per line), one line per lookup instead of two. It moved the miss
+/// counts by -0.24% to +0.49% but ran 7-13% *slower* on telegram at 10% and 30% in the same
+/// interleaved runs (why is not established: at 30% of telegram its one array is 8 MB where
+/// the two here are 2 + 4 MB), so the layout and every result stay as they were.
 pub struct FreqSketch {
     /// Counters (one per byte; only values 0..=15 are used), in blocks of 64 aligned to
     /// cache lines (a `Vec<u8>` is not, and a key's block then straddled two lines).

@@ -58,7 +58,13 @@
 //! trace: the replay loop now hints each reference's sketch line and doorkeeper word 16
 //! references ahead ([`Policy::prefetch_ref`]), each node keeps its page's hash (admission tests
 //! do not hash again), and after a miss the next candidates' and the victim's sketch entries
-//! are loaded ahead. Speed only: every decision is the same.
+//! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
+//! only: every decision is the same. The sketch's layout is described, with the alternative
+//! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
+//! miss-heavy trace is the memory system: about seven random cache lines per miss (the new
+//! page's table entry, sketch line and doorkeeper word; the candidate's node, sketch line,
+//! doorkeeper word and table entry) against LRU's three, with the prefetch hints already
+//! waiting for free miss buffers (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf};
 use crate::error::{Error, Result};
