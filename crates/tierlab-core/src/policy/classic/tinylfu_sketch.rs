@@ -265,7 +265,7 @@ impl FastMod {
         }
     }
     #[inline(always)]
-    pub fn rem(self, x: u32) -> u32 {
+    pub fn modulo(self, x: u32) -> u32 {
         let low = self.c.wrapping_mul(x as u64);
         ((low as u128 * self.n as u128) >> 64) as u32
     }
@@ -304,7 +304,7 @@ impl LcsCbf {
 
     #[inline]
     fn index(&self, a: u32, b: u32, i: u32) -> usize {
-        self.len.rem(a.wrapping_add(i.wrapping_mul(b))) as usize
+        self.len.modulo(a.wrapping_add(i.wrapping_mul(b))) as usize
     }
 
     /// The two hashes of `key` (`a` in the low half, `b` in the high half), which callers may
@@ -417,17 +417,17 @@ mod tests {
         ] {
             let m = FastMod::new(n);
             for x in [0, 1, n - 1, n, n.wrapping_add(1), u32::MAX, u32::MAX - 1] {
-                assert_eq!(m.rem(x), x % n, "{x} mod {n}");
+                assert_eq!(m.modulo(x), x % n, "{x} mod {n}");
             }
             for _ in 0..20_000 {
                 let x = next();
-                assert_eq!(m.rem(x), x % n, "{x} mod {n}");
+                assert_eq!(m.modulo(x), x % n, "{x} mod {n}");
             }
         }
         for _ in 0..20_000 {
             let n = next().max(1);
             let x = next();
-            assert_eq!(FastMod::new(n).rem(x), x % n, "{x} mod {n}");
+            assert_eq!(FastMod::new(n).modulo(x), x % n, "{x} mod {n}");
         }
     }
 
