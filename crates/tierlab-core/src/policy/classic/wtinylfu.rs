@@ -58,7 +58,13 @@
 //! trace: the replay loop now hints each reference's sketch line and doorkeeper word 16
 //! references ahead ([`Policy::prefetch_ref`]), each node keeps its page's hash (admission tests
 //! do not hash again), and after a miss the next candidates' and the victim's sketch entries
-//! are loaded ahead. Speed only: every decision is the same.
+//! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
+//! only: every decision is the same. The sketch's layout is described, with the alternative
+//! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
+//! miss-heavy trace is the memory system: about seven random cache lines per miss (the new
+//! page's table entry, sketch line and doorkeeper word; the candidate's node, sketch line,
+//! doorkeeper word and table entry) against LRU's three, with the prefetch hints already
+//! waiting for free miss buffers (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf};
 use crate::error::{Error, Result};
@@ -254,6 +260,14 @@ impl WTinyLfu {
             Freq::Lcs(_) => LcsCbf::hash(page),
         }
     }
+    /// Starts loading the sketch entries of the page whose hash is `h` (a hint).
+    #[inline(always)]
+    fn prefetch_hashed(&self, h: u64) {
+        match &self.freq {
+            Freq::Paper(f) => f.prefetch_hashed(h),
+            Freq::Lcs(c) => c.prefetch_hashed(h),
+        }
+    }
     /// Records a sample of the page whose hash is `h`.
     #[inline]
     fn add(&mut self, h: u64) {
@@ -288,13 +302,10 @@ impl WTinyLfu {
     /// it. Changes nothing.
     #[inline]
     fn prefetch_admission(&self) {
-        let Freq::Paper(f) = &self.freq else {
-            return;
-        };
         let w = &self.lists[WINDOW];
         if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
             let n = self.node(p);
-            f.prefetch_hashed(n.h);
+            self.prefetch_hashed(n.h);
             self.table.prefetch(n.f.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
                 self.arena.prefetch(q);
@@ -306,7 +317,7 @@ impl WTinyLfu {
             &self.lists[PROBATION]
         };
         main.prefetch_back(&self.arena, |v| {
-            f.prefetch_hashed(v.h);
+            self.prefetch_hashed(v.h);
             self.table.prefetch(v.f.id);
         });
     }
@@ -490,6 +501,7 @@ impl Policy for WTinyLfu {
             self.link(s, WINDOW);
             self.add(h);
             sink.miss(r, 0);
+            self.prefetch_admission();
         } else {
             self.add(h);
             if size > self.cap {
