@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import tierlab
+from tierlab.interop import write_oracle_general
 from tierlab.learned import GlCache, resolve
 from tierlab.learned.glcache import FEATURES
 
@@ -100,7 +101,6 @@ def test_hand_worked_segments_merges_and_release(tmp_path):
     assert g.models == 0
     # libCacheSim's GLCache with the same segments: the same 15 misses (its cache has no
     # released-but-resident objects, so 4 is a miss there).
-    from tierlab.interop import write_oracle_general
 
     oracle = write_oracle_general(np.array(HAND, dtype=np.uint64), tmp_path / "t.oracleGeneral.bin")
     assert lcs_misses(oracle, len(HAND), 10, segment_size=4, n_merge=2) == 15
@@ -148,7 +148,6 @@ def test_training_happens_every_retrain_intvl_and_changes_decisions(tmp_path):
 @pytest.mark.parametrize(("segment_size", "n_merge", "size"), [(10, 2, 300), (12, 3, 300), (100, 2, 1000), (8, 4, 97)])
 def test_logical_misses_equal_libcachesim_before_a_model(tmp_path, segment_size, n_merge, size):
     pages = scan_zipf_pages()
-    from tierlab.interop import write_oracle_general
 
     oracle = write_oracle_general(pages, tmp_path / "sz.oracleGeneral.bin")
     cls = recording(segment_size=segment_size, n_merge=n_merge)
@@ -282,7 +281,6 @@ def test_by_name_params_label_and_errors(tmp_path):
 
 def test_clock_auto_time_and_seq(tmp_path):
     """clock=auto: trace time in seconds when the trace carries times, else the position."""
-    from tierlab.interop import write_oracle_general
 
     pages = np.array(HAND, dtype=np.uint64)
     oracle = write_oracle_general(pages, tmp_path / "t.oracleGeneral.bin")  # times 0, 1, 2, ... s
@@ -352,20 +350,6 @@ def test_learned_selection_consecutive_and_ranked():
 # --- object-size mode ---------------------------------------------------------------------------
 
 
-def write_sized_oracle(ids, sizes, out):
-    """An oracleGeneral trace of objects ``ids`` with ``sizes`` bytes (times 0, 1, 2, ... s)."""
-    from tierlab.interop import next_access
-
-    ids = np.asarray(ids, dtype=np.uint64)
-    rec = np.zeros(len(ids), dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nx", "<i8")])
-    rec["t"] = np.arange(len(ids))
-    rec["id"] = ids
-    rec["sz"] = sizes
-    rec["nx"] = next_access(ids)
-    rec.tofile(out)
-    return out
-
-
 def lcs_object_counts(oracle, size: int, **params) -> tuple[int, int]:
     """pip libcachesim's GLCache (object sizes, not ignored): (misses, byte misses)."""
     import libcachesim as lcs
@@ -424,7 +408,7 @@ SIZED += [(2, 20), (7, 10), (11, 30), (8, 40), (12, 25), (1, 10)]
 
 def test_object_mode_hand_worked_victims_and_bytes(tmp_path):
     ids, sizes = zip(*SIZED, strict=True)
-    oracle = write_sized_oracle(ids, sizes, tmp_path / "sized.oracleGeneral.bin")
+    oracle = write_oracle_general(np.asarray(ids, dtype=np.uint64), tmp_path / "sized.oracleGeneral.bin", sizes)
     cls = shadowed(segment_size=4, n_merge=2)
     df = tierlab.run(oracle, policies=[cls], sizes=[160], object_sizes=True)
     (g,) = cls.made
@@ -494,7 +478,7 @@ def test_object_mode_bypassed_objects_count_as_misses(tmp_path):
     in ``seq`` at the next callback. The rest is the hand-worked trace above."""
     items = SIZED[:12] + [(13, 500)] + SIZED[12:15] + [(13, 500)] + SIZED[15:]
     ids, sizes = zip(*items, strict=True)
-    oracle = write_sized_oracle(ids, sizes, tmp_path / "big.oracleGeneral.bin")
+    oracle = write_oracle_general(np.asarray(ids, dtype=np.uint64), tmp_path / "big.oracleGeneral.bin", sizes)
     cls = shadowed(segment_size=4, n_merge=2)
     df = tierlab.run(oracle, policies=[cls], sizes=[160], object_sizes=True)
     (g,) = cls.made

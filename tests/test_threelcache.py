@@ -31,6 +31,7 @@ from test_learned import recording as recording_of
 from test_learned import scan_zipf_pages, write_pages
 
 import tierlab
+from tierlab.interop import write_oracle_general
 from tierlab.learned import ThreeLCache, resolve
 
 from conftest import trace_path
@@ -311,8 +312,6 @@ PIP_TABLE = {  # size: (LRU, ThreeLCache byte-miss-ratio, object-miss-ratio), pi
 def test_agrees_with_libcachesim_in_distribution(tmp_path, size):
     import libcachesim as lcs
 
-    from tierlab.interop import write_oracle_general
-
     pages = scan_zipf_pages(n=300_000)
     oracle = str(write_oracle_general(pages, tmp_path / "scan_zipf.oracleGeneral.bin"))
 
@@ -342,20 +341,6 @@ def test_agrees_with_libcachesim_in_distribution(tmp_path, size):
 
 
 # --- object-size mode ---------------------------------------------------------------------------
-
-
-def write_sized(path, ids, sizes) -> str:
-    """An oracleGeneral trace of ``ids`` with byte ``sizes`` (one per request)."""
-    from tierlab.interop import next_access
-
-    ids = np.asarray(ids, dtype=np.uint64)
-    rec = np.zeros(len(ids), dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nx", "<i8")])
-    rec["t"] = np.arange(len(ids))
-    rec["id"] = ids
-    rec["sz"] = sizes
-    rec["nx"] = next_access(ids)
-    rec.tofile(path)
-    return str(path)
 
 
 def request_sized(p: ThreeLCache, page: int, size: int, seq: int, held: dict):
@@ -393,7 +378,8 @@ def test_object_mode_lru_by_bytes_before_the_first_model_hand_worked(tmp_path):
     # many and 2's (live) entry leaves; then 5 and 2 are evicted ([3, 1, 4, 5, 2]; 1's is dead).
     assert [p._outq[s] for s in range(p._out_front, p._out_end)] == [3, 1, 4, 5, 2]
     assert p._out_front == 1 and p._meta[1][4] == -1 and p.models == 0
-    f = write_sized(tmp_path / "t.oracleGeneral.bin", [k for k, _ in OBJ_REQS], [s for _, s in OBJ_REQS])
+    ids = np.array([k for k, _ in OBJ_REQS], dtype=np.uint64)
+    f = write_oracle_general(ids, tmp_path / "t.oracleGeneral.bin", sizes=[s for _, s in OBJ_REQS])
     specs = ["3lcache", "lru", "3lcache(objective=object-miss-ratio)"]
     df = tierlab.run(f, policies=specs, sizes=[10], object_sizes=True)
     # Misses: every request but the hit on 1 at 3 (the too-large 7 counts as one, 11 bytes).
@@ -438,7 +424,7 @@ def sized_scan_zipf(path, n: int) -> tuple[str, int]:
     64 KiB, seed 11); returns the oracleGeneral file and the distinct objects' bytes."""
     pages = scan_zipf_pages(n=n)
     osz = (2 ** np.random.default_rng(11).uniform(9, 16, size=int(pages.max()) + 1)).astype(np.uint32)
-    return write_sized(path, pages, osz[pages]), int(osz[np.unique(pages)].sum())
+    return str(write_oracle_general(pages, path, sizes=osz[pages])), int(osz[np.unique(pages)].sum())
 
 
 def test_object_mode_invariants_on_a_sized_trace(tmp_path):

@@ -38,13 +38,15 @@ def next_access(pages: np.ndarray) -> np.ndarray:
     return nxt
 
 
-def write_oracle_general(pages: np.ndarray, out: str | Path) -> Path:
-    """Writes one unit-size object per page reference in libCacheSim's oracleGeneral format."""
+def write_oracle_general(pages: np.ndarray, out: str | Path, sizes: np.ndarray | None = None) -> Path:
+    """Writes one object per reference in libCacheSim's oracleGeneral format, at times 0, 1, 2,
+    ...: ``pages`` are the objects' ids, ``sizes`` their sizes in bytes, one per reference
+    (default 1: unit-size objects, one per page reference)."""
     n = len(pages)
     rec = np.zeros(n, dtype=[("t", "<u4"), ("id", "<u8"), ("sz", "<u4"), ("nx", "<i8")])
     rec["t"] = np.arange(n, dtype=np.uint64) % (1 << 32)
     rec["id"] = pages
-    rec["sz"] = 1
+    rec["sz"] = 1 if sizes is None else sizes
     rec["nx"] = next_access(pages)
     rec.tofile(out)
     return Path(out)
