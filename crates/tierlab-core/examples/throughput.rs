@@ -169,36 +169,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // can do on this machine, to read the floor ratios against; and the leanest sampled
     // eviction with 16, 64 and 128 samples (LHD's, Hyperbolic's and BeladySize's counts), the
     // most a sampling policy with that many samples can do, with and without the draws' cost.
+    // `-free`: the draws made before the clock starts, no generator at all.
     type Kernel = Box<dyn Fn(&[u32], usize, usize) -> (f64, u64)>;
-    let kernels: [(&str, Kernel); 8] = [
-        ("kernel:clock", Box::new(bench::clock_kernel)),
-        ("kernel:lru", Box::new(bench::lru_kernel)),
-        (
-            "kernel:sampled16",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 16, false)),
-        ),
-        (
-            "kernel:sampled64",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 64, false)),
-        ),
-        (
-            "kernel:sampled128",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 128, false)),
-        ),
-        // The same with the draws made before the clock starts: no generator at all.
-        (
-            "kernel:sampled16-free",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 16, true)),
-        ),
-        (
-            "kernel:sampled64-free",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 64, true)),
-        ),
-        (
-            "kernel:sampled128-free",
-            Box::new(|i, d, c| bench::sampled_kernel(i, d, c, 128, true)),
-        ),
+    let mut kernels: Vec<(String, Kernel)> = vec![
+        ("kernel:clock".into(), Box::new(bench::clock_kernel)),
+        ("kernel:lru".into(), Box::new(bench::lru_kernel)),
     ];
+    for free in [false, true] {
+        for samples in [16, 64, 128] {
+            let name = format!("kernel:sampled{samples}{}", if free { "-free" } else { "" });
+            let kernel = move |i: &[u32], d, c| bench::sampled_kernel(i, d, c, samples, free);
+            kernels.push((name, Box::new(kernel)));
+        }
+    }
     for (name, kernel) in kernels {
         let mut misses = 0;
         let s = median(
