@@ -132,6 +132,92 @@ impl IndexSampler {
     }
 }
 
+/// Finds, among up to `RATIO_BLOCK` candidates of a sampling policy, the one of lowest key
+/// `(num / den, minor)` (the ratio in `f64`, compared first; the first candidate on ties),
+/// without a branch per candidate.
+///
+/// A running "keep the smaller" loop is a chain of dependent compares whose branch mispredicts
+/// on random samples. Here the ratios are computed together (vector divisions), then three
+/// independent passes over a fixed-size block (minimum ratio; minimum `minor` among the
+/// candidates holding it; first index holding both) compile to vector minimum reductions, in
+/// the same AVX-512 / AVX2 / portable versions as the draws. For a finite `f64 >= 0` the bits
+/// as `u64` order as the values do, so the passes compare integers. Hyperbolic ranks its 64
+/// samples with it (`num` the hits, `den` the age, `minor` the insertion time).
+#[derive(Debug, Clone, Copy)]
+pub struct Argmin {
+    kernel: Kernel,
+}
+
+impl Default for Argmin {
+    fn default() -> Self {
+        Argmin {
+            kernel: Kernel::detect(),
+        }
+    }
+}
+
+/// The most candidates `Argmin::find_ratio` ranks at once.
+pub const RATIO_BLOCK: usize = 64;
+
+/// A block of `RATIO_BLOCK` values, one per candidate.
+pub type Block = [u64; RATIO_BLOCK];
+
+/// The passes, compiled once per instruction set below (identical results). Fixed-size loops
+/// with the places past `len` masked to the largest key, so that nothing has a remainder.
+#[inline(always)]
+fn argmin_ratio_body(num: &Block, den: &Block, minor: &Block, len: usize) -> usize {
+    let mut major = [u64::MAX; RATIO_BLOCK];
+    for k in 0..RATIO_BLOCK {
+        // Both operands below 2^63 (the caller's contract), where converting from i64 gives
+        // the same f64 as from u64, in one vector instruction with AVX-512.
+        let ratio = (num[k] as i64 as f64 / den[k] as i64 as f64).to_bits();
+        major[k] = if k < len { ratio } else { u64::MAX };
+    }
+    let low = major.iter().fold(u64::MAX, |m, &a| m.min(a));
+    let mut low_minor = u64::MAX;
+    for k in 0..RATIO_BLOCK {
+        let live = k < len && major[k] == low;
+        low_minor = low_minor.min(if live { minor[k] } else { u64::MAX });
+    }
+    let mut first = RATIO_BLOCK;
+    for k in 0..RATIO_BLOCK {
+        let hit = k < len && major[k] == low && minor[k] == low_minor;
+        first = first.min(if hit { k } else { RATIO_BLOCK });
+    }
+    first
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+fn argmin_ratio_avx512(num: &Block, den: &Block, minor: &Block, len: usize) -> usize {
+    argmin_ratio_body(num, den, minor, len)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn argmin_ratio_avx2(num: &Block, den: &Block, minor: &Block, len: usize) -> usize {
+    argmin_ratio_body(num, den, minor, len)
+}
+
+impl Argmin {
+    /// The index in `0..len` of the lowest `(num[k] / den[k], minor[k])`, the first on ties.
+    /// `len` in `1..=RATIO_BLOCK`; for `k < len`, `den[k] >= 1` and `num[k]`, `den[k]` below
+    /// 2^63 (the places past `len` are ignored).
+    #[inline]
+    pub fn find_ratio(&self, num: &Block, den: &Block, minor: &Block, len: usize) -> usize {
+        debug_assert!((1..=RATIO_BLOCK).contains(&len));
+        debug_assert!((0..len).all(|k| den[k] >= 1 && (num[k] | den[k]) <= i64::MAX as u64));
+        match self.kernel {
+            Kernel::Portable => argmin_ratio_body(num, den, minor, len),
+            // SAFETY: as in `IndexSampler::fill`, the kernel was chosen by `Kernel::detect`.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { argmin_ratio_avx2(num, den, minor, len) },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => unsafe { argmin_ratio_avx512(num, den, minor, len) },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +265,62 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn argmin_is_the_first_lowest_ratio_through_every_kernel() {
+        use rand::RngExt;
+        let mut kernels = vec![Kernel::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                kernels.push(Kernel::Avx2);
+            }
+            if Kernel::detect() == Kernel::Avx512 {
+                kernels.push(Kernel::Avx512);
+            }
+        }
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
+        for kernel in kernels {
+            let argmin = Argmin { kernel };
+            for round in 0..3_000 {
+                let len = 1 + round % RATIO_BLOCK;
+                // Few distinct values, so that ties of the ratio (1/2 = 2/4 = 3/6), of the
+                // minor key, and of both are common; garbage (zero denominators) past `len`.
+                let range = 1 + (round % 5) as u64;
+                let (mut num, mut den, mut minor) =
+                    ([0u64; RATIO_BLOCK], [0; RATIO_BLOCK], [0; RATIO_BLOCK]);
+                for k in 0..RATIO_BLOCK {
+                    let scale = rng.random_range(1..4);
+                    num[k] = rng.random_range(0..range) * scale;
+                    den[k] = if k < len {
+                        rng.random_range(1..=range) * scale
+                    } else {
+                        0
+                    };
+                    minor[k] = rng.random_range(0..range);
+                }
+                let key = |k: usize| (num[k] as f64 / den[k] as f64, minor[k]);
+                let mut best = 0;
+                for k in 1..len {
+                    if key(k) < key(best) {
+                        best = k;
+                    }
+                }
+                let got = argmin.find_ratio(&num, &den, &minor, len);
+                assert_eq!(got, best, "{kernel:?} len {len}: {num:?} {den:?} {minor:?}");
+            }
+            // Extremes of the operands' range.
+            let mut num = [0u64; RATIO_BLOCK];
+            let mut den = [1u64; RATIO_BLOCK];
+            let mut minor = [u64::MAX; RATIO_BLOCK];
+            (num[0], den[0]) = (i64::MAX as u64, 1);
+            (num[1], den[1]) = (1, i64::MAX as u64);
+            (num[2], den[2], minor[2]) = (1, i64::MAX as u64, 0);
+            assert_eq!(argmin.find_ratio(&num, &den, &minor, 3), 2, "{kernel:?}");
+            assert_eq!(argmin.find_ratio(&num, &den, &minor, 2), 1, "{kernel:?}");
+            assert_eq!(argmin.find_ratio(&num, &den, &minor, 1), 0, "{kernel:?}");
         }
     }
 

@@ -19,7 +19,8 @@
 //! of its hash table and taking the bucket's head (the most recently inserted object in that
 //! bucket), with its own generator (`next_rand`, an LCG whose low bits index the buckets).
 //! Objects that share a bucket with a newer one cannot be sampled, so its sampling is not
-//! uniform and is not reproducible here. `seed` (default 1) seeds a `Pcg64Mcg`; the two agree
+//! uniform and is not reproducible here. `seed` (default 1) seeds tierlab's `IndexSampler`
+//! (`policy/sampling.rs`: SplitMix64, drawn a block at a time); the two agree
 //! in distribution, not miss for miss: tests/reference/libcachesim_sampled_counts.json holds
 //! libCacheSim's counts and crates/tierlab-core/tests/libcachesim_sampled.rs checks tierlab's
 //! miss ratio against them within a stated tolerance on every trace and size.
@@ -28,16 +29,20 @@
 //! fits), and so does the object-size variant here (`policy::object::hyperbolic`).
 //!
 //! Per reference: O(1) on a hit; O(samples) per eviction. The samples read only a 16-byte
-//! key per page (count and insertion time, apart from the page's frame), all drawn and
-//! prefetched before the first is compared, so an eviction waits about one memory latency
-//! instead of one per sample (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus").
+//! key per page (count, page id and insertion time, apart from the page's frame). In page mode
+//! every eviction happens in a full cache, so the next eviction's samples are drawn from
+//! `0..capacity` at the end of this one and their keys prefetched while the references in
+//! between run (the same draws, in the same order); a block of 64 is ranked with vector
+//! divisions and minimum reductions (`sampling::Argmin`), no branch per sample. The count is a
+//! `u32` that saturates: a page hit more than 2^32 - 1 times keeps that count, the only
+//! difference from an unbounded count (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus"
+//! and "Hyperbolic, 2026-11-27").
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, SlotTable, NIL};
+use crate::policy::sampling::{Argmin, IndexSampler, RATIO_BLOCK};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
-use rand::{RngExt, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -70,22 +75,25 @@ impl HyperbolicConfig {
 }
 
 /// Samples drawn (and their items prefetched) before the first of them is compared.
-const BATCH: usize = 64;
+const BATCH: usize = RATIO_BLOCK;
 
 /// Index of the item of lowest priority `n / (now - t0)` among `len` items, read through `item`
 /// (`(n, t0)`): all of them when `samples >= len`, else `samples` drawn with replacement. Ties
-/// go to the smaller `t0` (inserted first). Shared by the page and object-size variants.
+/// go to the smaller `t0` (inserted first), then to the first drawn (the same item drawn
+/// twice). Shared by the page and object-size variants.
 ///
 /// The draws are made `BATCH` at a time and `touch` is called on each before any is compared
 /// (a caller can prefetch the item there): the samples are random places in an array larger
 /// than the CPU's caches once the cache is large, and loading them all at once, instead of one
-/// after the other, is what makes an eviction cheap. The draws, their order and the comparisons
-/// are the same as drawing and comparing one at a time.
+/// after the other, is what makes an eviction cheap. A block's priorities are then computed
+/// together (vector divisions) and ranked by `argmin` without a branch per sample. The draws,
+/// their order and the winner are the same as drawing and comparing one at a time.
 pub fn lowest(
     len: usize,
     samples: usize,
     now: u64,
-    rng: &mut Pcg64Mcg,
+    sampler: &mut IndexSampler,
+    argmin: &Argmin,
     item: impl Fn(usize) -> (u64, u64),
     touch: impl Fn(usize),
 ) -> usize {
@@ -95,49 +103,99 @@ pub fn lowest(
         debug_assert!(x <= i64::MAX as u64);
         x as i64 as f64
     };
-    let key = |i: usize| {
-        let (n, t0) = item(i);
-        (float(n) / float(now.saturating_sub(t0).max(1)), t0)
-    };
-    let mut best = usize::MAX;
-    let mut best_key = (f64::INFINITY, u64::MAX);
-    let mut consider = |i: usize| {
-        let k = key(i);
-        if k < best_key {
-            best = i;
-            best_key = k;
-        }
-    };
     if samples >= len {
-        (0..len).for_each(&mut consider);
-    } else {
-        let mut drawn = [0usize; BATCH];
-        let mut left = samples;
-        while left > 0 {
-            let b = left.min(BATCH);
-            for d in &mut drawn[..b] {
-                *d = rng.random_range(0..len);
-                touch(*d);
+        let key = |i: usize| {
+            let (n, t0) = item(i);
+            (float(n) / float(now.saturating_sub(t0).max(1)), t0)
+        };
+        let mut best = usize::MAX;
+        let mut best_key = (f64::INFINITY, u64::MAX);
+        for i in 0..len {
+            let k = key(i);
+            if k < best_key {
+                best = i;
+                best_key = k;
             }
-            drawn[..b].iter().for_each(|&i| consider(i));
-            left -= b;
         }
+        return best;
     }
-    best
+    let mut drawn = [0u32; BATCH];
+    let mut best = (usize::MAX, (f64::INFINITY, u64::MAX));
+    let mut left = samples;
+    while left > 0 {
+        let b = left.min(BATCH);
+        sampler.fill(len, &mut drawn[..b]);
+        drawn[..b].iter().for_each(|&d| touch(d as usize));
+        best = first_lowest(best, rank_block(&drawn[..b], now, argmin, &item));
+        left -= b;
+    }
+    best.0
+}
+
+/// The lowest of `drawn` (at most `BATCH` indices) as `(index, (priority, t0))`, ties to the
+/// smaller `t0`, then to the first drawn.
+#[inline(always)]
+fn rank_block(
+    drawn: &[u32],
+    now: u64,
+    argmin: &Argmin,
+    item: impl Fn(usize) -> (u64, u64),
+) -> (usize, (f64, u64)) {
+    let (mut count, mut age, mut t0) = ([0u64; BATCH], [0u64; BATCH], [0u64; BATCH]);
+    for (k, &d) in drawn.iter().enumerate() {
+        let (n, t) = item(d as usize);
+        count[k] = n;
+        age[k] = now.saturating_sub(t).max(1);
+        t0[k] = t;
+    }
+    let k = argmin.find_ratio(&count, &age, &t0, drawn.len());
+    (
+        drawn[k] as usize,
+        (count[k] as i64 as f64 / age[k] as i64 as f64, t0[k]),
+    )
+}
+
+/// The lowest of `drawn` (any number of indices, ranked `BATCH` at a time), ties to the
+/// smaller `t0`, then to the first drawn.
+pub fn rank_drawn(
+    drawn: &[u32],
+    now: u64,
+    argmin: &Argmin,
+    item: impl Fn(usize) -> (u64, u64),
+) -> usize {
+    drawn
+        .chunks(BATCH)
+        .fold((usize::MAX, (f64::INFINITY, u64::MAX)), |best, block| {
+            first_lowest(best, rank_block(block, now, argmin, &item))
+        })
+        .0
+}
+
+/// Of two `(index, key)` candidates, the one of smaller key, `a` on ties (it was drawn first).
+#[inline(always)]
+fn first_lowest(a: (usize, (f64, u64)), b: (usize, (f64, u64))) -> (usize, (f64, u64)) {
+    if b.1 < a.1 {
+        b
+    } else {
+        a
+    }
 }
 
 /// What an eviction compares, 16 bytes per resident page: the samples read only these, from
 /// an array half the size of one holding whole 32-byte entries, so more of it stays cached.
+/// The page id rides along so that, once the victim is known, its table entry and its frame
+/// load together instead of one after the other.
 #[derive(Debug, Clone, Copy)]
 struct Key {
-    /// References since insertion.
-    n: u64,
+    /// References since insertion, saturating (at 2^32 - 1 hits a page's count stops).
+    n: u32,
+    id: PageId,
     /// Insertion time.
     t0: u64,
 }
 
-/// Resident pages in a dense array (sampling picks an index): `keys[i]` and `frames[i]` are
-/// the same page, moved together when an eviction fills the victim's place with the last page.
+/// Resident pages in a dense array (sampling picks an index); an eviction fills the victim's
+/// place with the last page.
 pub struct Hyperbolic {
     cap: usize,
     samples: usize,
@@ -145,7 +203,10 @@ pub struct Hyperbolic {
     keys: Vec<Key>,
     frames: Vec<Frame>,
     table: SlotTable,
-    rng: Pcg64Mcg,
+    sampler: IndexSampler,
+    argmin: Argmin,
+    /// The next eviction's samples, drawn and prefetched at the one before.
+    next_draws: Vec<u32>,
 }
 
 impl PolicyDef for Hyperbolic {
@@ -163,7 +224,9 @@ impl PolicyDef for Hyperbolic {
             keys: Vec::with_capacity(ctx.capacity),
             frames: Vec::with_capacity(ctx.capacity),
             table: SlotTable::default(),
-            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            sampler: IndexSampler::new(cfg.seed),
+            argmin: Argmin::default(),
+            next_draws: Vec::new(),
         })
     }
     fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -172,8 +235,8 @@ impl PolicyDef for Hyperbolic {
 }
 
 impl Policy for Hyperbolic {
-    /// A hit reads the page's table entry, key and frame: start loading the entry 16
-    /// references ahead and the key and frame 6 ahead.
+    /// A hit reads the page's table entry, key and (on a write) frame: start loading the
+    /// table entry 16 references ahead and the key and frame 6 ahead.
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch_ahead(near, far, |s| {
@@ -187,7 +250,8 @@ impl Policy for Hyperbolic {
         self.now += 1;
         let slot = self.table.get(r.id);
         if slot != NIL {
-            self.keys[slot as usize].n += 1;
+            let key = &mut self.keys[slot as usize];
+            key.n = key.n.saturating_add(1);
             if r.is_write() {
                 self.frames[slot as usize].dirty = true;
             }
@@ -202,7 +266,11 @@ impl Policy for Hyperbolic {
             self.evict(sink);
         }
         self.table.set(r.id, self.keys.len() as u32);
-        self.keys.push(Key { n: 1, t0: self.now });
+        self.keys.push(Key {
+            n: 1,
+            id: r.id,
+            t0: self.now,
+        });
         self.frames.push(Frame::of(r));
         sink.miss(r, 0);
     }
@@ -218,22 +286,46 @@ impl Policy for Hyperbolic {
 
 impl Hyperbolic {
     fn evict<S: Sink>(&mut self, sink: &mut S) {
+        let len = self.keys.len();
         let keys = &self.keys;
-        let i = lowest(
-            keys.len(),
-            self.samples,
-            self.now,
-            &mut self.rng,
-            |i| (keys[i].n, keys[i].t0),
-            |i| prefetch(keys, i),
-        );
-        self.keys.swap_remove(i);
-        let victim = self.frames.swap_remove(i);
-        self.table.clear(victim.id);
-        if let Some(moved) = self.frames.get(i) {
+        let item = |i: usize| (keys[i].n as u64, keys[i].t0);
+        let i = if self.samples >= len {
+            lowest(
+                len,
+                self.samples,
+                self.now,
+                &mut self.sampler,
+                &self.argmin,
+                item,
+                |_| {},
+            )
+        } else {
+            // An eviction only happens in a full cache, so every eviction draws from
+            // `0..capacity`: the next one's samples are drawn now, the same draws in the same
+            // order as drawing them then, and their keys load while the references in between
+            // run.
+            if self.next_draws.is_empty() {
+                self.next_draws.resize(self.samples, 0);
+                self.sampler.fill(len, &mut self.next_draws);
+            }
+            let i = rank_drawn(&self.next_draws, self.now, &self.argmin, item);
+            self.sampler.fill(len, &mut self.next_draws);
+            for &d in &self.next_draws {
+                prefetch(&self.keys, d as usize);
+            }
+            i
+        };
+        // The victim's table entry and frame load together.
+        self.table.prefetch(self.keys[i].id);
+        prefetch(&self.frames, i);
+        let victim = self.keys.swap_remove(i).id;
+        let frame = self.frames.swap_remove(i);
+        debug_assert_eq!(frame.id, victim);
+        self.table.clear(victim);
+        if let Some(moved) = self.keys.get(i) {
             self.table.set(moved.id, i as u32);
         }
-        sink.evict(victim.out(0));
+        sink.evict(frame.out(0));
     }
 }
 
@@ -259,6 +351,29 @@ mod tests {
         // Ties go to the first inserted. Memory 3: 1 1 (n=2, t0=1), 2 (t0=3), 4 (t0=4); t=5:
         // 3 misses: p(1) = 2/4 = p(2) = 1/2, p(4) = 1/1: evict 1; t=6: 2 hits; t=7: 1 misses.
         assert_eq!(replay_ids("hyperbolic", 3, &[1, 1, 2, 4, 3, 2, 1]), (2, 5));
+    }
+
+    #[test]
+    fn drawing_ahead_changes_nothing() {
+        // Page mode draws an eviction's samples at the eviction before and ranks them in blocks
+        // of 64; the object-size variant draws them at the eviction itself. With unit sizes every
+        // eviction happens in a full cache of the same size, so the two must agree miss for miss
+        // (a draw out of order or a wrong tie would show here): one block, several blocks
+        // (100 = 64 + 36), one sample, and an exhaustive scan.
+        let pages = crate::sim::check::skewed_pages(7, 40_000, 300, 5_000, 4);
+        let objects: Vec<(u64, u32)> = pages.iter().map(|&p| (p, 1)).collect();
+        for spec in [
+            "hyperbolic",
+            "hyperbolic(samples=100, seed=4)",
+            "hyperbolic(samples=1, seed=9)",
+            "hyperbolic(samples=500)",
+        ] {
+            let (hits, misses) = replay_spec_ids(spec, 250, &pages);
+            let (ohits, omisses, _, _) =
+                crate::policy::object::testing::replay_objects(spec, 250, &objects);
+            assert_eq!((hits, misses), (ohits, omisses), "{spec}");
+            assert!(misses > 5_000 && hits > 5_000, "{spec}: {hits} {misses}");
+        }
     }
 
     #[test]

@@ -11,8 +11,6 @@ use crate::policy::classic::hyperbolic::{lowest, HyperbolicConfig};
 use crate::policy::list::NIL;
 use crate::policy::{PolicyCtx, PolicyDef};
 use crate::sim::PageRef;
-use rand::SeedableRng;
-use rand_pcg::Pcg64Mcg;
 
 /// The resident objects' slots, densely (sampling picks an index), with each slot's place in
 /// that array and its insertion time.
@@ -22,7 +20,8 @@ pub struct HyperbolicQueue {
     slots: Vec<u32>,
     pos: Vec<u32>,
     t0: Vec<u64>,
-    rng: Pcg64Mcg,
+    sampler: crate::policy::sampling::IndexSampler,
+    argmin: crate::policy::sampling::Argmin,
 }
 
 pub type ObjHyperbolic = ObjectCache<HyperbolicQueue>;
@@ -40,7 +39,8 @@ impl PolicyDef for ObjHyperbolic {
             slots: Vec::new(),
             pos: Vec::new(),
             t0: Vec::new(),
-            rng: Pcg64Mcg::seed_from_u64(cfg.seed),
+            sampler: crate::policy::sampling::IndexSampler::new(cfg.seed),
+            argmin: Default::default(),
         };
         Ok(ObjectCache::new(ctx.capacity, q))
     }
@@ -62,7 +62,8 @@ impl Queue for HyperbolicQueue {
             slots.len(),
             self.samples,
             self.now,
-            &mut self.rng,
+            &mut self.sampler,
+            &self.argmin,
             |i| {
                 let slot = slots[i];
                 (s.arena.get(slot).freq, t0[slot as usize])
