@@ -7,6 +7,9 @@
 //!
 //! `cargo run --release -p tierlab-core --example throughput -- [TRACE] [CACHE_FRACTION] [REPEATS] [POLICY...]`
 //!
+//! Every kernel runs after the policies unless kernels are named among the policies
+//! (`kernel:sampled64`, ...; `kernel:none` runs none).
+//!
 //! TRACE defaults to `zipf:alpha=1.0,pages=1000000,n=10000000,seed=1`, the
 //! cache to 10% of the generator's pages (of the distinct pages for files).
 //! Also small enough to run under `valgrind --tool=callgrind` with a short
@@ -84,8 +87,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = common::args()?;
     let (trace, frac, rest) = (args.trace, args.fraction, args.rest);
     let repeats: usize = rest.first().map(|s| s.parse()).transpose()?.unwrap_or(3);
+    // Names starting `kernel:` choose kernels (`kernel:none` for none); without any, every
+    // kernel runs after the policies.
+    let (kernel_names, named): (Vec<String>, Vec<String>) = rest
+        .get(1..)
+        .unwrap_or_default()
+        .iter()
+        .cloned()
+        .partition(|p| p.starts_with("kernel:"));
     let policies = common::policies(
-        rest.get(1..).unwrap_or_default(),
+        &named,
         &[
             "fifo",
             "lru",
@@ -183,6 +194,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     for (name, kernel) in kernels {
+        if !kernel_names.is_empty() && !kernel_names.contains(&name) {
+            continue;
+        }
         let mut misses = 0;
         let s = median(
             (0..repeats)
