@@ -103,7 +103,9 @@ impl Gdsf {
     /// numbers), set now.
     fn rank(&self, s: u32, inflation: f64) -> (u64, u64) {
         let e = &self.entries[s as usize];
-        let key = inflation + e.freq as f64 * self.cost / e.size as f64;
+        let value = e.freq as f64 * self.cost;
+        // `x / 1.0 == x` exactly: page mode (every size 1) skips the division.
+        let key = inflation + if e.size == 1 { value } else { value / e.size as f64 };
         (key.to_bits(), self.clock)
     }
 }

@@ -19,12 +19,21 @@
 //! ordered by their latest reference alone, and every page enters that class with the newest
 //! reference of the run, so the class is an LRU list (O(1): its front is the victim whenever it
 //! is non-empty, since an unknown K-th reference sorts first). The other pages sit in an indexed
-//! 4-ary min-heap ([`IndexedHeap`]) on the full key: a hit gives a page a larger key (its
-//! previous (K-1)-th reference becomes its K-th), a sift towards the leaves.
+//! 4-ary min-heap ([`IndexedHeap`]): a hit gives a page a larger key (its previous (K-1)-th
+//! reference becomes its K-th), a sift towards the leaves. Reference times are positions in
+//! the trace, one per reference and each recorded in one page's history only, so two pages
+//! never share a known K-th reference: the heap orders by the K-th reference alone (8 bytes,
+//! 16 with the slot, where the full key took 32), which is the full key's order.
+//!
+//! Per resident page: a 24-byte frame with its links (the infinite class's list), a 16-byte
+//! heap entry, a 4-byte heap position and a dirty bit kept apart ([`SlotBits`]: a hit of a
+//! page with K known references reads its table entry, history, position and heap entries,
+//! not its frame); per distinct page: a 4-byte table entry and its K reference times (8 bytes
+//! each).
 
 use crate::error::{Error, Result};
 use crate::policy::heap::IndexedHeap;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{prefetch, Arena, List, SlotBits, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -52,10 +61,6 @@ impl Default for LruKConfig {
     }
 }
 
-/// Priority key: (K-th most recent reference + 1, or 0 when unknown; latest
-/// reference; page id). The smallest key is the victim.
-type Key = (u64, u64, u32);
-
 pub struct LruK {
     cap: usize,
     k: usize,
@@ -63,13 +68,15 @@ pub struct LruK {
     history: bool,
     /// Per page id: its last K reference times (+1), most recent first; 0 = none.
     hist: Vec<u64>,
-    /// Resident pages by slot.
+    /// Resident pages by slot (their `dirty` is in `dirty` while they are resident).
     frames: Arena<Frame>,
+    /// Dirty bit by slot.
+    dirty: SlotBits,
     table: SlotTable,
     /// Pages whose K-th reference is unknown, by latest reference (front: oldest).
     infinite: List,
-    /// The other pages, by [`Key`].
-    finite: IndexedHeap<Key>,
+    /// The other pages, by their K-th reference + 1 (distinct among them).
+    finite: IndexedHeap<u64>,
     now: u64,
 }
 
@@ -94,6 +101,7 @@ impl PolicyDef for LruK {
             history: cfg.history,
             hist: Vec::new(),
             frames: Arena::with_capacity(ctx.capacity),
+            dirty: SlotBits::with_slots(ctx.capacity),
             table: SlotTable::default(),
             infinite: List::default(),
             finite: IndexedHeap::with_capacity(ctx.capacity),
@@ -103,11 +111,6 @@ impl PolicyDef for LruK {
 }
 
 impl LruK {
-    fn key(&self, id: u32) -> Key {
-        let h = &self.hist[id as usize * self.k..(id as usize + 1) * self.k];
-        (h[self.k - 1], h[0], id)
-    }
-
     fn record(&mut self, id: u32) {
         let k = self.k;
         let t = self.now + 1;
@@ -120,15 +123,21 @@ impl LruK {
         }
     }
 
+    /// Page `id`'s K-th most recent reference + 1 (0: unknown).
+    #[inline]
+    fn kth(&self, id: u32) -> u64 {
+        self.hist[id as usize * self.k + self.k - 1]
+    }
+
     /// Files slot `s` (in neither class) under page `id`'s current key.
     #[inline]
     fn place(&mut self, s: u32, id: u32) {
-        let key = self.key(id);
-        if key.0 == 0 {
+        let kth = self.kth(id);
+        if kth == 0 {
             // The newest latest reference of all: the back of the class.
             self.infinite.push_back(&mut self.frames, s);
         } else {
-            self.finite.push(s, key);
+            self.finite.push(s, kth);
         }
     }
 }
@@ -137,11 +146,15 @@ impl Policy for LruK {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch(far);
-        crate::policy::list::prefetch(&self.hist, far as usize * self.k);
+        prefetch(&self.hist, far as usize * self.k);
         let s = self.table.lookup(near);
         if s != NIL {
-            self.frames.prefetch(s);
-            self.finite.prefetch_pos(s);
+            // `near`'s history is cached by now: a page in the heap needs its position, one
+            // in the infinite class its frame's links.
+            match self.hist.get(near as usize * self.k + self.k - 1) {
+                Some(0) => self.frames.prefetch(s),
+                _ => self.finite.prefetch_pos(s),
+            }
         }
     }
 
@@ -149,15 +162,15 @@ impl Policy for LruK {
         self.now = r.seq();
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let infinite = self.key(r.id).0 == 0;
+            let infinite = self.kth(r.id) == 0;
             self.record(r.id);
             if infinite {
                 self.infinite.unlink(&mut self.frames, slot);
                 self.place(slot, r.id);
             } else {
-                self.finite.update(slot, self.key(r.id));
+                self.finite.update(slot, self.kth(r.id));
             }
-            self.frames.get_mut(slot).dirty |= r.is_write();
+            self.dirty.set_if(slot as usize, r.is_write());
             sink.hit(r, 0);
             return;
         }
@@ -166,7 +179,9 @@ impl Policy for LruK {
             return;
         }
         let s = if self.frames.live() < self.cap {
-            self.frames.alloc(Frame::of(r))
+            let s = self.frames.alloc(Frame::of(r));
+            self.dirty.grow(s as usize + 1);
+            s
         } else {
             // An unknown K-th reference sorts before every known one.
             let s = match self.infinite.front() {
@@ -176,7 +191,8 @@ impl Policy for LruK {
                 }
                 None => self.finite.pop().expect("full cache").1,
             };
-            let victim = *self.frames.get(s);
+            let mut victim = *self.frames.get(s);
+            victim.dirty = self.dirty.get(s as usize);
             let vid = victim.id;
             self.table.clear(vid);
             if !self.history {
@@ -187,6 +203,7 @@ impl Policy for LruK {
             *self.frames.get_mut(s) = Frame::of(r);
             s
         };
+        self.dirty.assign(s as usize, r.is_write());
         self.record(r.id);
         self.place(s, r.id);
         self.table.set(r.id, s);

@@ -15,7 +15,15 @@
 //! as memory has pages). The defaults are checked against pip `libcachesim` by
 //! tests/libcachesim_conformance.rs.
 //!
-//! Per reference: O(m) = O(1) (one look at each queue's LRU end in `Adjust`).
+//! Per reference: O(m) = O(1): `Adjust` compares the expire time of each upper queue's LRU end,
+//! kept beside the queue (`tail_expire`, one hot cache line for all queues: pages are linked at
+//! the MRU end with the newest expire time, so a queue's LRU end has its smallest and changes
+//! only when that page leaves, by a hit, a demotion or an eviction, which already touch the
+//! page before it), so only an expired page's node is read. One id -> slot table serves
+//! resident pages and `Qout`'s entries (a ghost's entry is its `Qout` slot with [`GHOST`] set),
+//! so a reference reads one table entry. Per resident page: a 40-byte node (page, id, kind,
+//! dirty, count, queue, expire time, links) and 4 entries of `Qout` (16 bytes each); per
+//! distinct page a 4-byte table entry.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
@@ -58,16 +66,21 @@ struct Ghost {
     freq: u32,
 }
 
+/// Marks a table entry that is a `Qout` slot (a remembered page), not a resident page's slot.
+const GHOST: u32 = 1 << 31;
+
 pub struct Mq {
     cap: usize,
     lifetime: u64,
     queues: Vec<List>,
+    /// Per queue: the expire time of its LRU end (`u64::MAX` when empty).
+    tail_expire: Vec<u64>,
     arena: Arena<Node>,
+    /// Page id -> resident slot, or `GHOST | Qout slot`, or [`NIL`].
     table: SlotTable,
     qout_cap: usize,
     qout: List,
     ghosts: Arena<Ghost>,
-    ghost_table: SlotTable,
     now: u64,
 }
 
@@ -90,16 +103,24 @@ impl PolicyDef for Mq {
                 cfg.qout_ratio
             )));
         }
+        let qout_cap = (ctx.capacity as f64 * cfg.qout_ratio) as usize;
+        if ctx.capacity >= GHOST as usize || qout_cap >= GHOST as usize {
+            return Err(Error::config(format!(
+                "policy 'mq': memory ({} pages) and Qout ({qout_cap} entries) must each be \
+                 below 2^31",
+                ctx.capacity
+            )));
+        }
         Ok(Mq {
             cap: ctx.capacity,
             lifetime: cfg.lifetime,
             queues: vec![List::default(); cfg.m],
+            tail_expire: vec![u64::MAX; cfg.m],
             arena: Arena::with_capacity(ctx.capacity),
             table: SlotTable::default(),
-            qout_cap: (ctx.capacity as f64 * cfg.qout_ratio) as usize,
+            qout_cap,
             qout: List::default(),
             ghosts: Arena::with_capacity(0),
-            ghost_table: SlotTable::default(),
             now: 0,
         })
     }
@@ -112,22 +133,54 @@ impl Mq {
         (freq.max(1).ilog2() as usize).min(self.queues.len() - 1)
     }
 
+    #[inline]
     fn link(&mut self, slot: u32, queue: usize) {
+        let expire = self.now + self.lifetime;
+        if self.queues[queue].is_empty() {
+            self.tail_expire[queue] = expire;
+        }
         self.queues[queue].push_front(&mut self.arena, slot);
         let n = self.arena.get_mut(slot);
         n.queue = queue as u8;
-        n.expire = self.now + self.lifetime;
+        n.expire = expire;
+    }
+
+    /// Unlinks `slot` from `queue`, keeping the queue's `tail_expire` (the new LRU end is the
+    /// node before `slot`, which the unlink has just written).
+    #[inline]
+    fn unlink(&mut self, slot: u32, queue: usize) {
+        let was_tail = self.queues[queue].back() == Some(slot);
+        self.queues[queue].unlink(&mut self.arena, slot);
+        if was_tail {
+            self.tail_expire[queue] = match self.queues[queue].back() {
+                Some(t) => {
+                    // The new LRU end leaves next from this queue (demoted or evicted), which
+                    // rewrites the node before it: start loading that node (and, in `Q0`,
+                    // where the victims come from, the table entry the eviction clears).
+                    let q = self.queues[queue];
+                    if let Some(p) = q.prev_of(&self.arena, t) {
+                        self.arena.prefetch(p);
+                    }
+                    let n = self.arena.get(t);
+                    if queue == 0 {
+                        self.table.prefetch(n.f.id);
+                    }
+                    n.expire
+                }
+                None => u64::MAX,
+            };
+        }
     }
 
     /// The paper's `Adjust`: time advances and expired LRU pages go one queue down.
+    #[inline]
     fn adjust(&mut self) {
         self.now += 1;
         for k in 1..self.queues.len() {
-            if let Some(v) = self.queues[k].back() {
-                if self.arena.get(v).expire < self.now {
-                    self.queues[k].unlink(&mut self.arena, v);
-                    self.link(v, k - 1);
-                }
+            if self.tail_expire[k] < self.now {
+                let v = self.queues[k].back().expect("a queue with an expire time has a back");
+                self.unlink(v, k);
+                self.link(v, k - 1);
             }
         }
     }
@@ -138,12 +191,14 @@ impl Mq {
         }
         if self.qout.len() == self.qout_cap {
             let g = self.qout.pop_back(&mut self.ghosts).expect("full Qout");
-            self.ghost_table.clear(self.ghosts.get(g).id);
+            self.table.clear(self.ghosts.get(g).id);
             self.ghosts.release(g);
+            // The next to go: its table entry and the node before it.
+            self.qout.prefetch_back(&self.ghosts, |n| self.table.prefetch(n.id));
         }
         let g = self.ghosts.alloc(Ghost { id, freq });
         self.qout.push_front(&mut self.ghosts, g);
-        self.ghost_table.set(id, g);
+        self.table.set(id, GHOST | g);
     }
 }
 
@@ -151,26 +206,22 @@ impl Policy for Mq {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch(far);
-        self.ghost_table.prefetch(far);
         let s = self.table.lookup(near);
-        if s != NIL {
+        if s < GHOST {
             self.arena.prefetch(s);
-        } else {
-            let g = self.ghost_table.lookup(near);
-            if g != NIL {
-                self.ghosts.prefetch(g);
-            }
+        } else if s != NIL {
+            self.ghosts.prefetch(s & !GHOST);
         }
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
-        if slot != NIL {
+        if slot < GHOST {
             let n = self.arena.get_mut(slot);
             n.f.dirty |= r.is_write();
             n.freq = n.freq.saturating_add(1);
             let (q, freq) = (n.queue as usize, n.freq);
-            self.queues[q].unlink(&mut self.arena, slot);
+            self.unlink(slot, q);
             self.link(slot, self.queue_of(freq));
             self.adjust();
             sink.hit(r, 0);
@@ -181,18 +232,19 @@ impl Policy for Mq {
             return;
         }
         let mut freq = 1;
-        let g = self.ghost_table.get(r.id);
-        if g != NIL {
+        if slot != NIL {
+            let g = slot & !GHOST;
             freq = self.ghosts.get(g).freq.saturating_add(1);
             self.qout.unlink(&mut self.ghosts, g);
             self.ghosts.release(g);
-            self.ghost_table.clear(r.id);
+            self.table.clear(r.id);
         }
         if self.arena.live() == self.cap {
             let q = (0..self.queues.len())
                 .find(|&i| !self.queues[i].is_empty())
                 .expect("a full cache has a page");
-            let v = self.queues[q].pop_back(&mut self.arena).expect("non-empty");
+            let v = self.queues[q].back().expect("non-empty");
+            self.unlink(v, q);
             let n = *self.arena.get(v);
             self.table.clear(n.f.id);
             self.arena.release(v);
@@ -213,7 +265,6 @@ impl Policy for Mq {
 
     fn grow(&mut self, n: usize) {
         self.table.grow(n);
-        self.ghost_table.grow(n);
     }
 
     fn resident(&self) -> usize {
