@@ -29,7 +29,14 @@
 //! heap entry, a 4-byte heap position and a dirty bit kept apart ([`SlotBits`]: a hit of a
 //! page with K known references reads its table entry, history, position and heap entries,
 //! not its frame); per distinct page: a 4-byte table entry and its K reference times (8 bytes
-//! each).
+//! each). The replay loop's three prefetch stages load a hit's chain one after the other
+//! (`far`: table entry and history; `mid`: the position, or the frame in the infinite class;
+//! `near`: the heap entry and its first children), and an eviction from the infinite class
+//! starts loading the next victims' frames and table entry.
+//!
+//! The ordering by the K-th reference alone needs reference times that strictly grow from one
+//! reference to the next, as the infinite class's LRU order already does: `PageRef::seq`, the
+//! reference's position in the trace.
 
 use crate::error::{Error, Result};
 use crate::policy::heap::IndexedHeap;
@@ -147,11 +154,21 @@ impl Policy for LruK {
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch(far);
         prefetch(&self.hist, far as usize * self.k);
+        // `near`'s position (loaded by `prefetch_mid`) leads to its heap entry.
         let s = self.table.lookup(near);
         if s != NIL {
-            // `near`'s history is cached by now: a page in the heap needs its position, one
+            self.finite.prefetch_entry(s);
+        }
+    }
+
+    const PREFETCH_MID: bool = true;
+    #[inline(always)]
+    fn prefetch_mid(&self, mid: PageId) {
+        let s = self.table.lookup(mid);
+        if s != NIL {
+            // `mid`'s history is cached by now: a page in the heap needs its position, one
             // in the infinite class its frame's links.
-            match self.hist.get(near as usize * self.k + self.k - 1) {
+            match self.hist.get(mid as usize * self.k + self.k - 1) {
                 Some(0) => self.frames.prefetch(s),
                 _ => self.finite.prefetch_pos(s),
             }
@@ -187,6 +204,19 @@ impl Policy for LruK {
             let s = match self.infinite.front() {
                 Some(s) => {
                     self.infinite.unlink(&mut self.frames, s);
+                    // A speed hint for a miss-heavy trace: the next victim's frame was loaded
+                    // at the previous eviction, so its table entry (and its history, cleared
+                    // without `history`) can be; the one after it gets its frame loaded.
+                    if let Some(first) = self.infinite.front() {
+                        let id = self.frames.get(first).id;
+                        self.table.prefetch(id);
+                        if !self.history {
+                            prefetch(&self.hist, id as usize * self.k);
+                        }
+                        if let Some(second) = self.infinite.next_of(&self.frames, first) {
+                            self.frames.prefetch(second);
+                        }
+                    }
                     s
                 }
                 None => self.finite.pop().expect("full cache").1,
