@@ -128,7 +128,12 @@ impl Gdsf {
         let e = &self.entries[s as usize];
         let value = e.freq as f64 * self.cost;
         // `x / 1.0 == x` exactly: page mode (every size 1) skips the division.
-        let key = inflation + if e.size == 1 { value } else { value / e.size as f64 };
+        let key = inflation
+            + if e.size == 1 {
+                value
+            } else {
+                value / e.size as f64
+            };
         (key.to_bits(), self.clock)
     }
 }

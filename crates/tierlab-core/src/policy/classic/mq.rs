@@ -232,7 +232,9 @@ impl Mq {
         self.now += 1;
         for k in 1..self.m {
             if self.tail_expire[k] < self.now {
-                let v = self.back(k).expect("a queue with an expire time has a back");
+                let v = self
+                    .back(k)
+                    .expect("a queue with an expire time has a back");
                 self.unlink(v);
                 self.link(v, k - 1);
             }
@@ -248,7 +250,8 @@ impl Mq {
             self.table.clear(self.ghosts.get(g).id);
             self.ghosts.release(g);
             // The next to go: its table entry and the node before it.
-            self.qout.prefetch_back(&self.ghosts, |n| self.table.prefetch(n.id));
+            self.qout
+                .prefetch_back(&self.ghosts, |n| self.table.prefetch(n.id));
         }
         let g = self.ghosts.alloc(Ghost { id, freq });
         self.qout.push_front(&mut self.ghosts, g);
