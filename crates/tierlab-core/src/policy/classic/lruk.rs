@@ -32,7 +32,10 @@
 //! each). The replay loop's three prefetch stages load a hit's chain one after the other
 //! (`far`: table entry and history; `mid`: the position, or the frame in the infinite class;
 //! `near`: the heap entry and its first children), and an eviction from the infinite class
-//! starts loading the next victims' frames and table entry.
+//! starts loading the next victims' frames and table entry. A miss whose victim is the heap's
+//! root and whose page has K known references puts the page in the victim's place (one sift
+//! down, where a pop and a push took two sifts; the heap's keys are distinct, so the order of
+//! its minima is the same).
 //!
 //! The ordering by the K-th reference alone needs reference times that strictly grow from one
 //! reference to the next, as the infinite class's LRU order already does: `PageRef::seq`, the
@@ -125,7 +128,11 @@ impl LruK {
         if h[0] != 0 && t - h[0] <= self.crp {
             h[0] = t;
         } else {
-            h.copy_within(0..k - 1, 1);
+            // A loop, not `copy_within`: K is small (2 by default) and a call to `memmove`
+            // would cost more than the copy.
+            for i in (1..k).rev() {
+                h[i] = h[i - 1];
+            }
             h[0] = t;
         }
     }
@@ -195,6 +202,8 @@ impl Policy for LruK {
             sink.miss_bypass(r);
             return;
         }
+        // The victim's heap entry, left at the root for the newcomer (see below).
+        let mut root = false;
         let s = if self.frames.live() < self.cap {
             let s = self.frames.alloc(Frame::of(r));
             self.dirty.grow(s as usize + 1);
@@ -219,7 +228,10 @@ impl Policy for LruK {
                     }
                     s
                 }
-                None => self.finite.pop().expect("full cache").1,
+                None => {
+                    root = true;
+                    self.finite.peek().expect("full cache").1
+                }
             };
             let mut victim = *self.frames.get(s);
             victim.dirty = self.dirty.get(s as usize);
@@ -235,7 +247,18 @@ impl Policy for LruK {
         };
         self.dirty.assign(s as usize, r.is_write());
         self.record(r.id);
-        self.place(s, r.id);
+        let kth = self.kth(r.id);
+        if root && kth != 0 {
+            // The newcomer takes the victim's slot and its place at the root: one sift down
+            // instead of a pop (a sift down from the root) and a push (a sift up). Keys in the
+            // heap are distinct, so its minimum, the next victim, is the same either way.
+            self.finite.update(s, kth);
+        } else {
+            if root {
+                self.finite.pop();
+            }
+            self.place(s, r.id);
+        }
         self.table.set(r.id, s);
         sink.miss(r, 0);
     }

@@ -177,7 +177,7 @@ impl Mq {
     }
 
     /// Links `slot` at `queue`'s MRU end with a new expire time.
-    #[inline]
+    #[inline(always)]
     fn link(&mut self, slot: u32, queue: usize) {
         let expire = self.now + self.lifetime;
         let q = queue as u32;
@@ -196,7 +196,7 @@ impl Mq {
 
     /// Unlinks `slot`, keeping its queue's `tail_expire` when it was the LRU end (the new LRU end
     /// is the slot before it, whose link the unlink has just written).
-    #[inline]
+    #[inline(always)]
     fn unlink(&mut self, slot: u32) {
         let Link { prev, next, .. } = self.links[slot as usize];
         self.links[prev as usize].next = next;
