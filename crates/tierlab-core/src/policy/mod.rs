@@ -23,6 +23,10 @@ use serde::Serialize;
 pub const PREFETCH_FAR: usize = 16;
 /// The same for `near` (reading the `far` entry, now cached, to prefetch what it points to).
 pub const PREFETCH_NEAR: usize = 6;
+/// The same for [`Policy::prefetch_mid`], between the two: for a policy whose reference follows
+/// a chain of three loads (id -> slot -> position -> entry), `mid` loads the second link so that
+/// `near` can read it and load the third.
+pub const PREFETCH_MID: usize = 11;
 
 /// What a policy is built for.
 #[derive(Debug, Clone)]
@@ -52,6 +56,14 @@ pub trait Policy: Send + 'static {
     /// any state. Default: nothing.
     #[inline(always)]
     fn prefetch(&self, _near: PageId, _far: PageId) {}
+    /// Whether the replay loop should also call [`Policy::prefetch_mid`] (a constant, so a
+    /// policy that does not want it costs the loop nothing).
+    const PREFETCH_MID: bool = false;
+    /// Like [`Policy::prefetch`], for a page that will be accessed in about [`PREFETCH_MID`]
+    /// references (its `far` call was about 5 references ago, so what that loaded is cached).
+    /// Only called when [`Policy::PREFETCH_MID`]; must not change any state.
+    #[inline(always)]
+    fn prefetch_mid(&self, _mid: PageId) {}
     /// Whether the replay loop should also call [`Policy::prefetch_ref`] (a constant, so a
     /// policy that does not want it costs the loop nothing).
     const PREFETCH_REFS: bool = false;

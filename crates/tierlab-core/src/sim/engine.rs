@@ -16,7 +16,7 @@ use crate::policy::admission::Admitted;
 use crate::policy::external::{External, Host};
 use crate::policy::{
     object_mode_policies, visit_policy, Policy, PolicyCtx, PolicyDef, PolicySpec, PolicyVisitor,
-    PREFETCH_FAR, PREFETCH_NEAR,
+    PREFETCH_FAR, PREFETCH_MID, PREFETCH_NEAR,
 };
 use crate::trace::{Event, RecordColumns, TraceReader};
 use std::sync::mpsc;
@@ -191,6 +191,9 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
             for i in 0..n {
                 if i + PREFETCH_FAR < n {
                     policy.prefetch(ids[i + PREFETCH_NEAR], ids[i + PREFETCH_FAR]);
+                    if P::PREFETCH_MID {
+                        policy.prefetch_mid(ids[i + PREFETCH_MID]);
+                    }
                     if P::PREFETCH_REFS {
                         policy.prefetch_ref(&refs.get(i + PREFETCH_FAR));
                     }

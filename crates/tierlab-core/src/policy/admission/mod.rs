@@ -339,6 +339,11 @@ impl<P: Policy> Policy for Admitted<P> {
     fn prefetch(&self, near: PageId, far: PageId) {
         self.inner.prefetch(near, far)
     }
+    const PREFETCH_MID: bool = P::PREFETCH_MID;
+    #[inline(always)]
+    fn prefetch_mid(&self, mid: PageId) {
+        self.inner.prefetch_mid(mid)
+    }
     const PREFETCH_REFS: bool = P::PREFETCH_REFS;
     #[inline(always)]
     fn prefetch_ref(&self, r: &PageRef) {

@@ -22,12 +22,16 @@
 //! nothing is ever admitted, every reference bypasses, as in libCacheSim.
 //!
 //! Per reference: amortised O(1) (each page moves FIFO -> main once per stay; CLOCK's second
-//! chances are paid for by the hits that set the counts).
+//! chances are paid for by the hits that set the counts). One id -> slot table serves resident
+//! pages and the ghost FIFO's entries (a ghost's entry is its slot with [`GHOST`] set), so a
+//! reference reads one table entry, which the replay loop's prefetch hint loads ahead of time,
+//! and then the page's node (a 40-byte node per resident page: page, id, kind, dirty, count,
+//! queue, admission number, links; 12 bytes per ghost; 4 bytes per distinct page).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,6 +63,9 @@ struct Node {
     admitted: u64,
 }
 
+/// Marks a table entry that is a ghost's slot, not a resident page's.
+const GHOST: u32 = 1 << 31;
+
 pub struct Clock2QPlus {
     fifo_cap: usize,
     main_cap: usize,
@@ -68,10 +75,10 @@ pub struct Clock2QPlus {
     arena: Arena<Node>,
     fifo: List,
     main: List,
+    /// Page id -> resident slot, or `GHOST | ghost slot`, or [`NIL`].
     table: SlotTable,
     ghost: List,
     ghosts: Arena<u32>,
-    ghost_table: SlotTable,
     admitted: u64,
     has_evicted: bool,
 }
@@ -92,10 +99,18 @@ impl PolicyDef for Clock2QPlus {
             )));
         }
         let fifo_cap = (ctx.capacity as f64 * cfg.fifo_size_ratio) as usize;
+        let ghost_cap = (ctx.capacity as f64 * cfg.ghost_size_ratio) as usize;
+        if ctx.capacity >= GHOST as usize || ghost_cap >= GHOST as usize {
+            return Err(Error::config(format!(
+                "policy 'clock2qplus': memory ({} pages) and the ghost FIFO ({ghost_cap} \
+                 entries) must each be below 2^31",
+                ctx.capacity
+            )));
+        }
         Ok(Clock2QPlus {
             fifo_cap,
             main_cap: ctx.capacity - fifo_cap,
-            ghost_cap: (ctx.capacity as f64 * cfg.ghost_size_ratio) as usize,
+            ghost_cap,
             threshold: cfg.move_to_main_threshold,
             corr_window: fifo_cap as f64 * cfg.corr_window_ratio,
             arena: Arena::with_capacity(ctx.capacity),
@@ -104,7 +119,6 @@ impl PolicyDef for Clock2QPlus {
             table: SlotTable::default(),
             ghost: List::default(),
             ghosts: Arena::with_capacity(0),
-            ghost_table: SlotTable::default(),
             admitted: 0,
             has_evicted: false,
         })
@@ -125,12 +139,12 @@ impl Clock2QPlus {
         }
         if self.ghost.len() == self.ghost_cap {
             let g = self.ghost.pop_back(&mut self.ghosts).expect("full ghost");
-            self.ghost_table.clear(*self.ghosts.get(g));
+            self.table.clear(*self.ghosts.get(g));
             self.ghosts.release(g);
         }
         let g = self.ghosts.alloc(id);
         self.ghost.push_front(&mut self.ghosts, g);
-        self.ghost_table.set(id, g);
+        self.table.set(id, GHOST | g);
     }
 
     fn evict_main<S: Sink>(&mut self, sink: &mut S) {
@@ -173,9 +187,20 @@ impl Clock2QPlus {
 }
 
 impl Policy for Clock2QPlus {
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table.prefetch(far);
+        let s = self.table.lookup(near);
+        if s < GHOST {
+            self.arena.prefetch(s);
+        } else if s != NIL {
+            self.ghosts.prefetch(s & !GHOST);
+        }
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
-        if slot != NIL {
+        if slot < GHOST {
             let n = self.arena.get_mut(slot);
             n.f.dirty |= r.is_write();
             if n.in_main || (self.admitted - n.admitted) as f64 >= self.corr_window {
@@ -184,12 +209,12 @@ impl Policy for Clock2QPlus {
             sink.hit(r, 0);
             return;
         }
-        let g = self.ghost_table.get(r.id);
-        let hit_on_ghost = g != NIL;
+        let hit_on_ghost = slot != NIL;
         if hit_on_ghost {
+            let g = slot & !GHOST;
             self.ghost.unlink(&mut self.ghosts, g);
             self.ghosts.release(g);
-            self.ghost_table.clear(r.id);
+            self.table.clear(r.id);
         }
         if self.fifo_cap == 0 {
             sink.miss_bypass(r);
@@ -225,7 +250,6 @@ impl Policy for Clock2QPlus {
 
     fn grow(&mut self, n: usize) {
         self.table.grow(n);
-        self.ghost_table.grow(n);
     }
 
     fn resident(&self) -> usize {

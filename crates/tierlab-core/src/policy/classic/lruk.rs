@@ -19,12 +19,31 @@
 //! ordered by their latest reference alone, and every page enters that class with the newest
 //! reference of the run, so the class is an LRU list (O(1): its front is the victim whenever it
 //! is non-empty, since an unknown K-th reference sorts first). The other pages sit in an indexed
-//! 4-ary min-heap ([`IndexedHeap`]) on the full key: a hit gives a page a larger key (its
-//! previous (K-1)-th reference becomes its K-th), a sift towards the leaves.
+//! 4-ary min-heap ([`IndexedHeap`]): a hit gives a page a larger key (its previous (K-1)-th
+//! reference becomes its K-th), a sift towards the leaves. Reference times are positions in
+//! the trace, one per reference and each recorded in one page's history only, so two pages
+//! never share a known K-th reference: the heap orders by the K-th reference alone (8 bytes,
+//! 16 with the slot, where the full key took 32), which is the full key's order.
+//!
+//! Per resident page: a 24-byte frame with its links (the infinite class's list), a 16-byte
+//! heap entry, a 4-byte heap position and a dirty bit kept apart ([`SlotBits`]: a hit of a
+//! page with K known references reads its table entry, history, position and heap entries,
+//! not its frame); per distinct page: a 4-byte table entry and its K reference times (8 bytes
+//! each). The replay loop's three prefetch stages load a hit's chain one after the other
+//! (`far`: table entry and history; `mid`: the position, or the frame in the infinite class;
+//! `near`: the heap entry and its first children), and an eviction from the infinite class
+//! starts loading the next victims' frames and table entry. A miss whose victim is the heap's
+//! root and whose page has K known references puts the page in the victim's place (one sift
+//! down, where a pop and a push took two sifts; the heap's keys are distinct, so the order of
+//! its minima is the same).
+//!
+//! The ordering by the K-th reference alone needs reference times that strictly grow from one
+//! reference to the next, as the infinite class's LRU order already does: `PageRef::seq`, the
+//! reference's position in the trace.
 
 use crate::error::{Error, Result};
 use crate::policy::heap::IndexedHeap;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{prefetch, Arena, List, SlotBits, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -52,10 +71,6 @@ impl Default for LruKConfig {
     }
 }
 
-/// Priority key: (K-th most recent reference + 1, or 0 when unknown; latest
-/// reference; page id). The smallest key is the victim.
-type Key = (u64, u64, u32);
-
 pub struct LruK {
     cap: usize,
     k: usize,
@@ -63,13 +78,15 @@ pub struct LruK {
     history: bool,
     /// Per page id: its last K reference times (+1), most recent first; 0 = none.
     hist: Vec<u64>,
-    /// Resident pages by slot.
+    /// Resident pages by slot (their `dirty` is in `dirty` while they are resident).
     frames: Arena<Frame>,
+    /// Dirty bit by slot.
+    dirty: SlotBits,
     table: SlotTable,
     /// Pages whose K-th reference is unknown, by latest reference (front: oldest).
     infinite: List,
-    /// The other pages, by [`Key`].
-    finite: IndexedHeap<Key>,
+    /// The other pages, by their K-th reference + 1 (distinct among them).
+    finite: IndexedHeap<u64>,
     now: u64,
 }
 
@@ -94,6 +111,7 @@ impl PolicyDef for LruK {
             history: cfg.history,
             hist: Vec::new(),
             frames: Arena::with_capacity(ctx.capacity),
+            dirty: SlotBits::with_slots(ctx.capacity),
             table: SlotTable::default(),
             infinite: List::default(),
             finite: IndexedHeap::with_capacity(ctx.capacity),
@@ -103,11 +121,6 @@ impl PolicyDef for LruK {
 }
 
 impl LruK {
-    fn key(&self, id: u32) -> Key {
-        let h = &self.hist[id as usize * self.k..(id as usize + 1) * self.k];
-        (h[self.k - 1], h[0], id)
-    }
-
     fn record(&mut self, id: u32) {
         let k = self.k;
         let t = self.now + 1;
@@ -115,20 +128,30 @@ impl LruK {
         if h[0] != 0 && t - h[0] <= self.crp {
             h[0] = t;
         } else {
-            h.copy_within(0..k - 1, 1);
+            // A loop, not `copy_within`: K is small (2 by default) and a call to `memmove`
+            // would cost more than the copy.
+            for i in (1..k).rev() {
+                h[i] = h[i - 1];
+            }
             h[0] = t;
         }
+    }
+
+    /// Page `id`'s K-th most recent reference + 1 (0: unknown).
+    #[inline]
+    fn kth(&self, id: u32) -> u64 {
+        self.hist[id as usize * self.k + self.k - 1]
     }
 
     /// Files slot `s` (in neither class) under page `id`'s current key.
     #[inline]
     fn place(&mut self, s: u32, id: u32) {
-        let key = self.key(id);
-        if key.0 == 0 {
+        let kth = self.kth(id);
+        if kth == 0 {
             // The newest latest reference of all: the back of the class.
             self.infinite.push_back(&mut self.frames, s);
         } else {
-            self.finite.push(s, key);
+            self.finite.push(s, kth);
         }
     }
 }
@@ -137,11 +160,25 @@ impl Policy for LruK {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch(far);
-        crate::policy::list::prefetch(&self.hist, far as usize * self.k);
+        prefetch(&self.hist, far as usize * self.k);
+        // `near`'s position (loaded by `prefetch_mid`) leads to its heap entry.
         let s = self.table.lookup(near);
         if s != NIL {
-            self.frames.prefetch(s);
-            self.finite.prefetch_pos(s);
+            self.finite.prefetch_entry(s);
+        }
+    }
+
+    const PREFETCH_MID: bool = true;
+    #[inline(always)]
+    fn prefetch_mid(&self, mid: PageId) {
+        let s = self.table.lookup(mid);
+        if s != NIL {
+            // `mid`'s history is cached by now: a page in the heap needs its position, one
+            // in the infinite class its frame's links.
+            match self.hist.get(mid as usize * self.k + self.k - 1) {
+                Some(0) => self.frames.prefetch(s),
+                _ => self.finite.prefetch_pos(s),
+            }
         }
     }
 
@@ -149,15 +186,15 @@ impl Policy for LruK {
         self.now = r.seq();
         let slot = self.table.get(r.id);
         if slot != NIL {
-            let infinite = self.key(r.id).0 == 0;
+            let infinite = self.kth(r.id) == 0;
             self.record(r.id);
             if infinite {
                 self.infinite.unlink(&mut self.frames, slot);
                 self.place(slot, r.id);
             } else {
-                self.finite.update(slot, self.key(r.id));
+                self.finite.update(slot, self.kth(r.id));
             }
-            self.frames.get_mut(slot).dirty |= r.is_write();
+            self.dirty.set_if(slot as usize, r.is_write());
             sink.hit(r, 0);
             return;
         }
@@ -165,18 +202,39 @@ impl Policy for LruK {
             sink.miss_bypass(r);
             return;
         }
+        // The victim's heap entry, left at the root for the newcomer (see below).
+        let mut root = false;
         let s = if self.frames.live() < self.cap {
-            self.frames.alloc(Frame::of(r))
+            let s = self.frames.alloc(Frame::of(r));
+            self.dirty.grow(s as usize + 1);
+            s
         } else {
             // An unknown K-th reference sorts before every known one.
             let s = match self.infinite.front() {
                 Some(s) => {
                     self.infinite.unlink(&mut self.frames, s);
+                    // A speed hint for a miss-heavy trace: the next victim's frame was loaded
+                    // at the previous eviction, so its table entry (and its history, cleared
+                    // without `history`) can be; the one after it gets its frame loaded.
+                    if let Some(first) = self.infinite.front() {
+                        let id = self.frames.get(first).id;
+                        self.table.prefetch(id);
+                        if !self.history {
+                            prefetch(&self.hist, id as usize * self.k);
+                        }
+                        if let Some(second) = self.infinite.next_of(&self.frames, first) {
+                            self.frames.prefetch(second);
+                        }
+                    }
                     s
                 }
-                None => self.finite.pop().expect("full cache").1,
+                None => {
+                    root = true;
+                    self.finite.peek().expect("full cache").1
+                }
             };
-            let victim = *self.frames.get(s);
+            let mut victim = *self.frames.get(s);
+            victim.dirty = self.dirty.get(s as usize);
             let vid = victim.id;
             self.table.clear(vid);
             if !self.history {
@@ -187,8 +245,20 @@ impl Policy for LruK {
             *self.frames.get_mut(s) = Frame::of(r);
             s
         };
+        self.dirty.assign(s as usize, r.is_write());
         self.record(r.id);
-        self.place(s, r.id);
+        let kth = self.kth(r.id);
+        if root && kth != 0 {
+            // The newcomer takes the victim's slot and its place at the root: one sift down
+            // instead of a pop (a sift down from the root) and a push (a sift up). Keys in the
+            // heap are distinct, so its minimum, the next victim, is the same either way.
+            self.finite.update(s, kth);
+        } else {
+            if root {
+                self.finite.pop();
+            }
+            self.place(s, r.id);
+        }
         self.table.set(r.id, s);
         sink.miss(r, 0);
     }

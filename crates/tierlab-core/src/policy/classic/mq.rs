@@ -15,12 +15,25 @@
 //! as memory has pages). The defaults are checked against pip `libcachesim` by
 //! tests/libcachesim_conformance.rs.
 //!
-//! Per reference: O(m) = O(1) (one look at each queue's LRU end in `Adjust`).
+//! Per reference: O(m) = O(1): `Adjust` compares the expire time of each upper queue's LRU end,
+//! kept beside the queue (`tail_expire`, one hot cache line for all queues: pages are linked at
+//! the MRU end with the newest expire time, so a queue's LRU end has its smallest and changes
+//! only when that page leaves, by a hit, a demotion or an eviction, which already touch the
+//! link before it), so only an expired page's link is read. The queues' links and expire
+//! times are 16 bytes per page in one array, apart from the rest of the page (a 24-byte node:
+//! page, id, kind, dirty, count), so the links a hit and a demotion rewrite are dense like
+//! LRU's; a demotion touches no node. One id -> slot table serves resident pages and `Qout`'s
+//! entries (a ghost's entry is its `Qout` slot with [`GHOST`] set), so a reference reads one
+//! table entry. Per resident page: 40 bytes, and 4 entries of `Qout` (16 bytes each); per
+//! distinct page a 4-byte table entry. The replay loop's three prefetch stages load a hit's
+//! chain one after the other (`far`: the table entry; `mid`: the node and link, or the `Qout`
+//! entry; `near`: the neighbours' links, which the move to the MRU end rewrites).
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -44,12 +57,23 @@ impl Default for MqConfig {
     }
 }
 
+/// A resident page's place in its queue and its `expireTime`: the part of a page that `Adjust`
+/// and the queues' links read and write, 16 bytes, apart from the rest ([`Node`]).
+#[derive(Debug, Clone, Copy)]
+struct Link {
+    prev: u32,
+    next: u32,
+    expire: u64,
+}
+
+/// The rest of a resident page: read on a hit (its count, its dirty bit) and on its eviction.
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    f: Frame,
+    page: u64,
+    id: u32,
     freq: u32,
-    queue: u8,
-    expire: u64,
+    kind: Kind,
+    dirty: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -58,16 +82,28 @@ struct Ghost {
     freq: u32,
 }
 
+/// Marks a table entry that is a `Qout` slot (a remembered page), not a resident page's slot.
+const GHOST: u32 = 1 << 31;
+
+/// The queues are doubly linked lists through `links`, each with a sentinel: slot `k < m` is
+/// `Qk`'s (its `next` the MRU end, its `prev` the LRU end; a queue is empty when they are the
+/// sentinel itself), so no link is ever missing, and a page's slot after a link to a sentinel
+/// is its queue's LRU end. Pages' slots are `m..m + capacity` (a victim's slot goes to the page
+/// that replaces it).
 pub struct Mq {
     cap: usize,
     lifetime: u64,
-    queues: Vec<List>,
-    arena: Arena<Node>,
+    /// Number of queues (`m`).
+    m: usize,
+    /// Per queue: the expire time of its LRU end (`u64::MAX` when empty).
+    tail_expire: Vec<u64>,
+    links: Vec<Link>,
+    nodes: Vec<Node>,
+    /// Page id -> resident slot, or `GHOST | Qout slot`, or [`NIL`].
     table: SlotTable,
     qout_cap: usize,
     qout: List,
     ghosts: Arena<Ghost>,
-    ghost_table: SlotTable,
     now: u64,
 }
 
@@ -90,16 +126,44 @@ impl PolicyDef for Mq {
                 cfg.qout_ratio
             )));
         }
+        let qout_cap = (ctx.capacity as f64 * cfg.qout_ratio) as usize;
+        if ctx.capacity + cfg.m >= GHOST as usize || qout_cap >= GHOST as usize {
+            return Err(Error::config(format!(
+                "policy 'mq': memory ({} pages) and Qout ({qout_cap} entries) must each be \
+                 below 2^31",
+                ctx.capacity
+            )));
+        }
+        let m = cfg.m;
+        let mut links = Vec::with_capacity(m + ctx.capacity);
+        links.extend((0..m as u32).map(|q| Link {
+            prev: q,
+            next: q,
+            expire: 0,
+        }));
+        let mut nodes = Vec::with_capacity(m + ctx.capacity);
+        // The sentinels' slots hold no page.
+        nodes.resize(
+            m,
+            Node {
+                page: 0,
+                id: NIL,
+                freq: 0,
+                kind: Kind::File,
+                dirty: false,
+            },
+        );
         Ok(Mq {
             cap: ctx.capacity,
             lifetime: cfg.lifetime,
-            queues: vec![List::default(); cfg.m],
-            arena: Arena::with_capacity(ctx.capacity),
+            m,
+            tail_expire: vec![u64::MAX; m],
+            links,
+            nodes,
             table: SlotTable::default(),
-            qout_cap: (ctx.capacity as f64 * cfg.qout_ratio) as usize,
+            qout_cap,
             qout: List::default(),
             ghosts: Arena::with_capacity(0),
-            ghost_table: SlotTable::default(),
             now: 0,
         })
     }
@@ -109,25 +173,70 @@ impl Mq {
     /// `min(floor(log2 freq), m - 1)` (counts start at 1).
     #[inline]
     fn queue_of(&self, freq: u32) -> usize {
-        (freq.max(1).ilog2() as usize).min(self.queues.len() - 1)
+        (freq.max(1).ilog2() as usize).min(self.m - 1)
     }
 
+    /// Links `slot` at `queue`'s MRU end with a new expire time.
+    #[inline(always)]
     fn link(&mut self, slot: u32, queue: usize) {
-        self.queues[queue].push_front(&mut self.arena, slot);
-        let n = self.arena.get_mut(slot);
-        n.queue = queue as u8;
-        n.expire = self.now + self.lifetime;
+        let expire = self.now + self.lifetime;
+        let q = queue as u32;
+        let first = self.links[queue].next;
+        if first == q {
+            self.tail_expire[queue] = expire;
+        }
+        self.links[slot as usize] = Link {
+            prev: q,
+            next: first,
+            expire,
+        };
+        self.links[first as usize].prev = slot;
+        self.links[queue].next = slot;
+    }
+
+    /// Unlinks `slot`, keeping its queue's `tail_expire` when it was the LRU end (the new LRU end
+    /// is the slot before it, whose link the unlink has just written).
+    #[inline(always)]
+    fn unlink(&mut self, slot: u32) {
+        let Link { prev, next, .. } = self.links[slot as usize];
+        self.links[prev as usize].next = next;
+        self.links[next as usize].prev = prev;
+        if (next as usize) < self.m {
+            // `slot` was the LRU end of queue `next`.
+            self.tail_expire[next as usize] = if prev == next {
+                u64::MAX
+            } else {
+                // `prev` leaves next from this queue (demoted or evicted), which rewrites the
+                // link before it: start loading that (and, in `Q0`, where the victims come
+                // from, the page's node, read by its eviction).
+                let p = self.links[prev as usize];
+                prefetch(&self.links, p.prev as usize);
+                if next == 0 {
+                    prefetch(&self.nodes, prev as usize);
+                }
+                p.expire
+            };
+        }
+    }
+
+    /// `queue`'s LRU end, if any.
+    #[inline]
+    fn back(&self, queue: usize) -> Option<u32> {
+        let b = self.links[queue].prev;
+        (b as usize != queue).then_some(b)
     }
 
     /// The paper's `Adjust`: time advances and expired LRU pages go one queue down.
+    #[inline]
     fn adjust(&mut self) {
         self.now += 1;
-        for k in 1..self.queues.len() {
-            if let Some(v) = self.queues[k].back() {
-                if self.arena.get(v).expire < self.now {
-                    self.queues[k].unlink(&mut self.arena, v);
-                    self.link(v, k - 1);
-                }
+        for k in 1..self.m {
+            if self.tail_expire[k] < self.now {
+                let v = self
+                    .back(k)
+                    .expect("a queue with an expire time has a back");
+                self.unlink(v);
+                self.link(v, k - 1);
             }
         }
     }
@@ -138,12 +247,15 @@ impl Mq {
         }
         if self.qout.len() == self.qout_cap {
             let g = self.qout.pop_back(&mut self.ghosts).expect("full Qout");
-            self.ghost_table.clear(self.ghosts.get(g).id);
+            self.table.clear(self.ghosts.get(g).id);
             self.ghosts.release(g);
+            // The next to go: its table entry and the node before it.
+            self.qout
+                .prefetch_back(&self.ghosts, |n| self.table.prefetch(n.id));
         }
         let g = self.ghosts.alloc(Ghost { id, freq });
         self.qout.push_front(&mut self.ghosts, g);
-        self.ghost_table.set(id, g);
+        self.table.set(id, GHOST | g);
     }
 }
 
@@ -151,26 +263,36 @@ impl Policy for Mq {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch(far);
-        self.ghost_table.prefetch(far);
+        // `near`'s link (loaded by `prefetch_mid`) names the neighbours a hit rewrites.
         let s = self.table.lookup(near);
-        if s != NIL {
-            self.arena.prefetch(s);
-        } else {
-            let g = self.ghost_table.lookup(near);
-            if g != NIL {
-                self.ghosts.prefetch(g);
+        if s < GHOST {
+            if let Some(l) = self.links.get(s as usize) {
+                prefetch(&self.links, l.prev as usize);
+                prefetch(&self.links, l.next as usize);
             }
+        }
+    }
+
+    const PREFETCH_MID: bool = true;
+    #[inline(always)]
+    fn prefetch_mid(&self, mid: PageId) {
+        let s = self.table.lookup(mid);
+        if s < GHOST {
+            prefetch(&self.nodes, s as usize);
+            prefetch(&self.links, s as usize);
+        } else if s != NIL {
+            self.ghosts.prefetch(s & !GHOST);
         }
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
-        if slot != NIL {
-            let n = self.arena.get_mut(slot);
-            n.f.dirty |= r.is_write();
+        if slot < GHOST {
+            let n = &mut self.nodes[slot as usize];
+            n.dirty |= r.is_write();
             n.freq = n.freq.saturating_add(1);
-            let (q, freq) = (n.queue as usize, n.freq);
-            self.queues[q].unlink(&mut self.arena, slot);
+            let freq = n.freq;
+            self.unlink(slot);
             self.link(slot, self.queue_of(freq));
             self.adjust();
             sink.hit(r, 0);
@@ -181,30 +303,47 @@ impl Policy for Mq {
             return;
         }
         let mut freq = 1;
-        let g = self.ghost_table.get(r.id);
-        if g != NIL {
+        if slot != NIL {
+            let g = slot & !GHOST;
             freq = self.ghosts.get(g).freq.saturating_add(1);
             self.qout.unlink(&mut self.ghosts, g);
             self.ghosts.release(g);
-            self.ghost_table.clear(r.id);
+            self.table.clear(r.id);
         }
-        if self.arena.live() == self.cap {
-            let q = (0..self.queues.len())
-                .find(|&i| !self.queues[i].is_empty())
-                .expect("a full cache has a page");
-            let v = self.queues[q].pop_back(&mut self.arena).expect("non-empty");
-            let n = *self.arena.get(v);
-            self.table.clear(n.f.id);
-            self.arena.release(v);
-            self.remember(n.f.id, n.freq);
-            sink.evict(n.f.out(0));
-        }
-        let slot = self.arena.alloc(Node {
-            f: Frame::of(r),
+        let node = Node {
+            page: r.page(),
+            id: r.id,
             freq,
-            queue: 0,
-            expire: 0,
-        });
+            kind: r.kind(),
+            dirty: r.is_write(),
+        };
+        let slot = if self.nodes.len() - self.m < self.cap {
+            self.links.push(Link {
+                prev: NIL,
+                next: NIL,
+                expire: 0,
+            });
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        } else {
+            let q = (0..self.m)
+                .find(|&i| self.back(i).is_some())
+                .expect("a full cache has a page");
+            let v = self.back(q).expect("non-empty");
+            self.unlink(v);
+            let n = self.nodes[v as usize];
+            self.table.clear(n.id);
+            self.remember(n.id, n.freq);
+            sink.evict(PageOut {
+                id: n.id,
+                page: n.page,
+                kind: n.kind,
+                dirty: n.dirty,
+                tier: 0,
+            });
+            self.nodes[v as usize] = node;
+            v
+        };
         self.link(slot, self.queue_of(freq));
         self.adjust();
         self.table.set(r.id, slot);
@@ -213,11 +352,10 @@ impl Policy for Mq {
 
     fn grow(&mut self, n: usize) {
         self.table.grow(n);
-        self.ghost_table.grow(n);
     }
 
     fn resident(&self) -> usize {
-        self.arena.live()
+        self.nodes.len() - self.m
     }
 }
 
