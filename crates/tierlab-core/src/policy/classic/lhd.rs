@@ -22,8 +22,13 @@
 //! `c = 16 + class`). Time counts the accesses that hit or insert. In page mode every size is 1.
 //!
 //! Differences from libCacheSim: it samples with `next_rand() % n` from its own generator; here
-//! a `Pcg64Mcg` seeded with `seed` (default 1) samples uniformly, so the two agree in
-//! distribution, not miss for miss (tests/libcachesim_sampled.rs checks the miss ratio on every
+//! the eviction samples are drawn uniformly (with replacement) from `policy/sampling.rs`'s
+//! `IndexSampler` (SplitMix64, whose outputs are independent of each other, so they are generated
+//! a vectorised block at a time and known before they are drawn) seeded with `seed` (default 1),
+//! and the explorer draws from a second SplitMix64 stream (seed `seed ^ 0x6a09e667f3bcc909`,
+//! five bits per draw), so that the accesses between two evictions do not shift the samples'
+//! stream. The two agree with libCacheSim in distribution, not miss for miss
+//! (tests/libcachesim_sampled.rs checks the miss ratio on every
 //! trace and size of the conformance set). When the candidate count is at least the number of
 //! resident objects every object is examined instead and ties go to the least recently
 //! accessed, which makes the policy deterministic (hand-worked tests); sampled candidates tie
@@ -39,13 +44,23 @@
 //! its last two hit ages, so ranking does not compute it) and, in page mode, the frame the sink
 //! is told on eviction (there is no per-page frame array: 32 B per resident page plus the 4-byte
 //! key -> tag index per distinct page). Hits, evictions and densities are flat class-major
-//! tables. The recent admissions keep their tag indices, updated when an eviction moves a tag,
-//! so an eviction reads them without going through the index. The draws come from `Draws`,
-//! `Pcg64Mcg`'s own stream generated eight outputs at a time with a lookahead: at the end of an
-//! eviction the tags the eviction after next will sample (if the accesses between miss) are
-//! prefetched, and each access moves that window by one, so on a trace that mostly misses the
-//! samples' tags are cached before they are drawn. The candidates, their order and the ranking
-//! (first of least density wins) are those of drawing and ranking one at a time.
+//! tables; the densities' last age column holds `f32::MIN`, so that in page mode (sizes all 1, no
+//! division) a rank is one table load plus the explorer's +1, with no test. The recent admissions
+//! keep their tag indices, updated when an eviction moves a tag, so an eviction reads them without
+//! going through the index. The eviction samples come from `Samples`, a buffer of the sampler's
+//! raw 64-bit outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply)
+//! only when it is drawn. At the end of an eviction the tags that the eviction after next will
+//! sample are prefetched (exactly those in page mode, where `n` is the capacity at every
+//! eviction), so on a trace that mostly misses the samples' tags are cached before they are drawn.
+//! The candidates, their order and the ranking (first of least density wins) are those of drawing
+//! and ranking one at a time.
+//!
+//! Why this generator (2026-11-27, benches/README.md "Hyperbolic, LHD, LeCaR and Cacheus"): with
+//! `Pcg64Mcg` the explorer draw of every access sat in the same stream as the samples, so the
+//! next eviction's samples moved by one output per access and the lookahead had to be re-aimed
+//! at every access; the samples of one eviction were drawn one at a time (128-bit multiplies and
+//! `random_range`'s rejection test). Separate SplitMix64 streams make the next evictions' draws
+//! fixed until they happen, and cheap.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, NIL};
