@@ -799,7 +799,11 @@ mod tests {
                 let mut expected = vec![0u32; take];
                 filled.fill(n, &mut expected);
                 for (k, &r) in samples.ahead()[..take].iter().enumerate() {
-                    assert_eq!(r, reference.next_u64(), "seed {seed} step {step} output {k}");
+                    assert_eq!(
+                        r,
+                        reference.next_u64(),
+                        "seed {seed} step {step} output {k}"
+                    );
                     assert_eq!(IndexSampler::index_of(r, n) as u32, expected[k]);
                 }
                 samples.head += take;
