@@ -47,6 +47,26 @@ fn fill_block(state: u64, len: u64, out: &mut [u32]) {
     }
 }
 
+/// The raw-output block body: outputs `1..=out.len()` after `state`.
+#[inline(always)]
+fn fill_raw_block(state: u64, out: &mut [u64]) {
+    for (k, o) in out.iter_mut().enumerate() {
+        *o = mix(state.wrapping_add((k as u64).wrapping_add(1).wrapping_mul(GAMMA)));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+fn fill_raw_avx512(state: u64, out: &mut [u64]) {
+    fill_raw_block(state, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fill_raw_avx2(state: u64, out: &mut [u64]) {
+    fill_raw_block(state, out)
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 fn fill_avx512(state: u64, len: u64, out: &mut [u32]) {
@@ -121,6 +141,39 @@ impl IndexSampler {
         self.state = self
             .state
             .wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
+    }
+
+    /// Fills `out` with the next raw 64-bit outputs of the stream, in order, for a caller that
+    /// draws ahead of knowing the range: [`IndexSampler::index_of`] of an output is the index
+    /// [`IndexSampler::fill`] would have drawn from it.
+    pub fn fill_raw(&mut self, out: &mut [u64]) {
+        match self.kernel {
+            Kernel::Portable => fill_raw_block(self.state, out),
+            // SAFETY: as in `fill`.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2 => unsafe { fill_raw_avx2(self.state, out) },
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 => unsafe { fill_raw_avx512(self.state, out) },
+        }
+        self.state = self
+            .state
+            .wrapping_add((out.len() as u64).wrapping_mul(GAMMA));
+    }
+
+    /// The next raw 64-bit output of the stream.
+    #[inline]
+    pub fn next_raw(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(GAMMA);
+        mix(self.state)
+    }
+
+    /// The index of `0..len` that the raw output `r` draws (`len` in `1..=u32::MAX`):
+    /// `floor(r * len / 2^64)`, as [`scale`] computes it, here by one 64x64 -> 128-bit multiply
+    /// (scalar code has one; tested equal).
+    #[inline(always)]
+    pub fn index_of(r: u64, len: usize) -> usize {
+        debug_assert!(len >= 1 && len <= u32::MAX as usize, "len {len}");
+        ((r as u128 * len as u128) >> 64) as usize
     }
 
     /// One index from `0..len` (the next output of the same stream).
@@ -263,6 +316,17 @@ mod tests {
                         sampler.index(len) as u32,
                         expected(&mut reference, len as u64)
                     );
+                    // Raw outputs continue the same stream, and index_of is fill's index.
+                    let mut raw = vec![0u64; block];
+                    let mut check = reference.clone();
+                    sampler.fill_raw(&mut raw);
+                    for &r in &raw {
+                        assert_eq!(r, reference.next_u64(), "{kernel:?} raw");
+                        let i = IndexSampler::index_of(r, len) as u32;
+                        assert_eq!(i, expected(&mut check, len as u64));
+                        assert_eq!(i, scale(r, len as u64));
+                    }
+                    assert_eq!(sampler.next_raw(), reference.next_u64());
                 }
             }
         }

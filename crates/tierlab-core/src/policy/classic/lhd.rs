@@ -22,8 +22,13 @@
 //! `c = 16 + class`). Time counts the accesses that hit or insert. In page mode every size is 1.
 //!
 //! Differences from libCacheSim: it samples with `next_rand() % n` from its own generator; here
-//! a `Pcg64Mcg` seeded with `seed` (default 1) samples uniformly, so the two agree in
-//! distribution, not miss for miss (tests/libcachesim_sampled.rs checks the miss ratio on every
+//! the eviction samples are drawn uniformly (with replacement) from `policy/sampling.rs`'s
+//! `IndexSampler` (SplitMix64, whose outputs are independent of each other, so they are generated
+//! a vectorised block at a time and known before they are drawn) seeded with `seed` (default 1),
+//! and the explorer draws from a second SplitMix64 stream (seed `seed ^ 0x6a09e667f3bcc909`,
+//! five bits per draw), so that the accesses between two evictions do not shift the samples'
+//! stream. The two agree with libCacheSim in distribution, not miss for miss
+//! (tests/libcachesim_sampled.rs checks the miss ratio on every
 //! trace and size of the conformance set). When the candidate count is at least the number of
 //! resident objects every object is examined instead and ties go to the least recently
 //! accessed, which makes the policy deterministic (hand-worked tests); sampled candidates tie
@@ -39,28 +44,40 @@
 //! its last two hit ages, so ranking does not compute it) and, in page mode, the frame the sink
 //! is told on eviction (there is no per-page frame array: 32 B per resident page plus the 4-byte
 //! key -> tag index per distinct page). Hits, evictions and densities are flat class-major
-//! tables. The recent admissions keep their tag indices, updated when an eviction moves a tag,
-//! so an eviction reads them without going through the index. The draws come from `Draws`,
-//! `Pcg64Mcg`'s own stream generated eight outputs at a time with a lookahead: at the end of an
-//! eviction the tags the eviction after next will sample (if the accesses between miss) are
-//! prefetched, and each access moves that window by one, so on a trace that mostly misses the
-//! samples' tags are cached before they are drawn. The candidates, their order and the ranking
-//! (first of least density wins) are those of drawing and ranking one at a time.
+//! tables; the densities' last age column holds `f32::MIN`, so that in page mode (sizes all 1, no
+//! division) a rank is one table load plus the explorer's +1, with no test. The recent admissions
+//! keep their tag indices, updated when an eviction moves a tag, so an eviction reads them without
+//! going through the index. The eviction samples come from `Samples`, a buffer of the sampler's
+//! raw 64-bit outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply)
+//! only when it is drawn. At the end of an eviction the tags that the eviction after next will
+//! sample are prefetched (exactly those in page mode, where `n` is the capacity at every
+//! eviction), so on a trace that mostly misses the samples' tags are cached before they are drawn.
+//! The candidates, their order and the ranking (first of least density wins) are those of drawing
+//! and ranking one at a time.
+//!
+//! Why this generator (2026-11-27, benches/README.md "Hyperbolic, LHD, LeCaR and Cacheus"): with
+//! `Pcg64Mcg` the explorer draw of every access sat in the same stream as the samples, so the
+//! next eviction's samples moved by one output per access and the lookahead had to be re-aimed
+//! at every access; the samples of one eviction were drawn one at a time (128-bit multiplies and
+//! `random_range`'s rejection test). Separate SplitMix64 streams make the next evictions' draws
+//! fixed until they happen, and cheap.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, NIL};
+use crate::policy::sampling::IndexSampler;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Kind;
-use rand::{RngExt, SeedableRng, TryRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
-use std::convert::Infallible;
 
 const HIT_AGE_CLASSES: usize = 16;
 /// libCacheSim's row of the objects' application (id 1) in its 16 x 16 class table.
 const CLASS_ROW: usize = 16;
 const MAX_AGE: usize = 20_000;
+/// The oldest (coarsened) age: an object this old ranks lowest.
+const LAST_AGE: usize = MAX_AGE - 1;
+/// Entries of a per-class, per-age table.
+const TABLE: usize = HIT_AGE_CLASSES * MAX_AGE;
 const ACCS_PER_RECONFIGURATION: u64 = 1 << 20;
 const EWMA_DECAY: f32 = 0.9;
 const AGE_COARSENING_ERROR_TOLERANCE: f32 = 0.01;
@@ -127,117 +144,100 @@ struct Tag {
     dirty: bool,
 }
 
-/// PCG's multiplier (O'Neill, "PCG: A family of simple fast space-efficient statistically good
-/// algorithms for random number generation", 2014), as `rand_pcg`'s `Mcg128Xsl64` uses it.
-const PCG_MULTIPLIER: u128 = 0x2360_ED05_1FC6_5DA4_4385_DF64_9FCC_F645;
-/// States generated at once.
-const PCG_BLOCK: usize = 8;
-/// `PCG_MULTIPLIER^(k + 1)` for `k` in `0..PCG_BLOCK`.
-const PCG_POWERS: [u128; PCG_BLOCK] = {
-    let mut p = [0u128; PCG_BLOCK];
-    let mut m = PCG_MULTIPLIER;
-    let mut k = 0;
-    while k < PCG_BLOCK {
-        p[k] = m;
-        m = m.wrapping_mul(PCG_MULTIPLIER);
-        k += 1;
-    }
-    p
-};
-const DRAWS_RING: usize = 128;
+/// Raw outputs generated at once (SplitMix64, vectorised: see `policy/sampling.rs`).
+const SAMPLE_BLOCK: usize = 64;
 
-/// `Pcg64Mcg::seed_from_u64(seed)`'s stream of 64-bit outputs, output for output (tested), with
-/// a lookahead: an MCG's `k`-th state is the seed's times `multiplier^k`, so a block of eight
-/// outputs is eight independent multiplies (not a chain of eight), buffered in a ring. The
-/// policy draws from it through `rand`'s `random_range` exactly as it drew from `Pcg64Mcg`, and
-/// can [`Draws::peek`] at outputs not drawn yet to prefetch what the next eviction will sample.
-struct Draws {
-    /// The state of the last output pushed into `ring`.
-    state: u128,
-    ring: [u64; DRAWS_RING],
+/// The eviction samples' stream: raw 64-bit outputs of an [`IndexSampler`], generated a block at
+/// a time into a buffer so that the policy can see the next evictions' outputs before it draws
+/// them (and prefetch the tags they will sample). An output becomes an index of `0..n` only when
+/// it is drawn ([`IndexSampler::index_of`], `n` the resident objects then), so the draws are
+/// exactly those of `IndexSampler::fill(n, ..)` whatever `n` was when they were generated.
+struct Samples {
+    sampler: IndexSampler,
+    buf: Vec<u64>,
     head: usize,
-    len: usize,
 }
 
-#[inline(always)]
-fn pcg_output(state: u128) -> u64 {
-    // XSL RR: the high and low halves xor-ed, rotated by the state's top 6 bits.
-    let rot = (state >> 122) as u32;
-    (((state >> 64) as u64) ^ (state as u64)).rotate_right(rot)
-}
-
-impl Draws {
-    fn new(seed: u64) -> Draws {
-        Draws {
-            state: Pcg64Mcg::seed_from_u64(seed).state(),
-            ring: [0; DRAWS_RING],
+impl Samples {
+    fn new(seed: u64) -> Samples {
+        Samples {
+            sampler: IndexSampler::new(seed),
+            buf: Vec::new(),
             head: 0,
-            len: 0,
         }
     }
 
-    #[inline]
-    fn refill(&mut self) {
-        debug_assert!(self.len + PCG_BLOCK <= DRAWS_RING);
-        let s = self.state;
-        for (k, m) in PCG_POWERS.iter().enumerate() {
-            self.ring[(self.head + self.len + k) % DRAWS_RING] = pcg_output(s.wrapping_mul(*m));
+    /// At least `k` outputs not drawn yet are in the buffer.
+    #[inline(always)]
+    fn ensure(&mut self, k: usize) {
+        if self.buf.len() - self.head < k {
+            self.generate(k);
         }
-        self.state = s.wrapping_mul(PCG_POWERS[PCG_BLOCK - 1]);
-        self.len += PCG_BLOCK;
     }
 
-    /// The output `k` draws from now (`k < DRAWS_RING - PCG_BLOCK`), without drawing it.
-    #[inline]
-    fn peek(&mut self, k: usize) -> u64 {
-        while self.len <= k {
-            self.refill();
-        }
-        self.ring[(self.head + k) % DRAWS_RING]
+    #[cold]
+    fn generate(&mut self, k: usize) {
+        self.buf.drain(..self.head);
+        self.head = 0;
+        let old = self.buf.len();
+        self.buf
+            .resize(old + (k - old).next_multiple_of(SAMPLE_BLOCK), 0);
+        self.sampler.fill_raw(&mut self.buf[old..]);
+    }
+
+    /// The outputs not drawn yet (at least as many as the last `ensure` asked for).
+    #[inline(always)]
+    fn ahead(&self) -> &[u64] {
+        &self.buf[self.head..]
     }
 }
 
-impl TryRng for Draws {
-    type Error = Infallible;
-
-    #[inline]
-    fn try_next_u32(&mut self) -> std::result::Result<u32, Infallible> {
-        // As `Mcg128Xsl64`: the low half of a 64-bit output.
-        self.try_next_u64().map(|r| r as u32)
-    }
-
-    #[inline]
-    fn try_next_u64(&mut self) -> std::result::Result<u64, Infallible> {
-        if self.len == 0 {
-            self.refill();
-        }
-        let r = self.ring[self.head];
-        self.head = (self.head + 1) % DRAWS_RING;
-        self.len -= 1;
-        Ok(r)
-    }
-
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> std::result::Result<(), Infallible> {
-        for chunk in dst.chunks_mut(8) {
-            let r = self.try_next_u64()?.to_le_bytes();
-            chunk.copy_from_slice(&r[..chunk.len()]);
-        }
-        Ok(())
-    }
+/// The explorer draws' stream: one fair draw from `0..EXPLORE_INVERSE_PROBABILITY` (32) per
+/// access, five bits of a SplitMix64 output at a time (twelve draws an output), from a stream of
+/// its own, so that the eviction samples' stream is not shifted by the accesses in between.
+struct ExplorerDraws {
+    sampler: IndexSampler,
+    bits: u64,
+    left: u32,
 }
 
-/// The index `random_range(0..n)` draws from the 64-bit output `r` (Canon's method on the
-/// output's low 32 bits, `rand`'s for `n <= u32::MAX`), unless it takes a second output to
-/// correct its bias (probability below `n / 2^32`): a prediction, for prefetching only.
-#[inline(always)]
-fn foreseen_index(r: u64, n: usize) -> usize {
-    ((r as u32 as u64 * n as u64) >> 32) as usize
+const EXPLORE_BITS: u32 = EXPLORE_INVERSE_PROBABILITY.trailing_zeros();
+const _: () = assert!(EXPLORE_INVERSE_PROBABILITY.is_power_of_two());
+const _: () = assert!(HIT_AGE_CLASSES.is_power_of_two());
+/// The explorer stream's seed is the policy's seed xor this (the fractional part of sqrt(2)), so
+/// that the two SplitMix64 streams of one seed do not overlap (they are the same sequence offset
+/// by `(a - b) / gamma` outputs, a pseudo-random distance here).
+const EXPLORER_SEED: u64 = 0x6a09_e667_f3bc_c909;
+
+impl ExplorerDraws {
+    fn new(seed: u64) -> ExplorerDraws {
+        ExplorerDraws {
+            sampler: IndexSampler::new(seed ^ EXPLORER_SEED),
+            bits: 0,
+            left: 0,
+        }
+    }
+
+    /// True with probability `1 / EXPLORE_INVERSE_PROBABILITY`.
+    #[inline(always)]
+    fn explore(&mut self) -> bool {
+        if self.left == 0 {
+            self.bits = self.sampler.next_raw();
+            self.left = 64 / EXPLORE_BITS;
+        }
+        let r = self.bits & (EXPLORE_INVERSE_PROBABILITY - 1);
+        self.bits >>= EXPLORE_BITS;
+        self.left -= 1;
+        r == 0
+    }
 }
 
 /// LHD's ranking over objects named by dense keys (page ids in page mode, slots in object-size
 /// mode): shared by both modes.
 pub struct LhdCore {
     assoc: usize,
+    /// Every size is 1 (page mode): a density is not divided by it (`x / 1.0 == x`).
+    unit_sizes: bool,
     tags: Vec<Tag>,
     /// Key -> index in `tags`, or NIL.
     pos: Vec<u32>,
@@ -245,7 +245,11 @@ pub struct LhdCore {
     /// evictions, and the hit densities modelled from them.
     hits: Vec<f32>,
     evictions: Vec<f32>,
-    densities: Vec<f32>,
+    /// The last age's column (`MAX_AGE - 1`, where every object ranks lowest) holds `f32::MIN`,
+    /// never modelled, so that a page-mode rank needs no test of the age (`f32::MIN + 1.0` is
+    /// `f32::MIN`: an explorer there still ranks lowest). A fixed size, so that an index of a
+    /// class below 16 and a clamped age needs no bounds check.
+    densities: Box<[f32; TABLE]>,
     timestamp: u64,
     next_reconfiguration: u64,
     reconfigurations: u32,
@@ -258,31 +262,51 @@ pub struct LhdCore {
     recent: Vec<u32>,
     recent_at: Vec<u32>,
     recent_head: usize,
+    /// Bit `key % 64` of every key in `recent`: an inserted key whose bit is clear is not in it.
+    recent_keys: u64,
     ewma_victim: f32,
     explorer_budget: i64,
-    rng: Draws,
+    samples: Samples,
+    explorers: ExplorerDraws,
 }
 
+/// The class of an object whose last two hit ages (coarsened) sum to `age`: the number of
+/// doublings that bring `age` to `MAX_AGE` or more, at most 15; 15 for 0 (libCacheSim's
+/// `hitAgeClass`, a loop of doublings, computed here from the leading zeros; tested against it).
+#[inline]
 fn hit_age_class(age: u64) -> usize {
+    const MAX: u64 = MAX_AGE as u64;
     if age == 0 {
         return HIT_AGE_CLASSES - 1;
     }
-    let (mut age, mut log) = (age, 0);
-    while age < MAX_AGE as u64 && log < HIT_AGE_CLASSES - 1 {
-        age <<= 1;
-        log += 1;
+    if age >= MAX {
+        return 0;
     }
-    log
+    // `age << log` has `MAX`'s bit length; one doubling more if it is still below `MAX`.
+    let log = age.leading_zeros() - MAX.leading_zeros();
+    let log = log + ((age << log) < MAX) as u32;
+    (log as usize).min(HIT_AGE_CLASSES - 1)
 }
 
 impl LhdCore {
-    /// `capacity` in the unit of the sizes (pages, or bytes).
-    pub fn new(cfg: &LhdConfig, capacity: usize) -> LhdCore {
-        let densities = (0..HIT_AGE_CLASSES)
-            .flat_map(|c| (0..MAX_AGE).map(move |a| (CLASS_ROW + c + 1) as f32 / (a + 1) as f32))
+    /// `capacity` in the unit of the sizes (pages, or bytes); `unit_sizes`: every size passed to
+    /// [`LhdCore::update`] is 1.0 (page mode).
+    pub fn new(cfg: &LhdConfig, capacity: usize, unit_sizes: bool) -> LhdCore {
+        let densities: Vec<f32> = (0..HIT_AGE_CLASSES)
+            .flat_map(|c| {
+                (0..MAX_AGE).map(move |a| match a {
+                    LAST_AGE => f32::MIN,
+                    a => (CLASS_ROW + c + 1) as f32 / (a + 1) as f32,
+                })
+            })
             .collect();
+        let densities = densities
+            .into_boxed_slice()
+            .try_into()
+            .expect("HIT_AGE_CLASSES * MAX_AGE densities");
         LhdCore {
             assoc: cfg.associativity,
+            unit_sizes,
             tags: Vec::new(),
             pos: Vec::new(),
             hits: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
@@ -297,9 +321,11 @@ impl LhdCore {
             recent: vec![NIL; cfg.admissions],
             recent_at: vec![NIL; cfg.admissions],
             recent_head: 0,
+            recent_keys: 0,
             ewma_victim: 0.0,
             explorer_budget: (capacity as f64 * EXPLORER_BUDGET_FRACTION) as i64,
-            rng: Draws::new(cfg.seed),
+            samples: Samples::new(cfg.seed),
+            explorers: ExplorerDraws::new(cfg.seed),
         }
     }
 
@@ -338,17 +364,31 @@ impl LhdCore {
         (age as usize).min(MAX_AGE - 1)
     }
 
+    /// The rank of a tag: its hit density (divided by its size unless `UNIT`), +1 for an
+    /// explorer, the lowest of all (`f32::MIN`) at the oldest age. Without branches:
+    /// `d + 0.0 == d` for every density (`-0.0` becomes `0.0`, equal to it in every
+    /// comparison), and in page mode the table's last column is `f32::MIN` already.
+    #[inline(always)]
+    fn density_with<const UNIT: bool>(&self, t: &Tag) -> f32 {
+        let age = self.age(t);
+        let d = self.densities[(t.class as usize & (HIT_AGE_CLASSES - 1)) * MAX_AGE + age];
+        let explorer = t.explorer as u8 as f32;
+        if UNIT {
+            d + explorer
+        } else if age == LAST_AGE {
+            f32::MIN
+        } else {
+            d / t.size + explorer
+        }
+    }
+
     #[inline(always)]
     fn density(&self, t: &Tag) -> f32 {
-        let age = self.age(t);
-        if age == MAX_AGE - 1 {
-            return f32::MIN;
+        if self.unit_sizes {
+            self.density_with::<true>(t)
+        } else {
+            self.density_with::<false>(t)
         }
-        let mut d = self.densities[t.class as usize * MAX_AGE + age] / t.size;
-        if t.explorer {
-            d += 1.0;
-        }
-        d
     }
 
     /// Random candidates of the next eviction.
@@ -365,62 +405,91 @@ impl LhdCore {
     /// its index in the tags.
     pub fn update(&mut self, key: u32, size: f32) -> usize {
         self.grow(key as usize + 1);
-        let insert = self.pos[key as usize] == NIL;
-        let i = if insert {
-            let i = self.tags.len();
-            self.pos[key as usize] = i as u32;
-            self.tags.push(Tag {
-                timestamp: 0,
-                page: 0,
-                key,
-                size,
-                last_hit_age: 0,
-                last_last_hit_age: MAX_AGE as u16,
-                class: hit_age_class(MAX_AGE as u64) as u8,
-                explorer: false,
-                kind: Kind::File,
-                dirty: false,
-            });
-            // A recent admission evicted and now back is a candidate again (its key is).
-            for (k, at) in self.recent.iter().zip(&mut self.recent_at) {
-                if *k == key {
-                    *at = i as u32;
-                }
+        match self.pos[key as usize] {
+            NIL => self.insert(key, size),
+            i => {
+                self.hit(i as usize, size);
+                i as usize
             }
-            i
-        } else {
-            let i = self.pos[key as usize] as usize;
-            let t = self.tags[i];
-            let age = self.age(&t);
-            self.hits[t.class as usize * MAX_AGE + age] += 1.0;
-            if t.explorer {
-                self.explorer_budget += t.size as i64;
-            }
-            let t = &mut self.tags[i];
-            t.last_last_hit_age = t.last_hit_age;
-            t.last_hit_age = age as u16;
-            t.class = hit_age_class(t.last_hit_age as u64 + t.last_last_hit_age as u64) as u8;
-            i
-        };
-        let explore = self.rng.random_range(0..EXPLORE_INVERSE_PROBABILITY) == 0;
+        }
+    }
+
+    /// A hit on the tag at `i`.
+    #[inline]
+    fn hit(&mut self, i: usize, size: f32) {
+        debug_assert!(!self.unit_sizes || size == 1.0);
+        let t = self.tags[i];
+        let age = self.age(&t);
+        self.hits[t.class as usize * MAX_AGE + age] += 1.0;
+        if t.explorer {
+            self.explorer_budget += t.size as i64;
+        }
+        let explore = self.explorers.explore();
         let explorer =
             explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
         let t = &mut self.tags[i];
+        t.last_last_hit_age = t.last_hit_age;
+        t.last_hit_age = age as u16;
+        t.class = hit_age_class(t.last_hit_age as u64 + t.last_last_hit_age as u64) as u8;
         t.timestamp = self.timestamp;
         t.size = size;
         t.explorer = explorer;
         if explorer {
             self.explorer_budget -= size as i64;
         }
-        if insert && !explore && !self.recent.is_empty() {
-            let t = self.tags[i];
-            if self.density(&t) < self.ewma_victim {
-                let n = self.recent.len();
-                self.recent[self.recent_head % n] = key;
-                self.recent_at[self.recent_head % n] = i as u32;
-                self.recent_head += 1;
+        self.tick();
+    }
+
+    /// The insertion of `key` (not resident); returns its index in the tags.
+    fn insert(&mut self, key: u32, size: f32) -> usize {
+        debug_assert!(!self.unit_sizes || size == 1.0);
+        let i = self.tags.len();
+        self.pos[key as usize] = i as u32;
+        // A recent admission evicted and now back is a candidate again (its key is).
+        if self.recent_keys >> (key % 64) & 1 != 0 {
+            for (k, at) in self.recent.iter().zip(&mut self.recent_at) {
+                if *k == key {
+                    *at = i as u32;
+                }
             }
         }
+        let explore = self.explorers.explore();
+        let explorer =
+            explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
+        if explorer {
+            self.explorer_budget -= size as i64;
+        }
+        let t = Tag {
+            timestamp: self.timestamp,
+            page: 0,
+            key,
+            size,
+            last_hit_age: 0,
+            last_last_hit_age: MAX_AGE as u16,
+            class: hit_age_class(MAX_AGE as u64) as u8,
+            explorer,
+            kind: Kind::File,
+            dirty: false,
+        };
+        self.tags.push(t);
+        if !explore && !self.recent.is_empty() && self.density(&t) < self.ewma_victim {
+            let n = self.recent.len();
+            self.recent[self.recent_head % n] = key;
+            self.recent_at[self.recent_head % n] = i as u32;
+            self.recent_head += 1;
+            self.recent_keys = self
+                .recent
+                .iter()
+                .filter(|&&k| k != NIL)
+                .fold(0, |m, &k| m | 1 << (k % 64));
+        }
+        self.tick();
+        i
+    }
+
+    /// The clock, and the reconfiguration every `ACCS_PER_RECONFIGURATION` accesses.
+    #[inline(always)]
+    fn tick(&mut self) {
         self.timestamp += 1;
         self.next_reconfiguration -= 1;
         if self.next_reconfiguration == 0 {
@@ -428,31 +497,22 @@ impl LhdCore {
             self.next_reconfiguration = ACCS_PER_RECONFIGURATION;
             self.reconfigurations += 1;
         }
-        // The next eviction, if the next access misses, draws the next `candidates` outputs:
-        // this access moved that window by one, so the tag of the one output it gained is
-        // loaded now (see `evict`).
-        let (n, c) = (self.tags.len(), self.candidates());
-        if c < n {
-            let c = c.min(FORESEE);
-            let (near, far) = (self.rng.peek(c - 1), self.rng.peek(2 * c));
-            prefetch(&self.tags, foreseen_index(near, n));
-            prefetch(&self.tags, foreseen_index(far, n));
-        }
-        i
     }
 
-    /// Ranks the tags at `at` (SKIP: none) in order, keeping the first of least density.
+    /// Ranks the tags at `at` (SKIP: none) in order after `victim` of density `rank`, keeping
+    /// the first of least density.
     #[inline(always)]
-    fn rank(&self, at: &[u32], victim: &mut usize, rank: &mut f32) {
+    fn rank<const UNIT: bool>(&self, at: &[u32], mut victim: usize, mut rank: f32) -> (usize, f32) {
         for &i in at {
             if i == SKIP {
                 continue;
             }
-            let d = self.density(&self.tags[i as usize]);
-            let less = d < *rank;
-            *victim = if less { i as usize } else { *victim };
-            *rank = if less { d } else { *rank };
+            let d = self.density_with::<UNIT>(&self.tags[i as usize]);
+            let less = d < rank;
+            victim = if less { i as usize } else { victim };
+            rank = if less { d } else { rank };
         }
+        (victim, rank)
     }
 
     /// Chooses a victim, removes it and returns its key.
@@ -461,6 +521,55 @@ impl LhdCore {
     }
 
     fn evict_tag(&mut self) -> Tag {
+        if self.unit_sizes {
+            self.evict_with::<true>()
+        } else {
+            self.evict_with::<false>()
+        }
+    }
+
+    /// The sampled candidates (the next `candidates` outputs, as indices of `0..n`) and the
+    /// recent admissions, ranked a batch at a time in that order: the first of least density.
+    fn rank_batches<const UNIT: bool>(
+        &self,
+        candidates: usize,
+        n: usize,
+        victim: &mut usize,
+        rank: &mut f32,
+    ) {
+        let (mut v, mut d) = (*victim, *rank);
+        let mut drawn = [0u32; BATCH];
+        for raw in self.samples.ahead()[..candidates].chunks(BATCH) {
+            let drawn = &mut drawn[..raw.len()];
+            for (i, &r) in drawn.iter_mut().zip(raw) {
+                *i = IndexSampler::index_of(r, n) as u32;
+                prefetch(&self.tags, *i as usize);
+            }
+            (v, d) = self.rank::<UNIT>(drawn, v, d);
+        }
+        for at in self.recent_at.chunks(BATCH) {
+            (v, d) = self.rank::<UNIT>(at, v, d);
+        }
+        (*victim, *rank) = (v, d);
+    }
+
+    /// [`LhdCore::rank_batches`] in page mode, same order and victim, one candidate at a time:
+    /// the drawn ones' tags were prefetched two evictions ahead (see the end of `evict_with`),
+    /// and the recent admissions' are in the CPU's cache.
+    #[inline(always)]
+    fn rank_unit(&self, candidates: usize, n: usize) -> (usize, f32) {
+        let (mut victim, mut rank) = (usize::MAX, f32::MAX);
+        for &r in &self.samples.ahead()[..candidates] {
+            let i = IndexSampler::index_of(r, n);
+            let d = self.density_with::<true>(&self.tags[i]);
+            let less = d < rank;
+            victim = if less { i } else { victim };
+            rank = if less { d } else { rank };
+        }
+        self.rank::<true>(&self.recent_at, victim, rank)
+    }
+
+    fn evict_with<const UNIT: bool>(&mut self) -> Tag {
         let n = self.tags.len();
         let candidates = self.candidates();
         let mut victim = usize::MAX;
@@ -469,33 +578,23 @@ impl LhdCore {
             let mut oldest = u64::MAX;
             for i in 0..n {
                 let t = &self.tags[i];
-                let d = self.density(t);
+                let d = self.density_with::<UNIT>(t);
                 if d < rank || (d == rank && t.timestamp < oldest) {
                     (victim, rank, oldest) = (i, d, t.timestamp);
                 }
             }
         } else {
-            // In stages, a batch at a time (same draws, same order, same ranking as one at a
-            // time): all draws, their tags prefetched (mostly loaded already, see the end);
-            // then each one's density entry found and prefetched; then the ranking. The tags
-            // are random places in an array larger than the CPU's caches once the cache is
-            // large.
-            let mut drawn = [0u32; BATCH];
-            let mut left = candidates;
-            while left > 0 {
-                let b = left.min(BATCH);
-                for d in &mut drawn[..b] {
-                    *d = self.rng.random_range(0..n) as u32;
-                    prefetch(&self.tags, *d as usize);
-                }
-                self.rank(&drawn[..b], &mut victim, &mut rank);
-                left -= b;
+            // A batch at a time: the batch's indices, their tags prefetched (mostly loaded
+            // already, see the end), then the ranking. The tags are random places in an array
+            // larger than the CPU's caches once the cache is large.
+            let look = candidates.min(FORESEE);
+            self.samples.ensure(candidates + look);
+            if UNIT {
+                (victim, rank) = self.rank_unit(candidates, n);
+            } else {
+                self.rank_batches::<UNIT>(candidates, n, &mut victim, &mut rank);
             }
-            for at in self.recent_at.chunks(BATCH) {
-                let b = at.len();
-                drawn[..b].copy_from_slice(at);
-                self.rank(&drawn[..b], &mut victim, &mut rank);
-            }
+            self.samples.head += candidates;
         }
         assert!(victim != usize::MAX, "LHD evicts from a non-empty cache");
         self.ewma_victim = EWMA_DECAY * self.ewma_victim + (1.0 - EWMA_DECAY) * rank;
@@ -518,16 +617,16 @@ impl LhdCore {
         if let Some(moved) = self.tags.get(victim) {
             self.pos[moved.key as usize] = victim as u32;
         }
-        // Foresee the next eviction: if the next access misses, its update draws one output
-        // (the explorer draw) and its eviction the `candidates` after it, from `0..n` again
-        // (in page mode the cache is full then). Their tags, and the recent admissions', are
-        // loaded now, an access ahead; each access since moves the window (see `update`).
+        // Foresee: the next eviction draws the next `candidates` outputs (their tags were
+        // prefetched at the end of the eviction before), the one after it the following ones,
+        // from `0..n` again if the cache is full then (always in page mode). The latter's tags
+        // are loaded now, at least an access ahead of the eviction before theirs.
         let c = self.candidates();
         if c < n {
-            let c = c.min(FORESEE);
-            for k in c + 2..=2 * c + 1 {
-                let r = self.rng.peek(k);
-                prefetch(&self.tags, foreseen_index(r, n));
+            let look = c.min(FORESEE);
+            self.samples.ensure(c + look);
+            for &r in &self.samples.ahead()[c..c + look] {
+                prefetch(&self.tags, IndexSampler::index_of(r, n));
             }
         }
         t
@@ -595,7 +694,8 @@ impl LhdCore {
             let mut events = hit[MAX_AGE - 1] + evicted[MAX_AGE - 1];
             let mut hits = hit[MAX_AGE - 1];
             let mut lifetime = events;
-            for a in (0..MAX_AGE - 1).rev() {
+            // The last age's density is never modelled (it stays `f32::MIN`, see `densities`).
+            for a in (0..LAST_AGE).rev() {
                 hits += hit[a];
                 events += hit[a] + evicted[a];
                 lifetime += events;
@@ -620,7 +720,7 @@ impl PolicyDef for Lhd {
         cfg.validate()?;
         Ok(Lhd {
             cap: ctx.capacity,
-            core: LhdCore::new(cfg, ctx.capacity),
+            core: LhdCore::new(cfg, ctx.capacity, true),
         })
     }
     fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -637,7 +737,7 @@ impl Policy for Lhd {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if let Some(&p) = self.core.pos.get(r.id as usize).filter(|&&p| p != NIL) {
             self.core.tags[p as usize].dirty |= r.is_write();
-            self.core.update(r.id, 1.0);
+            self.core.hit(p as usize, 1.0);
             sink.hit(r, 0);
             return;
         }
@@ -655,7 +755,8 @@ impl Policy for Lhd {
             };
             sink.evict(frame.out(0));
         }
-        let i = self.core.update(r.id, 1.0);
+        self.core.grow(r.id as usize + 1);
+        let i = self.core.insert(r.id, 1.0);
         let t = &mut self.core.tags[i];
         (t.page, t.kind, t.dirty) = (r.page(), r.kind(), r.is_write());
         sink.miss(r, 0);
@@ -672,36 +773,78 @@ impl Policy for Lhd {
 
 #[cfg(test)]
 mod tests {
-    use super::{hit_age_class, Draws, LhdConfig, LhdCore, NIL};
+    use super::{
+        hit_age_class, ExplorerDraws, LhdConfig, LhdCore, Samples, EXPLORER_SEED, HIT_AGE_CLASSES,
+        MAX_AGE, NIL,
+    };
+    use crate::policy::sampling::IndexSampler;
     use crate::sim::check::{replay_ids, replay_spec_ids};
-    use rand::{Rng, RngExt, SeedableRng};
-    use rand_pcg::Pcg64Mcg;
+    use rand::{Rng, SeedableRng};
+    use rand_xoshiro::SplitMix64;
 
     #[test]
-    fn draws_are_pcg64mcg() {
-        // Output for output, through the draws the policy makes (explorer draws from 0..32,
-        // sampled indices from 0..n, u32 and u64 outputs), across blocks and the ring's end,
-        // with peeks (which must not draw) in between.
-        for seed in [0u64, 1, 2, 0xdead_beef, u64::MAX] {
-            let (mut pcg, mut draws) = (Pcg64Mcg::seed_from_u64(seed), Draws::new(seed));
-            for step in 0..5_000usize {
-                draws.peek(step % 40);
-                match step % 4 {
-                    0 => assert_eq!(pcg.random_range(0..32u64), draws.random_range(0..32u64)),
-                    1 => {
-                        let n = 1 + step * 7919 % 1_000_003;
-                        assert_eq!(pcg.random_range(0..n), draws.random_range(0..n));
-                    }
-                    2 => assert_eq!(pcg.next_u32(), draws.next_u32()),
-                    _ => assert_eq!(pcg.next_u64(), draws.next_u64()),
+    fn samples_are_one_splitmix64_stream() {
+        // Outputs drawn in uneven steps, with the buffer regenerated between them and
+        // lookahead asked of different lengths, are SplitMix64's stream in order, and a drawn
+        // output's index is the one `IndexSampler::fill` draws.
+        for seed in [0u64, 1, 7, u64::MAX] {
+            let mut reference = SplitMix64::seed_from_u64(seed);
+            let mut filled = IndexSampler::new(seed);
+            let mut samples = Samples::new(seed);
+            for step in 0..2_000usize {
+                let (take, look) = (1 + step % 37, step % 50);
+                samples.ensure(take + look);
+                assert!(samples.ahead().len() >= take + look);
+                let n = 1 + step * 7919 % 1_000_003;
+                let mut expected = vec![0u32; take];
+                filled.fill(n, &mut expected);
+                for (k, &r) in samples.ahead()[..take].iter().enumerate() {
+                    assert_eq!(
+                        r,
+                        reference.next_u64(),
+                        "seed {seed} step {step} output {k}"
+                    );
+                    assert_eq!(IndexSampler::index_of(r, n) as u32, expected[k]);
                 }
+                samples.head += take;
             }
-            // peek(k) is the output k draws later.
-            let ahead: Vec<u64> = (0..50).map(|k| draws.peek(k)).collect();
-            let drawn: Vec<u64> = (0..50).map(|_| pcg.next_u64()).collect();
-            assert_eq!(ahead, drawn);
-            let drawn: Vec<u64> = (0..50).map(|_| draws.next_u64()).collect();
-            assert_eq!(ahead, drawn);
+        }
+    }
+
+    #[test]
+    fn explorer_draws_are_five_bits_of_splitmix64() {
+        // Twelve draws per output, low bits first; each is 0 with probability 1/32.
+        let mut reference = SplitMix64::seed_from_u64(3 ^ EXPLORER_SEED);
+        let mut draws = ExplorerDraws::new(3);
+        let mut zeros = 0;
+        for _ in 0..100_000 {
+            let r = reference.next_u64();
+            for k in 0..12 {
+                let explore = draws.explore();
+                assert_eq!(explore, (r >> (5 * k)) & 31 == 0);
+                zeros += explore as u32;
+            }
+        }
+        // 1.2M draws: 37,500 expected, standard deviation about 190.
+        assert!(zeros.abs_diff(37_500) < 1_000, "{zeros}");
+    }
+
+    #[test]
+    fn classes_are_libcachesims_loop() {
+        // libCacheSim's hitAgeClass: double the age until it reaches MAX_AGE, at most 15 times.
+        fn by_doubling(age: u64) -> usize {
+            if age == 0 {
+                return HIT_AGE_CLASSES - 1;
+            }
+            let (mut age, mut log) = (age, 0);
+            while age < MAX_AGE as u64 && log < HIT_AGE_CLASSES - 1 {
+                age <<= 1;
+                log += 1;
+            }
+            log
+        }
+        for age in (0..=2 * MAX_AGE as u64 + 10).chain([u64::MAX / 2, u64::MAX]) {
+            assert_eq!(hit_age_class(age), by_doubling(age), "age {age}");
         }
     }
 
@@ -711,7 +854,7 @@ mod tests {
         // resident) after every access and eviction, over evictions that move tags, keys that
         // come back while still in the ring, and the sampled path (capacity 50 > 8 candidates).
         let cfg = LhdConfig::default();
-        let mut core = LhdCore::new(&cfg, 50);
+        let mut core = LhdCore::new(&cfg, 50, true);
         let mut x = 12345u64;
         let mut tracked = 0;
         for _ in 0..200_000 {

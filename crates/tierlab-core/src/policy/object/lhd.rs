@@ -22,7 +22,7 @@ impl PolicyDef for ObjLhd {
         cfg.validate()?;
         Ok(ObjectCache::new(
             ctx.capacity,
-            LhdQueue(LhdCore::new(cfg, ctx.capacity)),
+            LhdQueue(LhdCore::new(cfg, ctx.capacity, false)),
         ))
     }
 }
