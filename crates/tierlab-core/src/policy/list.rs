@@ -609,7 +609,13 @@ impl SlotTable {
     #[inline(always)]
     pub fn prefetch_ahead(&self, near: PageId, far: PageId, then: impl FnOnce(u32)) {
         self.prefetch(far);
-        let s = self.lookup(near);
+        self.prefetch_through(near, then);
+    }
+    /// Hands `id`'s slot, when it has one, to `then` (a prefetch stage after the one that
+    /// loaded `id`'s entry: `then` prefetches what the slot indexes).
+    #[inline(always)]
+    pub fn prefetch_through(&self, id: PageId, then: impl FnOnce(u32)) {
+        let s = self.lookup(id);
         if s != NIL {
             then(s);
         }

@@ -143,21 +143,17 @@ impl Policy for Gdsf {
     fn prefetch(&self, near: PageId, far: PageId) {
         // Three stages: `far`'s table entry, `mid`'s entry and place (below), `near`'s heap
         // entry or run neighbours, found through its place.
-        self.table.prefetch(far);
-        let s = self.table.lookup(near);
-        if s != NIL {
-            self.order.prefetch_place(s);
-        }
+        self.table
+            .prefetch_ahead(near, far, |s| self.order.prefetch_place(s));
     }
 
     const PREFETCH_MID: bool = true;
     #[inline(always)]
     fn prefetch_mid(&self, mid: PageId) {
-        let s = self.table.lookup(mid);
-        if s != NIL {
+        self.table.prefetch_through(mid, |s| {
             crate::policy::list::prefetch(&self.entries, s as usize);
             self.order.prefetch(s);
-        }
+        });
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {

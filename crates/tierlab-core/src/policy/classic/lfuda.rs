@@ -174,21 +174,17 @@ impl Policy for Lfuda {
     fn prefetch(&self, near: PageId, far: PageId) {
         // Three stages: `far`'s table entry, `mid`'s node and place (below), `near`'s heap
         // entry or run neighbours, found through its place.
-        self.table.prefetch(far);
-        let s = self.table.lookup(near);
-        if s != NIL {
-            self.main.prefetch_place(s);
-        }
+        self.table
+            .prefetch_ahead(near, far, |s| self.main.prefetch_place(s));
     }
 
     const PREFETCH_MID: bool = true;
     #[inline(always)]
     fn prefetch_mid(&self, mid: PageId) {
-        let s = self.table.lookup(mid);
-        if s != NIL {
+        self.table.prefetch_through(mid, |s| {
             prefetch(&self.nodes, s as usize);
             self.main.prefetch(s);
-        }
+        });
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {

@@ -159,27 +159,24 @@ impl LruK {
 impl Policy for LruK {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.table.prefetch(far);
         prefetch(&self.hist, far as usize * self.k);
         // `near`'s position (loaded by `prefetch_mid`) leads to its heap entry.
-        let s = self.table.lookup(near);
-        if s != NIL {
+        self.table.prefetch_ahead(near, far, |s| {
             self.finite.prefetch_entry(s);
-        }
+        });
     }
 
     const PREFETCH_MID: bool = true;
     #[inline(always)]
     fn prefetch_mid(&self, mid: PageId) {
-        let s = self.table.lookup(mid);
-        if s != NIL {
-            // `mid`'s history is cached by now: a page in the heap needs its position, one
-            // in the infinite class its frame's links.
+        // `mid`'s history is cached by now: a page in the heap needs its position, one in the
+        // infinite class its frame's links.
+        self.table.prefetch_through(mid, |s| {
             match self.hist.get(mid as usize * self.k + self.k - 1) {
                 Some(0) => self.frames.prefetch(s),
                 _ => self.finite.prefetch_pos(s),
             }
-        }
+        });
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
