@@ -38,12 +38,17 @@ fn scale(r: u64, len: u64) -> u32 {
     ((hi * len + ((lo * len) >> 32)) >> 32) as u32
 }
 
+/// The `k+1`-th output after `state` (what makes a block's draws independent).
+#[inline(always)]
+fn output(state: u64, k: usize) -> u64 {
+    mix(state.wrapping_add((k as u64).wrapping_add(1).wrapping_mul(GAMMA)))
+}
+
 /// The block body, compiled once per instruction set below (identical integer results).
 #[inline(always)]
 fn fill_block(state: u64, len: u64, out: &mut [u32]) {
     for (k, o) in out.iter_mut().enumerate() {
-        let x = state.wrapping_add((k as u64).wrapping_add(1).wrapping_mul(GAMMA));
-        *o = scale(mix(x), len);
+        *o = scale(output(state, k), len);
     }
 }
 
@@ -51,7 +56,7 @@ fn fill_block(state: u64, len: u64, out: &mut [u32]) {
 #[inline(always)]
 fn fill_raw_block(state: u64, out: &mut [u64]) {
     for (k, o) in out.iter_mut().enumerate() {
-        *o = mix(state.wrapping_add((k as u64).wrapping_add(1).wrapping_mul(GAMMA)));
+        *o = output(state, k);
     }
 }
 
@@ -179,9 +184,7 @@ impl IndexSampler {
     /// One index from `0..len` (the next output of the same stream).
     #[inline]
     pub fn index(&mut self, len: usize) -> usize {
-        debug_assert!(len >= 1 && len <= u32::MAX as usize, "len {len}");
-        self.state = self.state.wrapping_add(GAMMA);
-        scale(mix(self.state), len as u64) as usize
+        Self::index_of(self.next_raw(), len)
     }
 }
 
@@ -277,12 +280,8 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_xoshiro::SplitMix64;
 
-    fn expected(rng: &mut SplitMix64, len: u64) -> u32 {
-        ((rng.next_u64() as u128 * len as u128) >> 64) as u32
-    }
-
-    #[test]
-    fn is_splitmix64_through_every_kernel() {
+    /// Every kernel this CPU can run.
+    fn kernels_here() -> Vec<Kernel> {
         let mut kernels = vec![Kernel::Portable];
         #[cfg(target_arch = "x86_64")]
         {
@@ -293,6 +292,16 @@ mod tests {
                 kernels.push(Kernel::Avx512);
             }
         }
+        kernels
+    }
+
+    fn expected(rng: &mut SplitMix64, len: u64) -> u32 {
+        ((rng.next_u64() as u128 * len as u128) >> 64) as u32
+    }
+
+    #[test]
+    fn is_splitmix64_through_every_kernel() {
+        let kernels = kernels_here();
         for kernel in kernels {
             for &(seed, len) in &[
                 (1u64, 1usize),
@@ -335,16 +344,7 @@ mod tests {
     #[test]
     fn argmin_is_the_first_lowest_ratio_through_every_kernel() {
         use rand::RngExt;
-        let mut kernels = vec![Kernel::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                kernels.push(Kernel::Avx2);
-            }
-            if Kernel::detect() == Kernel::Avx512 {
-                kernels.push(Kernel::Avx512);
-            }
-        }
+        let kernels = kernels_here();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(3);
         for kernel in kernels {
             let argmin = Argmin { kernel };

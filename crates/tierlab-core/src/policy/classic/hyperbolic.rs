@@ -97,16 +97,10 @@ pub fn lowest(
     item: impl Fn(usize) -> (u64, u64),
     touch: impl Fn(usize),
 ) -> usize {
-    // Both operands count references, far below 2^63, where converting from i64 gives the same
-    // f64 as from u64 in one instruction instead of several.
-    let float = |x: u64| {
-        debug_assert!(x <= i64::MAX as u64);
-        x as i64 as f64
-    };
     if samples >= len {
         let key = |i: usize| {
             let (n, t0) = item(i);
-            (float(n) / float(now.saturating_sub(t0).max(1)), t0)
+            (priority(n, age(now, t0)), t0)
         };
         let mut best = usize::MAX;
         let mut best_key = (f64::INFINITY, u64::MAX);
@@ -145,14 +139,26 @@ fn rank_block(
     for (k, &d) in drawn.iter().enumerate() {
         let (n, t) = item(d as usize);
         count[k] = n;
-        age[k] = now.saturating_sub(t).max(1);
+        age[k] = self::age(now, t);
         t0[k] = t;
     }
     let k = argmin.find_ratio(&count, &age, &t0, drawn.len());
-    (
-        drawn[k] as usize,
-        (count[k] as i64 as f64 / age[k] as i64 as f64, t0[k]),
-    )
+    (drawn[k] as usize, (priority(count[k], age[k]), t0[k]))
+}
+
+/// `t_i`, the references since insertion at `t0`, at least 1.
+#[inline(always)]
+fn age(now: u64, t0: u64) -> u64 {
+    now.saturating_sub(t0).max(1)
+}
+
+/// The priority `n / age`, as `Argmin::find_ratio` computes it. Both operands count references,
+/// far below 2^63, where converting from i64 gives the same f64 as from u64 in one instruction
+/// instead of several.
+#[inline(always)]
+fn priority(n: u64, age: u64) -> f64 {
+    debug_assert!(n <= i64::MAX as u64 && age <= i64::MAX as u64);
+    n as i64 as f64 / age as i64 as f64
 }
 
 /// The lowest of `drawn` (any number of indices, ranked `BATCH` at a time), ties to the
