@@ -22,6 +22,7 @@ pub struct HyperbolicQueue {
     t0: Vec<u64>,
     sampler: crate::policy::sampling::IndexSampler,
     argmin: crate::policy::sampling::Argmin,
+    scratch: Box<crate::policy::classic::hyperbolic::RankScratch>,
 }
 
 pub type ObjHyperbolic = ObjectCache<HyperbolicQueue>;
@@ -41,6 +42,7 @@ impl PolicyDef for ObjHyperbolic {
             t0: Vec::new(),
             sampler: crate::policy::sampling::IndexSampler::new(cfg.seed),
             argmin: Default::default(),
+            scratch: Default::default(),
         };
         Ok(ObjectCache::new(ctx.capacity, q))
     }
@@ -64,6 +66,7 @@ impl Queue for HyperbolicQueue {
             self.now,
             &mut self.sampler,
             &self.argmin,
+            &mut self.scratch,
             |i| {
                 let slot = slots[i];
                 (s.arena.get(slot).freq, t0[slot as usize])
