@@ -86,15 +86,14 @@ const BATCH: usize = RATIO_BLOCK;
 /// (a caller can prefetch the item there): the samples are random places in an array larger
 /// than the CPU's caches once the cache is large, and loading them all at once, instead of one
 /// after the other, is what makes an eviction cheap. A block's priorities are then computed
-/// together (vector divisions) and ranked by `argmin` without a branch per sample. The draws,
+/// together (vector divisions) and ranked by `Argmin` without a branch per sample. The draws,
 /// their order and the winner are the same as drawing and comparing one at a time.
 pub fn lowest(
     len: usize,
     samples: usize,
     now: u64,
     sampler: &mut IndexSampler,
-    argmin: &Argmin,
-    scratch: &mut RankScratch,
+    ranker: &mut Ranker,
     item: impl Fn(usize) -> (u64, u64),
     touch: impl Fn(usize),
 ) -> usize {
@@ -121,7 +120,7 @@ pub fn lowest(
         let b = left.min(BATCH);
         sampler.fill(len, &mut drawn[..b]);
         drawn[..b].iter().for_each(|&d| touch(d as usize));
-        best = first_lowest(best, rank_block(&drawn[..b], now, argmin, scratch, &item));
+        best = first_lowest(best, rank_block(&drawn[..b], now, ranker, &item));
         left -= b;
     }
     best.0
@@ -133,11 +132,15 @@ pub fn lowest(
 fn rank_block(
     drawn: &[u32],
     now: u64,
-    argmin: &Argmin,
-    scratch: &mut RankScratch,
+    ranker: &mut Ranker,
     item: impl Fn(usize) -> (u64, u64),
 ) -> (usize, (f64, u64)) {
-    let RankScratch { count, age, t0 } = scratch;
+    let Ranker {
+        argmin,
+        count,
+        age,
+        t0,
+    } = ranker;
     for (k, &d) in drawn.iter().enumerate() {
         let (n, t) = item(d as usize);
         count[k] = n;
@@ -148,18 +151,20 @@ fn rank_block(
     (drawn[k] as usize, (priority(count[k], age[k]), t0[k]))
 }
 
-/// The arrays a block's ranking fills, kept by the policy: made fresh for each block they were
-/// zeroed first, a tenth of an eviction. Places past a block's length keep stale values, which
-/// the ranking masks.
-pub struct RankScratch {
+/// The vector ranking and the arrays a block's ranking fills, kept by the policy: made fresh for
+/// each block the arrays were zeroed first, a tenth of an eviction. Places past a block's length
+/// keep stale values, which the ranking masks.
+pub struct Ranker {
+    argmin: Argmin,
     count: [u64; BATCH],
     age: [u64; BATCH],
     t0: [u64; BATCH],
 }
 
-impl Default for RankScratch {
+impl Default for Ranker {
     fn default() -> Self {
-        RankScratch {
+        Ranker {
+            argmin: Argmin::default(),
             count: [0; BATCH],
             age: [0; BATCH],
             t0: [0; BATCH],
@@ -187,14 +192,13 @@ fn priority(n: u64, age: u64) -> f64 {
 pub fn rank_drawn(
     drawn: &[u32],
     now: u64,
-    argmin: &Argmin,
-    scratch: &mut RankScratch,
+    ranker: &mut Ranker,
     item: impl Fn(usize) -> (u64, u64),
 ) -> usize {
     drawn
         .chunks(BATCH)
         .fold((usize::MAX, (f64::INFINITY, u64::MAX)), |best, block| {
-            first_lowest(best, rank_block(block, now, argmin, scratch, &item))
+            first_lowest(best, rank_block(block, now, ranker, &item))
         })
         .0
 }
@@ -232,8 +236,7 @@ pub struct Hyperbolic {
     frames: Vec<Frame>,
     table: SlotTable,
     sampler: IndexSampler,
-    argmin: Argmin,
-    scratch: Box<RankScratch>,
+    ranker: Box<Ranker>,
     /// The next eviction's samples, drawn and prefetched at the one before.
     next_draws: Vec<u32>,
 }
@@ -254,8 +257,7 @@ impl PolicyDef for Hyperbolic {
             frames: Vec::with_capacity(ctx.capacity),
             table: SlotTable::default(),
             sampler: IndexSampler::new(cfg.seed),
-            argmin: Argmin::default(),
-            scratch: Box::default(),
+            ranker: Box::default(),
             next_draws: Vec::new(),
         })
     }
@@ -325,8 +327,7 @@ impl Hyperbolic {
                 self.samples,
                 self.now,
                 &mut self.sampler,
-                &self.argmin,
-                &mut self.scratch,
+                &mut self.ranker,
                 item,
                 |_| {},
             )
@@ -339,13 +340,7 @@ impl Hyperbolic {
                 self.next_draws.resize(self.samples, 0);
                 self.sampler.fill(len, &mut self.next_draws);
             }
-            let i = rank_drawn(
-                &self.next_draws,
-                self.now,
-                &self.argmin,
-                &mut self.scratch,
-                item,
-            );
+            let i = rank_drawn(&self.next_draws, self.now, &mut self.ranker, item);
             // The victim's table entry and frame load together, while the next eviction's
             // samples are drawn.
             self.table.prefetch(self.keys[i].id);

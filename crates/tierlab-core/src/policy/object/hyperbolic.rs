@@ -21,8 +21,7 @@ pub struct HyperbolicQueue {
     pos: Vec<u32>,
     t0: Vec<u64>,
     sampler: crate::policy::sampling::IndexSampler,
-    argmin: crate::policy::sampling::Argmin,
-    scratch: Box<crate::policy::classic::hyperbolic::RankScratch>,
+    ranker: Box<crate::policy::classic::hyperbolic::Ranker>,
 }
 
 pub type ObjHyperbolic = ObjectCache<HyperbolicQueue>;
@@ -41,8 +40,7 @@ impl PolicyDef for ObjHyperbolic {
             pos: Vec::new(),
             t0: Vec::new(),
             sampler: crate::policy::sampling::IndexSampler::new(cfg.seed),
-            argmin: Default::default(),
-            scratch: Default::default(),
+            ranker: Default::default(),
         };
         Ok(ObjectCache::new(ctx.capacity, q))
     }
@@ -65,8 +63,7 @@ impl Queue for HyperbolicQueue {
             self.samples,
             self.now,
             &mut self.sampler,
-            &self.argmin,
-            &mut self.scratch,
+            &mut self.ranker,
             |i| {
                 let slot = slots[i];
                 (s.arena.get(slot).freq, t0[slot as usize])
