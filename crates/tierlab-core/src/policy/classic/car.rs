@@ -15,7 +15,7 @@ use super::arc::{Directory, Loc, TargetT1};
 use crate::error::Result;
 use crate::policy::list::NIL;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -104,6 +104,14 @@ impl Car {
 }
 
 impl Policy for Car {
+    /// The table entry of the reference 16 ahead and the node of the one 6 ahead, as ARC.
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.d
+            .table
+            .prefetch_ahead(near, far, |s| self.d.arena.prefetch(s));
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.d.table.get(r.id);
         let loc = (slot != NIL).then(|| self.d.arena.get(slot).loc);

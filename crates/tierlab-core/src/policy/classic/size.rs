@@ -16,9 +16,9 @@
 //! Per reference: O(log n) (heap sifts; none at all with equal sizes).
 
 use crate::error::Result;
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::list::{prefetch, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -102,6 +102,13 @@ impl Size {
 }
 
 impl Policy for Size {
+    /// The table entry of the reference 16 ahead and the entry of the one 6 ahead.
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        self.table
+            .prefetch_ahead(near, far, |s| prefetch(&self.entries, s as usize));
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {

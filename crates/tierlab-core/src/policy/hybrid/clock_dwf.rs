@@ -27,9 +27,9 @@
 
 use super::{hybrid_ctx, Meter, DRAM, PCM};
 use crate::error::{Error, Result};
-use crate::policy::list::NIL;
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
@@ -254,6 +254,17 @@ impl ClockDwf {
 }
 
 impl Policy for ClockDwf {
+    /// The location of the reference 16 ahead, and the DRAM or PCM frame of the one 6 ahead.
+    #[inline(always)]
+    fn prefetch(&self, near: PageId, far: PageId) {
+        prefetch(&self.loc, far as usize);
+        match self.loc.get(near as usize) {
+            Some(&l) if l != NIL && l & PCM_BIT == 0 => prefetch(&self.dram, l as usize),
+            Some(&l) if l != NIL => prefetch(&self.pcm, (l & !PCM_BIT) as usize),
+            _ => {}
+        }
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.meter.begin(r);
