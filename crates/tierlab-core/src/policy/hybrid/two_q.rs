@@ -175,7 +175,9 @@ impl Policy for HybridTwoQ {
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-        self.ghost_table.prefetch(far);
+        // A miss on a ghost unlinks it from A1out: its node loads too.
+        self.ghost_table
+            .prefetch_ahead(near, far, |g| self.ghosts.prefetch(g));
         self.place.prefetch(near, far);
     }
 
