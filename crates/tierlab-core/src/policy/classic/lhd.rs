@@ -124,24 +124,73 @@ impl LhdConfig {
     }
 }
 
-/// A resident object: 32 bytes, aligned so that a tag is one cache line's quarter and a sample
-/// one load. The last two hit ages are coarsened ages (at most `MAX_AGE`), and `class` is
-/// [`hit_age_class`] of their sum, kept so that ranking a sample needs no computation of it.
-/// `page`, `kind` and `dirty` are the page-mode frame (what the sink is told on eviction),
-/// unused with object sizes.
+/// Bits of a [`Stamp`] below its timestamp.
+const FLAG_BITS: u32 = 8;
+/// A [`Stamp`]'s flags: the page-mode frame's kind (set for [`Kind::Anon`]) and dirty bit, the
+/// explorer bit, and the class from `CLASS_SHIFT` up (4 bits).
+const KIND_BIT: u64 = 1;
+const DIRTY_BIT: u64 = 1 << 1;
+const EXPLORER_BIT: u64 = 1 << 2;
+const CLASS_SHIFT: u32 = 3;
+/// The frame's bits, kept when a hit re-stamps an object.
+const FRAME_BITS: u64 = KIND_BIT | DIRTY_BIT;
+const _: () = assert!(HIT_AGE_CLASSES <= 1 << (FLAG_BITS - CLASS_SHIFT));
+
+/// What ranking a resident object reads, in one word: the time of its last access (hit or
+/// insertion) above `FLAG_BITS` bits that hold its class ([`hit_age_class`] of its last two hit
+/// ages, kept so that ranking needs no computation of it), whether it is an explorer, and in
+/// page mode its frame's kind and dirty bit. A sample is one 8-byte load, from an array a
+/// quarter of the size of the 32-byte tags it was read from before (see `LhdCore::age` for how
+/// the age is taken from the word without unpacking it). Timestamps stay below `2^56` (they count
+/// accesses).
 #[derive(Debug, Clone, Copy)]
-#[repr(C, align(32))]
-struct Tag {
-    timestamp: u64,
+struct Stamp(u64);
+
+impl Stamp {
+    #[inline(always)]
+    fn new(timestamp: u64, class: usize, explorer: bool, frame: u64) -> Stamp {
+        debug_assert!(timestamp < 1 << (64 - FLAG_BITS) && class < HIT_AGE_CLASSES);
+        Stamp(
+            timestamp << FLAG_BITS
+                | (class as u64) << CLASS_SHIFT
+                | (explorer as u64) * EXPLORER_BIT
+                | frame & FRAME_BITS,
+        )
+    }
+
+    #[inline(always)]
+    fn timestamp(self) -> u64 {
+        self.0 >> FLAG_BITS
+    }
+
+    #[inline(always)]
+    fn class(self) -> usize {
+        (self.0 >> CLASS_SHIFT) as usize & (HIT_AGE_CLASSES - 1)
+    }
+
+    #[inline(always)]
+    fn explorer(self) -> bool {
+        self.0 & EXPLORER_BIT != 0
+    }
+}
+
+/// The frame bits of a page of kind `kind`, dirty or not.
+#[inline(always)]
+fn frame_bits(kind: Kind, dirty: bool) -> u64 {
+    (kind == Kind::Anon) as u64 * KIND_BIT | (dirty as u64) * DIRTY_BIT
+}
+
+/// The rest of a resident object, read on its hits and when it is evicted: 16 bytes, aligned so
+/// that it is one load. The last two hit ages are coarsened ages (at most `MAX_AGE`). `page` is
+/// the page-mode frame's page (what the sink is told on eviction, with the stamp's kind and dirty
+/// bit), unused with object sizes.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
+struct Cold {
     page: u64,
     key: u32,
-    size: f32,
     last_hit_age: u16,
     last_last_hit_age: u16,
-    class: u8,
-    explorer: bool,
-    kind: Kind,
-    dirty: bool,
 }
 
 /// Raw outputs generated at once (SplitMix64, vectorised: see `policy/sampling.rs`).
@@ -238,8 +287,13 @@ pub struct LhdCore {
     assoc: usize,
     /// Every size is 1 (page mode): a density is not divided by it (`x / 1.0 == x`).
     unit_sizes: bool,
-    tags: Vec<Tag>,
-    /// Key -> index in `tags`, or NIL.
+    /// The resident objects, in two arrays of the same index (a swap-remove moves both): what
+    /// ranking reads, and the rest.
+    stamps: Vec<Stamp>,
+    cold: Vec<Cold>,
+    /// Their sizes with object sizes; empty in page mode (every size is 1).
+    sizes: Vec<f32>,
+    /// Key -> index in `stamps` and `cold`, or NIL.
     pos: Vec<u32>,
     /// Per class and coarsened age, class-major (`class * MAX_AGE + age`): the EWMA'd hits and
     /// evictions, and the hit densities modelled from them.
@@ -256,7 +310,7 @@ pub struct LhdCore {
     shift: u32,
     ewma_objects: f32,
     ewma_mass: f32,
-    /// The ring of recent admissions' keys, and each one's index in `tags` (NIL when it is not
+    /// The ring of recent admissions' keys, and each one's index in `stamps` (NIL when it is not
     /// resident): kept in step with `pos`, so that an eviction finds their tags without first
     /// reading `pos`.
     recent: Vec<u32>,
@@ -307,7 +361,9 @@ impl LhdCore {
         LhdCore {
             assoc: cfg.associativity,
             unit_sizes,
-            tags: Vec::new(),
+            stamps: Vec::new(),
+            cold: Vec::new(),
+            sizes: Vec::new(),
             pos: Vec::new(),
             hits: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
             evictions: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
@@ -329,13 +385,14 @@ impl LhdCore {
         }
     }
 
-    /// The replay loop's hint (see [`Policy::prefetch`]): `far`'s index entry now, `near`'s tag
-    /// (its index entry arrived since it was `far`).
+    /// The replay loop's hint (see [`Policy::prefetch`]): `far`'s index entry now, `near`'s
+    /// stamp and the rest of it (its index entry arrived since it was `far`; a hit reads both).
     #[inline(always)]
     pub fn prefetch(&self, near: u32, far: u32) {
         prefetch(&self.pos, far as usize);
         if let Some(&p) = self.pos.get(near as usize) {
-            prefetch(&self.tags, p as usize);
+            prefetch(&self.stamps, p as usize);
+            prefetch(&self.cold, p as usize);
         }
     }
 
@@ -351,43 +408,59 @@ impl LhdCore {
     }
 
     pub fn len(&self) -> usize {
-        self.tags.len()
+        self.stamps.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tags.is_empty()
+        self.stamps.is_empty()
     }
 
+    /// `now - timestamp`, coarsened by the shift, at most `LAST_AGE`, from the stamp's word:
+    /// with `now` in the same form and every flag bit set, the difference of the words is
+    /// `(now - timestamp) << FLAG_BITS` plus the flags' complement (below `2^FLAG_BITS`), which
+    /// the shift by `FLAG_BITS` more drops.
     #[inline(always)]
-    fn age(&self, t: &Tag) -> usize {
-        let age = (self.timestamp - t.timestamp) >> self.shift;
-        (age as usize).min(MAX_AGE - 1)
+    fn age(&self, s: Stamp) -> usize {
+        let now = self.timestamp << FLAG_BITS | ((1 << FLAG_BITS) - 1);
+        let age = (now - s.0) >> (self.shift + FLAG_BITS);
+        (age as usize).min(LAST_AGE)
     }
 
-    /// The rank of a tag: its hit density (divided by its size unless `UNIT`), +1 for an
-    /// explorer, the lowest of all (`f32::MIN`) at the oldest age. Without branches:
+    /// The size of the object at `i` (1 in page mode).
+    #[inline(always)]
+    fn size_with<const UNIT: bool>(&self, i: usize) -> f32 {
+        if UNIT {
+            1.0
+        } else {
+            self.sizes[i]
+        }
+    }
+
+    /// The rank of the object at `i`: its hit density (divided by its size unless `UNIT`), +1
+    /// for an explorer, the lowest of all (`f32::MIN`) at the oldest age. Without branches:
     /// `d + 0.0 == d` for every density (`-0.0` becomes `0.0`, equal to it in every
     /// comparison), and in page mode the table's last column is `f32::MIN` already.
     #[inline(always)]
-    fn density_with<const UNIT: bool>(&self, t: &Tag) -> f32 {
-        let age = self.age(t);
-        let d = self.densities[(t.class as usize & (HIT_AGE_CLASSES - 1)) * MAX_AGE + age];
-        let explorer = t.explorer as u8 as f32;
+    fn density_with<const UNIT: bool>(&self, i: usize) -> f32 {
+        let s = self.stamps[i];
+        let age = self.age(s);
+        let d = self.densities[s.class() * MAX_AGE + age];
+        let explorer = s.explorer() as u8 as f32;
         if UNIT {
             d + explorer
         } else if age == LAST_AGE {
             f32::MIN
         } else {
-            d / t.size + explorer
+            d / self.sizes[i] + explorer
         }
     }
 
     #[inline(always)]
-    fn density(&self, t: &Tag) -> f32 {
+    fn density(&self, i: usize) -> f32 {
         if self.unit_sizes {
-            self.density_with::<true>(t)
+            self.density_with::<true>(i)
         } else {
-            self.density_with::<false>(t)
+            self.density_with::<false>(i)
         }
     }
 
@@ -402,11 +475,11 @@ impl LhdCore {
     }
 
     /// An access to `key` (size `size`): a hit if it is resident, else its insertion. Returns
-    /// its index in the tags.
+    /// its index in the stamps.
     pub fn update(&mut self, key: u32, size: f32) -> usize {
         self.grow(key as usize + 1);
         match self.pos[key as usize] {
-            NIL => self.insert(key, size),
+            NIL => self.insert(key, size, 0, 0),
             i => {
                 self.hit(i as usize, size);
                 i as usize
@@ -414,36 +487,39 @@ impl LhdCore {
         }
     }
 
-    /// A hit on the tag at `i`.
+    /// A hit on the object at `i`.
     #[inline]
     fn hit(&mut self, i: usize, size: f32) {
         debug_assert!(!self.unit_sizes || size == 1.0);
-        let t = self.tags[i];
-        let age = self.age(&t);
-        self.hits[t.class as usize * MAX_AGE + age] += 1.0;
-        if t.explorer {
-            self.explorer_budget += t.size as i64;
+        let s = self.stamps[i];
+        let age = self.age(s);
+        self.hits[s.class() * MAX_AGE + age] += 1.0;
+        if s.explorer() {
+            let was = if self.unit_sizes { 1.0 } else { self.sizes[i] };
+            self.explorer_budget += was as i64;
         }
         let explore = self.explorers.explore();
         let explorer =
             explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
-        let t = &mut self.tags[i];
-        t.last_last_hit_age = t.last_hit_age;
-        t.last_hit_age = age as u16;
-        t.class = hit_age_class(t.last_hit_age as u64 + t.last_last_hit_age as u64) as u8;
-        t.timestamp = self.timestamp;
-        t.size = size;
-        t.explorer = explorer;
+        let c = &mut self.cold[i];
+        c.last_last_hit_age = c.last_hit_age;
+        c.last_hit_age = age as u16;
+        let class = hit_age_class(c.last_hit_age as u64 + c.last_last_hit_age as u64);
+        self.stamps[i] = Stamp::new(self.timestamp, class, explorer, s.0);
+        if !self.unit_sizes {
+            self.sizes[i] = size;
+        }
         if explorer {
             self.explorer_budget -= size as i64;
         }
         self.tick();
     }
 
-    /// The insertion of `key` (not resident); returns its index in the tags.
-    fn insert(&mut self, key: u32, size: f32) -> usize {
+    /// The insertion of `key` (not resident), with its frame's page and bits (page mode; 0
+    /// with object sizes); returns its index in the stamps.
+    fn insert(&mut self, key: u32, size: f32, page: u64, frame: u64) -> usize {
         debug_assert!(!self.unit_sizes || size == 1.0);
-        let i = self.tags.len();
+        let i = self.stamps.len();
         self.pos[key as usize] = i as u32;
         // A recent admission evicted and now back is a candidate again (its key is).
         if self.recent_keys >> (key % 64) & 1 != 0 {
@@ -459,20 +535,20 @@ impl LhdCore {
         if explorer {
             self.explorer_budget -= size as i64;
         }
-        let t = Tag {
-            timestamp: self.timestamp,
-            page: 0,
+        // A new object's last two hit ages are 0 and `MAX_AGE` (class 0).
+        let class = hit_age_class(MAX_AGE as u64);
+        self.stamps
+            .push(Stamp::new(self.timestamp, class, explorer, frame));
+        self.cold.push(Cold {
+            page,
             key,
-            size,
             last_hit_age: 0,
             last_last_hit_age: MAX_AGE as u16,
-            class: hit_age_class(MAX_AGE as u64) as u8,
-            explorer,
-            kind: Kind::File,
-            dirty: false,
-        };
-        self.tags.push(t);
-        if !explore && !self.recent.is_empty() && self.density(&t) < self.ewma_victim {
+        });
+        if !self.unit_sizes {
+            self.sizes.push(size);
+        }
+        if !explore && !self.recent.is_empty() && self.density(i) < self.ewma_victim {
             let n = self.recent.len();
             self.recent[self.recent_head % n] = key;
             self.recent_at[self.recent_head % n] = i as u32;
@@ -499,15 +575,15 @@ impl LhdCore {
         }
     }
 
-    /// Ranks the tags at `at` (SKIP: none) in order after `victim` of density `rank`, keeping
-    /// the first of least density.
+    /// Ranks the objects at `at` (SKIP: none) in order after `victim` of density `rank`,
+    /// keeping the first of least density.
     #[inline(always)]
     fn rank<const UNIT: bool>(&self, at: &[u32], mut victim: usize, mut rank: f32) -> (usize, f32) {
         for &i in at {
             if i == SKIP {
                 continue;
             }
-            let d = self.density_with::<UNIT>(&self.tags[i as usize]);
+            let d = self.density_with::<UNIT>(i as usize);
             let less = d < rank;
             victim = if less { i as usize } else { victim };
             rank = if less { d } else { rank };
@@ -517,10 +593,12 @@ impl LhdCore {
 
     /// Chooses a victim, removes it and returns its key.
     pub fn evict(&mut self) -> u32 {
-        self.evict_tag().key
+        self.evict_frame().id
     }
 
-    fn evict_tag(&mut self) -> Tag {
+    /// Chooses a victim, removes it and returns its frame (page mode: its page, kind and dirty
+    /// bit; with object sizes only the key is meaningful).
+    fn evict_frame(&mut self) -> Frame {
         if self.unit_sizes {
             self.evict_with::<true>()
         } else {
@@ -543,7 +621,10 @@ impl LhdCore {
             let drawn = &mut drawn[..raw.len()];
             for (i, &r) in drawn.iter_mut().zip(raw) {
                 *i = IndexSampler::index_of(r, n) as u32;
-                prefetch(&self.tags, *i as usize);
+                prefetch(&self.stamps, *i as usize);
+                if !UNIT {
+                    prefetch(&self.sizes, *i as usize);
+                }
             }
             (v, d) = self.rank::<UNIT>(drawn, v, d);
         }
@@ -554,14 +635,14 @@ impl LhdCore {
     }
 
     /// [`LhdCore::rank_batches`] in page mode, same order and victim, one candidate at a time:
-    /// the drawn ones' tags were prefetched two evictions ahead (see the end of `evict_with`),
-    /// and the recent admissions' are in the CPU's cache.
+    /// the drawn ones' stamps were prefetched two evictions ahead (see the end of
+    /// `evict_with`), and the recent admissions' are in the CPU's cache.
     #[inline(always)]
     fn rank_unit(&self, candidates: usize, n: usize) -> (usize, f32) {
         let (mut victim, mut rank) = (usize::MAX, f32::MAX);
         for &r in &self.samples.ahead()[..candidates] {
             let i = IndexSampler::index_of(r, n);
-            let d = self.density_with::<true>(&self.tags[i]);
+            let d = self.density_with::<true>(i);
             let less = d < rank;
             victim = if less { i } else { victim };
             rank = if less { d } else { rank };
@@ -569,23 +650,23 @@ impl LhdCore {
         self.rank::<true>(&self.recent_at, victim, rank)
     }
 
-    fn evict_with<const UNIT: bool>(&mut self) -> Tag {
-        let n = self.tags.len();
+    fn evict_with<const UNIT: bool>(&mut self) -> Frame {
+        let n = self.stamps.len();
         let candidates = self.candidates();
         let mut victim = usize::MAX;
         let mut rank = f32::MAX;
         if candidates >= n {
             let mut oldest = u64::MAX;
             for i in 0..n {
-                let t = &self.tags[i];
-                let d = self.density_with::<UNIT>(t);
-                if d < rank || (d == rank && t.timestamp < oldest) {
-                    (victim, rank, oldest) = (i, d, t.timestamp);
+                let d = self.density_with::<UNIT>(i);
+                let t = self.stamps[i].timestamp();
+                if d < rank || (d == rank && t < oldest) {
+                    (victim, rank, oldest) = (i, d, t);
                 }
             }
         } else {
-            // A batch at a time: the batch's indices, their tags prefetched (mostly loaded
-            // already, see the end), then the ranking. The tags are random places in an array
+            // A batch at a time: the batch's indices, their stamps prefetched (mostly loaded
+            // already, see the end), then the ranking. The stamps are random places in an array
             // larger than the CPU's caches once the cache is large.
             let look = candidates.min(FORESEE);
             self.samples.ensure(candidates + look);
@@ -598,13 +679,14 @@ impl LhdCore {
         }
         assert!(victim != usize::MAX, "LHD evicts from a non-empty cache");
         self.ewma_victim = EWMA_DECAY * self.ewma_victim + (1.0 - EWMA_DECAY) * rank;
-        let t = self.tags[victim];
-        let age = self.age(&t);
-        self.evictions[t.class as usize * MAX_AGE + age] += 1.0;
-        if t.explorer {
-            self.explorer_budget += t.size as i64;
+        let s = self.stamps[victim];
+        let c = self.cold[victim];
+        let age = self.age(s);
+        self.evictions[s.class() * MAX_AGE + age] += 1.0;
+        if s.explorer() {
+            self.explorer_budget += self.size_with::<UNIT>(victim) as i64;
         }
-        self.pos[t.key as usize] = NIL;
+        self.pos[c.key as usize] = NIL;
         let last = (n - 1) as u32;
         for at in &mut self.recent_at {
             if *at == victim as u32 {
@@ -613,23 +695,36 @@ impl LhdCore {
                 *at = victim as u32;
             }
         }
-        self.tags.swap_remove(victim);
-        if let Some(moved) = self.tags.get(victim) {
+        self.stamps.swap_remove(victim);
+        self.cold.swap_remove(victim);
+        if !UNIT {
+            self.sizes.swap_remove(victim);
+        }
+        if let Some(moved) = self.cold.get(victim) {
             self.pos[moved.key as usize] = victim as u32;
         }
-        // Foresee: the next eviction draws the next `candidates` outputs (their tags were
+        // Foresee: the next eviction draws the next `candidates` outputs (their stamps were
         // prefetched at the end of the eviction before), the one after it the following ones,
-        // from `0..n` again if the cache is full then (always in page mode). The latter's tags
+        // from `0..n` again if the cache is full then (always in page mode). The latter's stamps
         // are loaded now, at least an access ahead of the eviction before theirs.
-        let c = self.candidates();
-        if c < n {
-            let look = c.min(FORESEE);
-            self.samples.ensure(c + look);
-            for &r in &self.samples.ahead()[c..c + look] {
-                prefetch(&self.tags, IndexSampler::index_of(r, n));
+        let next = self.candidates();
+        if next < n {
+            let look = next.min(FORESEE);
+            self.samples.ensure(next + look);
+            for &r in &self.samples.ahead()[next..next + look] {
+                prefetch(&self.stamps, IndexSampler::index_of(r, n));
             }
         }
-        t
+        Frame {
+            page: c.page,
+            id: c.key,
+            kind: if s.0 & KIND_BIT != 0 {
+                Kind::Anon
+            } else {
+                Kind::File
+            },
+            dirty: s.0 & DIRTY_BIT != 0,
+        }
     }
 
     fn reconfigure(&mut self) {
@@ -643,7 +738,7 @@ impl LhdCore {
     }
 
     fn adapt_age_coarsening(&mut self) {
-        self.ewma_objects = self.ewma_objects * EWMA_DECAY + self.tags.len() as f32;
+        self.ewma_objects = self.ewma_objects * EWMA_DECAY + self.stamps.len() as f32;
         self.ewma_mass = self.ewma_mass * EWMA_DECAY + 1.0;
         let objects = self.ewma_objects / self.ewma_mass;
         let optimal = objects / (AGE_COARSENING_ERROR_TOLERANCE * MAX_AGE as f32);
@@ -736,7 +831,7 @@ impl Policy for Lhd {
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if let Some(&p) = self.core.pos.get(r.id as usize).filter(|&&p| p != NIL) {
-            self.core.tags[p as usize].dirty |= r.is_write();
+            self.core.stamps[p as usize].0 |= r.is_write() as u64 * DIRTY_BIT;
             self.core.hit(p as usize, 1.0);
             sink.hit(r, 0);
             return;
@@ -746,19 +841,12 @@ impl Policy for Lhd {
             return;
         }
         if self.core.len() == self.cap {
-            let v = self.core.evict_tag();
-            let frame = Frame {
-                page: v.page,
-                id: v.key,
-                kind: v.kind,
-                dirty: v.dirty,
-            };
+            let frame = self.core.evict_frame();
             sink.evict(frame.out(0));
         }
         self.core.grow(r.id as usize + 1);
-        let i = self.core.insert(r.id, 1.0);
-        let t = &mut self.core.tags[i];
-        (t.page, t.kind, t.dirty) = (r.page(), r.kind(), r.is_write());
+        let frame = frame_bits(r.kind(), r.is_write());
+        self.core.insert(r.id, 1.0, r.page(), frame);
         sink.miss(r, 0);
     }
 
