@@ -89,8 +89,10 @@ const WARMUP_RECONFIGURATIONS: u32 = 50;
 const BATCH: usize = 32;
 /// At most this many of the next eviction's draws are foreseen and their tags prefetched.
 const FORESEE: usize = 32;
-/// Not a candidate (a recent admission since evicted: its index is NIL).
-const SKIP: u32 = NIL;
+/// Resident objects from which the end of an eviction prefetches the rest ([`Cold`], 16 bytes)
+/// of the next evictions' samples as well as their stamps: 1 MB of it, the L2 of the CPU this
+/// was measured on (benches/README.md, "LHD on telegram, 2026-11-27 (later)").
+const COLD_PREFETCH_MIN: usize = (1 << 20) / std::mem::size_of::<Cold>();
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -127,14 +129,18 @@ impl LhdConfig {
 /// Bits of a [`Stamp`] below its timestamp.
 const FLAG_BITS: u32 = 8;
 /// A [`Stamp`]'s flags: the page-mode frame's kind (set for [`Kind::Anon`]) and dirty bit, the
-/// explorer bit, and the class from `CLASS_SHIFT` up (4 bits).
+/// class in the 4 bits from `CLASS_SHIFT` up, and the explorer bit just above them, so that the
+/// 5 bits from `CLASS_SHIFT` are the object's row of the densities table (`16 * explorer +
+/// class`, see `LhdCore::densities`).
 const KIND_BIT: u64 = 1;
 const DIRTY_BIT: u64 = 1 << 1;
-const EXPLORER_BIT: u64 = 1 << 2;
 const CLASS_SHIFT: u32 = 3;
+const EXPLORER_BIT: u64 = (HIT_AGE_CLASSES as u64) << CLASS_SHIFT;
+/// Rows of the densities table: one per class, then the same + 1 for explorers.
+const ROWS: usize = 2 * HIT_AGE_CLASSES;
 /// The frame's bits, kept when a hit re-stamps an object.
 const FRAME_BITS: u64 = KIND_BIT | DIRTY_BIT;
-const _: () = assert!(HIT_AGE_CLASSES <= 1 << (FLAG_BITS - CLASS_SHIFT));
+const _: () = assert!(EXPLORER_BIT << 1 <= 1 << FLAG_BITS);
 
 /// What ranking a resident object reads, in one word: the time of its last access (hit or
 /// insertion) above `FLAG_BITS` bits that hold its class ([`hit_age_class`] of its last two hit
@@ -166,6 +172,12 @@ impl Stamp {
     #[inline(always)]
     fn class(self) -> usize {
         (self.0 >> CLASS_SHIFT) as usize & (HIT_AGE_CLASSES - 1)
+    }
+
+    /// The row of the densities table: the class, 16 more for an explorer.
+    #[inline(always)]
+    fn row(self) -> usize {
+        (self.0 >> CLASS_SHIFT) as usize & (ROWS - 1)
     }
 
     #[inline(always)]
@@ -300,10 +312,12 @@ pub struct LhdCore {
     hits: Vec<f32>,
     evictions: Vec<f32>,
     /// The last age's column (`MAX_AGE - 1`, where every object ranks lowest) holds `f32::MIN`,
-    /// never modelled, so that a page-mode rank needs no test of the age (`f32::MIN + 1.0` is
-    /// `f32::MIN`: an explorer there still ranks lowest). A fixed size, so that an index of a
-    /// class below 16 and a clamped age needs no bounds check.
-    densities: Box<[f32; TABLE]>,
+    /// never modelled, so that a page-mode rank needs no test of the age. The 16 rows after the
+    /// classes' hold the same densities + 1 (computed as the rank adds it): an explorer's rank
+    /// in page mode, so that it is one table load (`f32::MIN + 1.0` is `f32::MIN`: an explorer
+    /// at the last age still ranks lowest). A fixed size, so that an index of a row below 32 and
+    /// a clamped age needs no bounds check.
+    densities: Box<[f32; ROWS * MAX_AGE]>,
     timestamp: u64,
     next_reconfiguration: u64,
     reconfigurations: u32,
@@ -315,6 +329,10 @@ pub struct LhdCore {
     /// reading `pos`.
     recent: Vec<u32>,
     recent_at: Vec<u32>,
+    /// Bit `k % 64` of word `k / 64` is set when `recent_at[k]` is not NIL: ranking and an
+    /// eviction's update visit only those (on a trace that mostly misses, the recent admissions
+    /// are mostly evicted already, and the ring is then mostly NIL).
+    recent_live: Vec<u64>,
     recent_head: usize,
     /// Bit `key % 64` of every key in `recent`: an inserted key whose bit is clear is not in it.
     recent_keys: u64,
@@ -342,22 +360,31 @@ fn hit_age_class(age: u64) -> usize {
     (log as usize).min(HIT_AGE_CLASSES - 1)
 }
 
+/// The explorers' rows of the densities table: each class's + 1.
+fn explorer_rows(densities: &mut [f32; ROWS * MAX_AGE]) {
+    let (classes, explorers) = densities.split_at_mut(TABLE);
+    for (e, &d) in explorers.iter_mut().zip(classes.iter()) {
+        *e = d + 1.0;
+    }
+}
+
 impl LhdCore {
     /// `capacity` in the unit of the sizes (pages, or bytes); `unit_sizes`: every size passed to
     /// [`LhdCore::update`] is 1.0 (page mode).
     pub fn new(cfg: &LhdConfig, capacity: usize, unit_sizes: bool) -> LhdCore {
-        let densities: Vec<f32> = (0..HIT_AGE_CLASSES)
-            .flat_map(|c| {
-                (0..MAX_AGE).map(move |a| match a {
-                    LAST_AGE => f32::MIN,
-                    a => (CLASS_ROW + c + 1) as f32 / (a + 1) as f32,
-                })
-            })
-            .collect();
-        let densities = densities
+        let mut densities: Box<[f32; ROWS * MAX_AGE]> = vec![0.0; ROWS * MAX_AGE]
             .into_boxed_slice()
             .try_into()
-            .expect("HIT_AGE_CLASSES * MAX_AGE densities");
+            .expect("ROWS * MAX_AGE densities");
+        for (c, row) in densities[..TABLE].chunks_mut(MAX_AGE).enumerate() {
+            for (a, d) in row.iter_mut().enumerate() {
+                *d = match a {
+                    LAST_AGE => f32::MIN,
+                    a => (CLASS_ROW + c + 1) as f32 / (a + 1) as f32,
+                };
+            }
+        }
+        explorer_rows(&mut densities);
         LhdCore {
             assoc: cfg.associativity,
             unit_sizes,
@@ -376,6 +403,7 @@ impl LhdCore {
             ewma_mass: 0.0,
             recent: vec![NIL; cfg.admissions],
             recent_at: vec![NIL; cfg.admissions],
+            recent_live: vec![0; cfg.admissions.div_ceil(64)],
             recent_head: 0,
             recent_keys: 0,
             ewma_victim: 0.0,
@@ -439,16 +467,23 @@ impl LhdCore {
     /// The rank of the object at `i`: its hit density (divided by its size unless `UNIT`), +1
     /// for an explorer, the lowest of all (`f32::MIN`) at the oldest age. Without branches:
     /// `d + 0.0 == d` for every density (`-0.0` becomes `0.0`, equal to it in every
-    /// comparison), and in page mode the table's last column is `f32::MIN` already.
+    /// comparison); in page mode one load from the row of the class, or of the explorers' (the
+    /// same `d + 1.0`, computed at the reconfiguration), whose last column is `f32::MIN`.
     #[inline(always)]
     fn density_with<const UNIT: bool>(&self, i: usize) -> f32 {
-        let s = self.stamps[i];
+        self.density_of::<UNIT>(self.stamps[i], i)
+    }
+
+    /// [`LhdCore::density_with`] of the object at `i` whose stamp is `s`.
+    #[inline(always)]
+    fn density_of<const UNIT: bool>(&self, s: Stamp, i: usize) -> f32 {
         let age = self.age(s);
+        if UNIT {
+            return self.densities[s.row() * MAX_AGE + age];
+        }
         let d = self.densities[s.class() * MAX_AGE + age];
         let explorer = s.explorer() as u8 as f32;
-        if UNIT {
-            d + explorer
-        } else if age == LAST_AGE {
+        if age == LAST_AGE {
             f32::MIN
         } else {
             d / self.sizes[i] + explorer
@@ -456,11 +491,11 @@ impl LhdCore {
     }
 
     #[inline(always)]
-    fn density(&self, i: usize) -> f32 {
+    fn density(&self, s: Stamp, i: usize) -> f32 {
         if self.unit_sizes {
-            self.density_with::<true>(i)
+            self.density_of::<true>(s, i)
         } else {
-            self.density_with::<false>(i)
+            self.density_of::<false>(s, i)
         }
     }
 
@@ -523,9 +558,9 @@ impl LhdCore {
         self.pos[key as usize] = i as u32;
         // A recent admission evicted and now back is a candidate again (its key is).
         if self.recent_keys >> (key % 64) & 1 != 0 {
-            for (k, at) in self.recent.iter().zip(&mut self.recent_at) {
-                if *k == key {
-                    *at = i as u32;
+            for k in 0..self.recent.len() {
+                if self.recent[k] == key {
+                    self.set_recent(k, i as u32);
                 }
             }
         }
@@ -537,8 +572,8 @@ impl LhdCore {
         }
         // A new object's last two hit ages are 0 and `MAX_AGE` (class 0).
         let class = hit_age_class(MAX_AGE as u64);
-        self.stamps
-            .push(Stamp::new(self.timestamp, class, explorer, frame));
+        let stamp = Stamp::new(self.timestamp, class, explorer, frame);
+        self.stamps.push(stamp);
         self.cold.push(Cold {
             page,
             key,
@@ -548,10 +583,10 @@ impl LhdCore {
         if !self.unit_sizes {
             self.sizes.push(size);
         }
-        if !explore && !self.recent.is_empty() && self.density(i) < self.ewma_victim {
+        if !explore && !self.recent.is_empty() && self.density(stamp, i) < self.ewma_victim {
             let n = self.recent.len();
             self.recent[self.recent_head % n] = key;
-            self.recent_at[self.recent_head % n] = i as u32;
+            self.set_recent(self.recent_head % n, i as u32);
             self.recent_head += 1;
             self.recent_keys = self
                 .recent
@@ -575,20 +610,48 @@ impl LhdCore {
         }
     }
 
-    /// Ranks the objects at `at` (SKIP: none) in order after `victim` of density `rank`,
-    /// keeping the first of least density.
+    /// Ranks the objects at `at` in order after `victim` of density `rank`, keeping the first
+    /// of least density.
     #[inline(always)]
     fn rank<const UNIT: bool>(&self, at: &[u32], mut victim: usize, mut rank: f32) -> (usize, f32) {
         for &i in at {
-            if i == SKIP {
-                continue;
-            }
             let d = self.density_with::<UNIT>(i as usize);
             let less = d < rank;
             victim = if less { i as usize } else { victim };
             rank = if less { d } else { rank };
         }
         (victim, rank)
+    }
+
+    /// The recent admissions still resident, ranked in the ring's order after `victim` of
+    /// density `rank` (the first of least density).
+    #[inline(always)]
+    fn rank_recent<const UNIT: bool>(&self, mut victim: usize, mut rank: f32) -> (usize, f32) {
+        for (w, &word) in self.recent_live.iter().enumerate() {
+            let mut live = word;
+            while live != 0 {
+                let k = w * 64 + live.trailing_zeros() as usize;
+                live &= live - 1;
+                let i = self.recent_at[k] as usize;
+                let d = self.density_with::<UNIT>(i);
+                let less = d < rank;
+                victim = if less { i } else { victim };
+                rank = if less { d } else { rank };
+            }
+        }
+        (victim, rank)
+    }
+
+    /// `recent_at[k] = at`, and its bit of `recent_live`.
+    #[inline(always)]
+    fn set_recent(&mut self, k: usize, at: u32) {
+        self.recent_at[k] = at;
+        let (w, bit) = (k / 64, 1u64 << (k % 64));
+        if at == NIL {
+            self.recent_live[w] &= !bit;
+        } else {
+            self.recent_live[w] |= bit;
+        }
     }
 
     /// Chooses a victim, removes it and returns its key.
@@ -628,15 +691,14 @@ impl LhdCore {
             }
             (v, d) = self.rank::<UNIT>(drawn, v, d);
         }
-        for at in self.recent_at.chunks(BATCH) {
-            (v, d) = self.rank::<UNIT>(at, v, d);
-        }
-        (*victim, *rank) = (v, d);
+        (*victim, *rank) = self.rank_recent::<UNIT>(v, d);
     }
 
-    /// [`LhdCore::rank_batches`] in page mode, same order and victim, one candidate at a time:
-    /// the drawn ones' stamps were prefetched two evictions ahead (see the end of
-    /// `evict_with`), and the recent admissions' are in the CPU's cache.
+    /// [`LhdCore::rank_batches`] in page mode, same victim: the drawn ones' stamps were
+    /// prefetched two evictions ahead (see the end of `evict_with`), and the recent admissions'
+    /// are in the CPU's cache. The drawn ones and the recent admissions are ranked as two
+    /// independent chains of compares, then the latter's least wins only if strictly less (it
+    /// comes after all of the former's), as ranking them in one sequence does.
     #[inline(always)]
     fn rank_unit(&self, candidates: usize, n: usize) -> (usize, f32) {
         let (mut victim, mut rank) = (usize::MAX, f32::MAX);
@@ -647,7 +709,12 @@ impl LhdCore {
             victim = if less { i } else { victim };
             rank = if less { d } else { rank };
         }
-        self.rank::<true>(&self.recent_at, victim, rank)
+        let (recent, recent_rank) = self.rank_recent::<true>(usize::MAX, f32::MAX);
+        if recent_rank < rank {
+            (recent, recent_rank)
+        } else {
+            (victim, rank)
+        }
     }
 
     fn evict_with<const UNIT: bool>(&mut self) -> Frame {
@@ -688,11 +755,16 @@ impl LhdCore {
         }
         self.pos[c.key as usize] = NIL;
         let last = (n - 1) as u32;
-        for at in &mut self.recent_at {
-            if *at == victim as u32 {
-                *at = NIL;
-            } else if *at == last {
-                *at = victim as u32;
+        for w in 0..self.recent_live.len() {
+            let mut live = self.recent_live[w];
+            while live != 0 {
+                let k = w * 64 + live.trailing_zeros() as usize;
+                live &= live - 1;
+                if self.recent_at[k] == victim as u32 {
+                    self.set_recent(k, NIL);
+                } else if self.recent_at[k] == last {
+                    self.recent_at[k] = victim as u32;
+                }
             }
         }
         self.stamps.swap_remove(victim);
@@ -710,9 +782,18 @@ impl LhdCore {
         let next = self.candidates();
         if next < n {
             let look = next.min(FORESEE);
-            self.samples.ensure(next + look);
-            for &r in &self.samples.ahead()[next..next + look] {
+            let from = next;
+            self.samples.ensure(from + look);
+            for &r in &self.samples.ahead()[from..from + look] {
                 prefetch(&self.stamps, IndexSampler::index_of(r, n));
+            }
+            // And the rest of them: the victim's is read at once (its key, its page), a
+            // dependent miss to memory per eviction if not loaded by then. Only where the rest
+            // is larger than the CPU's L2 (where it is not, the loads are there already).
+            if n >= COLD_PREFETCH_MIN {
+                for &r in &self.samples.ahead()[from..from + look] {
+                    prefetch(&self.cold, IndexSampler::index_of(r, n));
+                }
             }
         }
         Frame {
@@ -784,7 +865,7 @@ impl LhdCore {
             .hits
             .chunks(MAX_AGE)
             .zip(self.evictions.chunks(MAX_AGE))
-            .zip(self.densities.chunks_mut(MAX_AGE));
+            .zip(self.densities[..TABLE].chunks_mut(MAX_AGE));
         for ((hit, evicted), density) in classes {
             let mut events = hit[MAX_AGE - 1] + evicted[MAX_AGE - 1];
             let mut hits = hit[MAX_AGE - 1];
@@ -797,6 +878,7 @@ impl LhdCore {
                 density[a] = if events > 1e-5 { hits / lifetime } else { 0.0 };
             }
         }
+        explorer_rows(&mut self.densities);
     }
 }
 
@@ -955,9 +1037,11 @@ mod tests {
                 assert!(!core.contains(v));
             }
             core.update(key, 1.0);
-            for (&k, &at) in core.recent.iter().zip(&core.recent_at) {
+            for (r, (&k, &at)) in core.recent.iter().zip(&core.recent_at).enumerate() {
                 let expected = core.pos.get(k as usize).copied().unwrap_or(NIL);
                 assert_eq!(at, expected, "recent key {k}");
+                let live = core.recent_live[r / 64] >> (r % 64) & 1 != 0;
+                assert_eq!(live, at != NIL, "recent {r}: live bit");
                 tracked += (at != NIL) as usize;
             }
         }
