@@ -40,20 +40,31 @@
 //! reconfiguration costs O(16 * MAX_AGE) every 2^20 accesses.
 //!
 //! Layout and memory (none of it changes a result: tests/policy_counts.rs pins them): a resident
-//! object is one 32-byte, 32-aligned tag (one load per sample), holding its class (kept from
-//! its last two hit ages, so ranking does not compute it) and, in page mode, the frame the sink
-//! is told on eviction (there is no per-page frame array: 32 B per resident page plus the 4-byte
-//! key -> tag index per distinct page). Hits, evictions and densities are flat class-major
-//! tables; the densities' last age column holds `f32::MIN`, so that in page mode (sizes all 1, no
-//! division) a rank is one table load plus the explorer's +1, with no test. The recent admissions
-//! keep their tag indices, updated when an eviction moves a tag, so an eviction reads them without
-//! going through the index. The eviction samples come from `Samples`, a buffer of the sampler's
-//! raw 64-bit outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply)
-//! only when it is drawn. At the end of an eviction the tags that the eviction after next will
-//! sample are prefetched (exactly those in page mode, where `n` is the capacity at every
-//! eviction), so on a trace that mostly misses the samples' tags are cached before they are drawn.
-//! The candidates, their order and the ranking (first of least density wins) are those of drawing
-//! and ranking one at a time.
+//! object is two entries of the same index, an 8-byte `Stamp` (what ranking reads: the time of
+//! its last access, its class, kept from its last two hit ages so that ranking does not compute
+//! it, its explorer bit and, in page mode, its frame's kind and dirty bit, packed in one word)
+//! and a 16-byte `Cold` entry (its key, its last two hit ages and, in page mode, the page the sink
+//! is told on eviction), plus its size with object sizes: in page mode 24 B per resident page and
+//! the 4-byte key -> index entry per distinct page. Hits, evictions and densities are flat
+//! class-major tables; the densities' last age column holds `f32::MIN`, and 16 more rows hold
+//! each class's densities + 1 (an explorer's rank), so that in page mode (sizes all 1, no
+//! division) a rank is one table load with no test. The recent admissions keep their indices,
+//! updated when an eviction moves an object, so an eviction reads them without going through the
+//! index, and a bit mask of those still resident, so that ranking and the eviction's update visit
+//! only them. The eviction samples come from `Samples`, a buffer of the sampler's raw 64-bit
+//! outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply) only when
+//! it is drawn. At the end of an eviction the stamps that the eviction after next will sample
+//! are prefetched (exactly those in page mode, where `n` is the capacity at every eviction), and
+//! their `Cold` entries too once those are larger than an L2 (the victim's is read at once), so
+//! on a trace that mostly misses they are cached before they are drawn. The candidates, their
+//! order and the ranking (first of least density wins) are those of drawing and ranking one at a
+//! time.
+//!
+//! Why the split (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27 (later)"): with one
+//! 32-byte tag per object the sampled array was 9.8 MB at 30% of telegram and the samples' loads
+//! waited on memory although prefetched; the stamps are a quarter of it. Splitting alone was
+//! slower (the victim's entry became a dependent miss per eviction) until the `Cold` entries of
+//! the samples were prefetched with their stamps.
 //!
 //! Why this generator (2026-11-27, benches/README.md "Hyperbolic, LHD, LeCaR and Cacheus"): with
 //! `Pcg64Mcg` the explorer draw of every access sat in the same stream as the samples, so the
@@ -358,6 +369,23 @@ fn hit_age_class(age: u64) -> usize {
     let log = age.leading_zeros() - MAX.leading_zeros();
     let log = log + ((age << log) < MAX) as u32;
     (log as usize).min(HIT_AGE_CLASSES - 1)
+}
+
+/// Starts loading `v[i]` into the CPU's cache, for an `i` at most `v.len()` (one past the end is
+/// allowed: the slot an insertion fills), without a bounds test: a prefetch of any address is
+/// only a hint, which never faults (`crate::policy::list::prefetch` tests the bounds).
+#[inline(always)]
+fn prefetch_at<T>(v: &[T], i: usize) {
+    debug_assert!(i <= v.len());
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `crate::policy::list::prefetch`; the pointer is not dereferenced.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            v.as_ptr().wrapping_add(i).cast::<i8>(),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
 }
 
 /// The explorers' rows of the densities table: each class's + 1.
@@ -782,17 +810,20 @@ impl LhdCore {
         let next = self.candidates();
         if next < n {
             let look = next.min(FORESEE);
-            let from = next;
-            self.samples.ensure(from + look);
-            for &r in &self.samples.ahead()[from..from + look] {
-                prefetch(&self.stamps, IndexSampler::index_of(r, n));
-            }
+            self.samples.ensure(next + look);
+            let ahead = &self.samples.ahead()[next..next + look];
             // And the rest of them: the victim's is read at once (its key, its page), a
             // dependent miss to memory per eviction if not loaded by then. Only where the rest
             // is larger than the CPU's L2 (where it is not, the loads are there already).
             if n >= COLD_PREFETCH_MIN {
-                for &r in &self.samples.ahead()[from..from + look] {
-                    prefetch(&self.cold, IndexSampler::index_of(r, n));
+                for &r in ahead {
+                    let i = IndexSampler::index_of(r, n);
+                    prefetch_at(&self.stamps, i);
+                    prefetch_at(&self.cold, i);
+                }
+            } else {
+                for &r in ahead {
+                    prefetch_at(&self.stamps, IndexSampler::index_of(r, n));
                 }
             }
         }
