@@ -975,8 +975,8 @@ impl Policy for Lhd {
 #[cfg(test)]
 mod tests {
     use super::{
-        hit_age_class, ExplorerDraws, LhdConfig, LhdCore, Samples, EXPLORER_SEED, HIT_AGE_CLASSES,
-        MAX_AGE, NIL,
+        hit_age_class, ExplorerDraws, Lhd, LhdConfig, LhdCore, Samples, Stamp, EXPLORER_SEED,
+        FRAME_BITS, HIT_AGE_CLASSES, MAX_AGE, NIL,
     };
     use crate::policy::sampling::IndexSampler;
     use crate::sim::check::{replay_ids, replay_spec_ids};
@@ -1077,6 +1077,119 @@ mod tests {
             }
         }
         assert!(tracked > 0, "no recent admission was ever resident");
+    }
+
+    #[test]
+    fn stamps_pack_and_age_exactly() {
+        // The stamp's fields come back as packed, and its age taken from the word is the
+        // coarsened difference of the timestamps, clamped to the last age, for every shift,
+        // flag pattern and a difference on either side of each multiple of 2^shift.
+        let mut core = LhdCore::new(&LhdConfig::default(), 10, true);
+        for shift in [0u32, 1, 5, 10, 17, 30] {
+            core.shift = shift;
+            for &(ts, delta) in &[(0u64, 0u64), (5, 1), (1 << 40, 3), (12_345, 1 << 20)] {
+                for d in [
+                    delta,
+                    (delta << shift) + 1,
+                    (delta << shift).saturating_sub(1),
+                ] {
+                    core.timestamp = ts + d;
+                    for class in 0..HIT_AGE_CLASSES {
+                        for explorer in [false, true] {
+                            for frame in 0..4u64 {
+                                let s = Stamp::new(ts, class, explorer, frame);
+                                assert_eq!(s.timestamp(), ts);
+                                assert_eq!(s.class(), class);
+                                assert_eq!(s.explorer(), explorer);
+                                assert_eq!(s.row(), class + HIT_AGE_CLASSES * explorer as usize);
+                                assert_eq!(s.0 & FRAME_BITS, frame);
+                                let age = ((d >> shift) as usize).min(MAX_AGE - 1);
+                                assert_eq!(core.age(s), age, "ts {ts} d {d} shift {shift}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn explorer_rows_are_each_class_plus_one() {
+        // Before and after a reconfiguration (the prior, then the modelled densities), an
+        // explorer's row is its class's + 1, and the last age ranks lowest in both.
+        let mut core = LhdCore::new(&LhdConfig::default(), 100, true);
+        let mut x = 7u64;
+        for round in 0..2 {
+            for c in 0..HIT_AGE_CLASSES {
+                for a in 0..MAX_AGE {
+                    let d = core.densities[c * MAX_AGE + a];
+                    let e = core.densities[(HIT_AGE_CLASSES + c) * MAX_AGE + a];
+                    assert_eq!(e, d + 1.0, "round {round} class {c} age {a}");
+                }
+                assert_eq!(core.densities[c * MAX_AGE + MAX_AGE - 1], f32::MIN);
+            }
+            for _ in 0..(1 << 20) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let key = ((x >> 33) % 300) as u32;
+                if !core.contains(key) && core.len() == 100 {
+                    core.evict();
+                }
+                core.update(key, 1.0);
+            }
+        }
+        assert!(core.reconfigurations >= 1);
+    }
+
+    #[test]
+    fn evictions_report_the_frame() {
+        // The page, kind and dirty bit of every evicted page are those it was loaded with (and
+        // written since), over a capacity whose evictions sample and move entries.
+        use crate::policy::{Policy, PolicyCtx, PolicyDef};
+        use crate::sim::check::make_refs;
+        use crate::sim::{PageId, PageOut, PageRef, Sink};
+        use crate::trace::Kind;
+        #[derive(Default)]
+        struct Evicted(Vec<PageOut>);
+        impl Sink for Evicted {
+            fn hit(&mut self, _r: &PageRef, _tier: u8) {}
+            fn miss(&mut self, _r: &PageRef, _tier: u8) {}
+            fn miss_bypass(&mut self, _r: &PageRef) {}
+            fn evict(&mut self, p: PageOut) {
+                self.0.push(p);
+            }
+            fn write_back(&mut self, _pages: &[PageOut]) {}
+            fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {}
+        }
+        let mut x = 99u64;
+        let pages: Vec<(u64, bool)> = (0..50_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (1_000_000 + 7 * ((x >> 33) % 400), (x >> 20) % 5 == 0)
+            })
+            .collect();
+        let refs = make_refs(&pages);
+        let ctx = PolicyCtx {
+            capacity: 60,
+            tiers: 1,
+            page_size: 4096,
+        };
+        let mut lhd = Lhd::build(&LhdConfig::default(), &ctx).unwrap();
+        lhd.grow(400);
+        let mut sink = Evicted::default();
+        let mut dirty = std::collections::HashMap::new();
+        let mut checked = [0usize; 2];
+        for i in 0..refs.len() {
+            let r = refs.get(i);
+            let before = sink.0.len();
+            lhd.access(&r, &mut sink);
+            for p in &sink.0[before..] {
+                assert_eq!(p.kind == Kind::Anon, p.page % 3 == 0, "page {}", p.page);
+                assert_eq!(p.dirty, dirty.remove(&p.page).unwrap(), "page {}", p.page);
+                checked[p.dirty as usize] += 1;
+            }
+            *dirty.entry(r.page()).or_insert(false) |= r.is_write();
+        }
+        assert!(checked[0] > 1_000 && checked[1] > 1_000, "{checked:?}");
     }
 
     #[test]
