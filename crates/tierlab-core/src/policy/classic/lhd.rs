@@ -168,10 +168,10 @@ impl Stamp {
     fn new(timestamp: u64, class: usize, explorer: bool, frame: u64) -> Stamp {
         debug_assert!(timestamp < 1 << (64 - FLAG_BITS) && class < HIT_AGE_CLASSES);
         Stamp(
-            timestamp << FLAG_BITS
-                | (class as u64) << CLASS_SHIFT
-                | (explorer as u64) * EXPLORER_BIT
-                | frame & FRAME_BITS,
+            (timestamp << FLAG_BITS)
+                | ((class as u64) << CLASS_SHIFT)
+                | ((explorer as u64) * EXPLORER_BIT)
+                | (frame & FRAME_BITS),
         )
     }
 
@@ -200,7 +200,7 @@ impl Stamp {
 /// The frame bits of a page of kind `kind`, dirty or not.
 #[inline(always)]
 fn frame_bits(kind: Kind, dirty: bool) -> u64 {
-    (kind == Kind::Anon) as u64 * KIND_BIT | (dirty as u64) * DIRTY_BIT
+    ((kind == Kind::Anon) as u64 * KIND_BIT) | ((dirty as u64) * DIRTY_BIT)
 }
 
 /// The rest of a resident object, read on its hits and when it is evicted: 16 bytes, aligned so
@@ -1164,7 +1164,7 @@ mod tests {
         let pages: Vec<(u64, bool)> = (0..50_000)
             .map(|_| {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
-                (1_000_000 + 7 * ((x >> 33) % 400), (x >> 20) % 5 == 0)
+                (1_000_000 + 7 * ((x >> 33) % 400), (x >> 20) & 7 < 2)
             })
             .collect();
         let refs = make_refs(&pages);
