@@ -40,20 +40,31 @@
 //! reconfiguration costs O(16 * MAX_AGE) every 2^20 accesses.
 //!
 //! Layout and memory (none of it changes a result: tests/policy_counts.rs pins them): a resident
-//! object is one 32-byte, 32-aligned tag (one load per sample), holding its class (kept from
-//! its last two hit ages, so ranking does not compute it) and, in page mode, the frame the sink
-//! is told on eviction (there is no per-page frame array: 32 B per resident page plus the 4-byte
-//! key -> tag index per distinct page). Hits, evictions and densities are flat class-major
-//! tables; the densities' last age column holds `f32::MIN`, so that in page mode (sizes all 1, no
-//! division) a rank is one table load plus the explorer's +1, with no test. The recent admissions
-//! keep their tag indices, updated when an eviction moves a tag, so an eviction reads them without
-//! going through the index. The eviction samples come from `Samples`, a buffer of the sampler's
-//! raw 64-bit outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply)
-//! only when it is drawn. At the end of an eviction the tags that the eviction after next will
-//! sample are prefetched (exactly those in page mode, where `n` is the capacity at every
-//! eviction), so on a trace that mostly misses the samples' tags are cached before they are drawn.
-//! The candidates, their order and the ranking (first of least density wins) are those of drawing
-//! and ranking one at a time.
+//! object is two entries of the same index, an 8-byte `Stamp` (what ranking reads: the time of
+//! its last access, its class, kept from its last two hit ages so that ranking does not compute
+//! it, its explorer bit and, in page mode, its frame's kind and dirty bit, packed in one word)
+//! and a 16-byte `Cold` entry (its key, its last two hit ages and, in page mode, the page the sink
+//! is told on eviction), plus its size with object sizes: in page mode 24 B per resident page and
+//! the 4-byte key -> index entry per distinct page. Hits, evictions and densities are flat
+//! class-major tables; the densities' last age column holds `f32::MIN`, and 16 more rows hold
+//! each class's densities + 1 (an explorer's rank), so that in page mode (sizes all 1, no
+//! division) a rank is one table load with no test. The recent admissions keep their indices,
+//! updated when an eviction moves an object, so an eviction reads them without going through the
+//! index, and a bit mask of those still resident, so that ranking and the eviction's update visit
+//! only them. The eviction samples come from `Samples`, a buffer of the sampler's raw 64-bit
+//! outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply) only when
+//! it is drawn. At the end of an eviction the stamps that the eviction after next will sample
+//! are prefetched (exactly those in page mode, where `n` is the capacity at every eviction), and
+//! their `Cold` entries too once those are larger than an L2 (the victim's is read at once), so
+//! on a trace that mostly misses they are cached before they are drawn. The candidates, their
+//! order and the ranking (first of least density wins) are those of drawing and ranking one at a
+//! time.
+//!
+//! Why the split (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27 (later)"): with one
+//! 32-byte tag per object the sampled array was 9.8 MB at 30% of telegram and the samples' loads
+//! waited on memory although prefetched; the stamps are a quarter of it. Splitting alone was
+//! slower (the victim's entry became a dependent miss per eviction) until the `Cold` entries of
+//! the samples were prefetched with their stamps.
 //!
 //! Why this generator (2026-11-27, benches/README.md "Hyperbolic, LHD, LeCaR and Cacheus"): with
 //! `Pcg64Mcg` the explorer draw of every access sat in the same stream as the samples, so the
@@ -89,8 +100,10 @@ const WARMUP_RECONFIGURATIONS: u32 = 50;
 const BATCH: usize = 32;
 /// At most this many of the next eviction's draws are foreseen and their tags prefetched.
 const FORESEE: usize = 32;
-/// Not a candidate (a recent admission since evicted: its index is NIL).
-const SKIP: u32 = NIL;
+/// Resident objects from which the end of an eviction prefetches the rest ([`Cold`], 16 bytes)
+/// of the next evictions' samples as well as their stamps: 1 MB of it, the L2 of the CPU this
+/// was measured on (benches/README.md, "LHD on telegram, 2026-11-27 (later)").
+const COLD_PREFETCH_MIN: usize = (1 << 20) / std::mem::size_of::<Cold>();
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -124,24 +137,83 @@ impl LhdConfig {
     }
 }
 
-/// A resident object: 32 bytes, aligned so that a tag is one cache line's quarter and a sample
-/// one load. The last two hit ages are coarsened ages (at most `MAX_AGE`), and `class` is
-/// [`hit_age_class`] of their sum, kept so that ranking a sample needs no computation of it.
-/// `page`, `kind` and `dirty` are the page-mode frame (what the sink is told on eviction),
-/// unused with object sizes.
+/// Bits of a [`Stamp`] below its timestamp.
+const FLAG_BITS: u32 = 8;
+/// A [`Stamp`]'s flags: the page-mode frame's kind (set for [`Kind::Anon`]) and dirty bit, the
+/// class in the 4 bits from `CLASS_SHIFT` up, and the explorer bit just above them, so that the
+/// 5 bits from `CLASS_SHIFT` are the object's row of the densities table (`16 * explorer +
+/// class`, see `LhdCore::densities`).
+const KIND_BIT: u64 = 1;
+const DIRTY_BIT: u64 = 1 << 1;
+const CLASS_SHIFT: u32 = 3;
+const EXPLORER_BIT: u64 = (HIT_AGE_CLASSES as u64) << CLASS_SHIFT;
+/// Rows of the densities table: one per class, then the same + 1 for explorers.
+const ROWS: usize = 2 * HIT_AGE_CLASSES;
+/// The frame's bits, kept when a hit re-stamps an object.
+const FRAME_BITS: u64 = KIND_BIT | DIRTY_BIT;
+const _: () = assert!(EXPLORER_BIT << 1 <= 1 << FLAG_BITS);
+
+/// What ranking a resident object reads, in one word: the time of its last access (hit or
+/// insertion) above `FLAG_BITS` bits that hold its class ([`hit_age_class`] of its last two hit
+/// ages, kept so that ranking needs no computation of it), whether it is an explorer, and in
+/// page mode its frame's kind and dirty bit. A sample is one 8-byte load, from an array a
+/// quarter of the size of the 32-byte tags it was read from before (see `LhdCore::age` for how
+/// the age is taken from the word without unpacking it). Timestamps stay below `2^56` (they count
+/// accesses).
 #[derive(Debug, Clone, Copy)]
-#[repr(C, align(32))]
-struct Tag {
-    timestamp: u64,
+struct Stamp(u64);
+
+impl Stamp {
+    #[inline(always)]
+    fn new(timestamp: u64, class: usize, explorer: bool, frame: u64) -> Stamp {
+        debug_assert!(timestamp < 1 << (64 - FLAG_BITS) && class < HIT_AGE_CLASSES);
+        Stamp(
+            (timestamp << FLAG_BITS)
+                | ((class as u64) << CLASS_SHIFT)
+                | ((explorer as u64) * EXPLORER_BIT)
+                | (frame & FRAME_BITS),
+        )
+    }
+
+    #[inline(always)]
+    fn timestamp(self) -> u64 {
+        self.0 >> FLAG_BITS
+    }
+
+    #[inline(always)]
+    fn class(self) -> usize {
+        (self.0 >> CLASS_SHIFT) as usize & (HIT_AGE_CLASSES - 1)
+    }
+
+    /// The row of the densities table: the class, 16 more for an explorer.
+    #[inline(always)]
+    fn row(self) -> usize {
+        (self.0 >> CLASS_SHIFT) as usize & (ROWS - 1)
+    }
+
+    #[inline(always)]
+    fn explorer(self) -> bool {
+        self.0 & EXPLORER_BIT != 0
+    }
+}
+
+/// The frame bits of a page of kind `kind`, dirty or not.
+#[inline(always)]
+fn frame_bits(kind: Kind, dirty: bool) -> u64 {
+    ((kind == Kind::Anon) as u64 * KIND_BIT) | ((dirty as u64) * DIRTY_BIT)
+}
+
+/// The rest of a resident object, read on its hits and when it is evicted: 16 bytes, aligned so
+/// that it is one load. The last two hit ages are coarsened ages (at most `MAX_AGE`). `page` is
+/// the page-mode frame's page (what the sink is told on eviction, with the stamp's kind and dirty
+/// bit), unused with object sizes.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
+struct Cold {
     page: u64,
     key: u32,
-    size: f32,
     last_hit_age: u16,
     last_last_hit_age: u16,
-    class: u8,
-    explorer: bool,
-    kind: Kind,
-    dirty: bool,
 }
 
 /// Raw outputs generated at once (SplitMix64, vectorised: see `policy/sampling.rs`).
@@ -238,29 +310,40 @@ pub struct LhdCore {
     assoc: usize,
     /// Every size is 1 (page mode): a density is not divided by it (`x / 1.0 == x`).
     unit_sizes: bool,
-    tags: Vec<Tag>,
-    /// Key -> index in `tags`, or NIL.
+    /// The resident objects, in two arrays of the same index (a swap-remove moves both): what
+    /// ranking reads, and the rest.
+    stamps: Vec<Stamp>,
+    cold: Vec<Cold>,
+    /// Their sizes with object sizes; empty in page mode (every size is 1).
+    sizes: Vec<f32>,
+    /// Key -> index in `stamps` and `cold`, or NIL.
     pos: Vec<u32>,
     /// Per class and coarsened age, class-major (`class * MAX_AGE + age`): the EWMA'd hits and
     /// evictions, and the hit densities modelled from them.
     hits: Vec<f32>,
     evictions: Vec<f32>,
     /// The last age's column (`MAX_AGE - 1`, where every object ranks lowest) holds `f32::MIN`,
-    /// never modelled, so that a page-mode rank needs no test of the age (`f32::MIN + 1.0` is
-    /// `f32::MIN`: an explorer there still ranks lowest). A fixed size, so that an index of a
-    /// class below 16 and a clamped age needs no bounds check.
-    densities: Box<[f32; TABLE]>,
+    /// never modelled, so that a page-mode rank needs no test of the age. The 16 rows after the
+    /// classes' hold the same densities + 1 (computed as the rank adds it): an explorer's rank
+    /// in page mode, so that it is one table load (`f32::MIN + 1.0` is `f32::MIN`: an explorer
+    /// at the last age still ranks lowest). A fixed size, so that an index of a row below 32 and
+    /// a clamped age needs no bounds check.
+    densities: Box<[f32; ROWS * MAX_AGE]>,
     timestamp: u64,
     next_reconfiguration: u64,
     reconfigurations: u32,
     shift: u32,
     ewma_objects: f32,
     ewma_mass: f32,
-    /// The ring of recent admissions' keys, and each one's index in `tags` (NIL when it is not
+    /// The ring of recent admissions' keys, and each one's index in `stamps` (NIL when it is not
     /// resident): kept in step with `pos`, so that an eviction finds their tags without first
     /// reading `pos`.
     recent: Vec<u32>,
     recent_at: Vec<u32>,
+    /// Bit `k % 64` of word `k / 64` is set when `recent_at[k]` is not NIL: ranking and an
+    /// eviction's update visit only those (on a trace that mostly misses, the recent admissions
+    /// are mostly evicted already, and the ring is then mostly NIL).
+    recent_live: Vec<u64>,
     recent_head: usize,
     /// Bit `key % 64` of every key in `recent`: an inserted key whose bit is clear is not in it.
     recent_keys: u64,
@@ -288,26 +371,54 @@ fn hit_age_class(age: u64) -> usize {
     (log as usize).min(HIT_AGE_CLASSES - 1)
 }
 
+/// Starts loading `v[i]` into the CPU's cache, for an `i` at most `v.len()` (one past the end is
+/// allowed: the slot an insertion fills), without a bounds test: a prefetch of any address is
+/// only a hint, which never faults (`crate::policy::list::prefetch` tests the bounds).
+#[inline(always)]
+fn prefetch_at<T>(v: &[T], i: usize) {
+    debug_assert!(i <= v.len());
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as in `crate::policy::list::prefetch`; the pointer is not dereferenced.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            v.as_ptr().wrapping_add(i).cast::<i8>(),
+        )
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (v, i);
+}
+
+/// The explorers' rows of the densities table: each class's + 1.
+fn explorer_rows(densities: &mut [f32; ROWS * MAX_AGE]) {
+    let (classes, explorers) = densities.split_at_mut(TABLE);
+    for (e, &d) in explorers.iter_mut().zip(classes.iter()) {
+        *e = d + 1.0;
+    }
+}
+
 impl LhdCore {
     /// `capacity` in the unit of the sizes (pages, or bytes); `unit_sizes`: every size passed to
     /// [`LhdCore::update`] is 1.0 (page mode).
     pub fn new(cfg: &LhdConfig, capacity: usize, unit_sizes: bool) -> LhdCore {
-        let densities: Vec<f32> = (0..HIT_AGE_CLASSES)
-            .flat_map(|c| {
-                (0..MAX_AGE).map(move |a| match a {
-                    LAST_AGE => f32::MIN,
-                    a => (CLASS_ROW + c + 1) as f32 / (a + 1) as f32,
-                })
-            })
-            .collect();
-        let densities = densities
+        let mut densities: Box<[f32; ROWS * MAX_AGE]> = vec![0.0; ROWS * MAX_AGE]
             .into_boxed_slice()
             .try_into()
-            .expect("HIT_AGE_CLASSES * MAX_AGE densities");
+            .expect("ROWS * MAX_AGE densities");
+        for (c, row) in densities[..TABLE].chunks_mut(MAX_AGE).enumerate() {
+            for (a, d) in row.iter_mut().enumerate() {
+                *d = match a {
+                    LAST_AGE => f32::MIN,
+                    a => (CLASS_ROW + c + 1) as f32 / (a + 1) as f32,
+                };
+            }
+        }
+        explorer_rows(&mut densities);
         LhdCore {
             assoc: cfg.associativity,
             unit_sizes,
-            tags: Vec::new(),
+            stamps: Vec::new(),
+            cold: Vec::new(),
+            sizes: Vec::new(),
             pos: Vec::new(),
             hits: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
             evictions: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
@@ -320,6 +431,7 @@ impl LhdCore {
             ewma_mass: 0.0,
             recent: vec![NIL; cfg.admissions],
             recent_at: vec![NIL; cfg.admissions],
+            recent_live: vec![0; cfg.admissions.div_ceil(64)],
             recent_head: 0,
             recent_keys: 0,
             ewma_victim: 0.0,
@@ -329,13 +441,14 @@ impl LhdCore {
         }
     }
 
-    /// The replay loop's hint (see [`Policy::prefetch`]): `far`'s index entry now, `near`'s tag
-    /// (its index entry arrived since it was `far`).
+    /// The replay loop's hint (see [`Policy::prefetch`]): `far`'s index entry now, `near`'s
+    /// stamp and the rest of it (its index entry arrived since it was `far`; a hit reads both).
     #[inline(always)]
     pub fn prefetch(&self, near: u32, far: u32) {
         prefetch(&self.pos, far as usize);
         if let Some(&p) = self.pos.get(near as usize) {
-            prefetch(&self.tags, p as usize);
+            prefetch(&self.stamps, p as usize);
+            prefetch(&self.cold, p as usize);
         }
     }
 
@@ -351,43 +464,66 @@ impl LhdCore {
     }
 
     pub fn len(&self) -> usize {
-        self.tags.len()
+        self.stamps.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tags.is_empty()
+        self.stamps.is_empty()
     }
 
+    /// `now - timestamp`, coarsened by the shift, at most `LAST_AGE`, from the stamp's word:
+    /// with `now` in the same form and every flag bit set, the difference of the words is
+    /// `(now - timestamp) << FLAG_BITS` plus the flags' complement (below `2^FLAG_BITS`), which
+    /// the shift by `FLAG_BITS` more drops.
     #[inline(always)]
-    fn age(&self, t: &Tag) -> usize {
-        let age = (self.timestamp - t.timestamp) >> self.shift;
-        (age as usize).min(MAX_AGE - 1)
+    fn age(&self, s: Stamp) -> usize {
+        let now = self.timestamp << FLAG_BITS | ((1 << FLAG_BITS) - 1);
+        let age = (now - s.0) >> (self.shift + FLAG_BITS);
+        (age as usize).min(LAST_AGE)
     }
 
-    /// The rank of a tag: its hit density (divided by its size unless `UNIT`), +1 for an
-    /// explorer, the lowest of all (`f32::MIN`) at the oldest age. Without branches:
-    /// `d + 0.0 == d` for every density (`-0.0` becomes `0.0`, equal to it in every
-    /// comparison), and in page mode the table's last column is `f32::MIN` already.
+    /// The size of the object at `i` (1 in page mode).
     #[inline(always)]
-    fn density_with<const UNIT: bool>(&self, t: &Tag) -> f32 {
-        let age = self.age(t);
-        let d = self.densities[(t.class as usize & (HIT_AGE_CLASSES - 1)) * MAX_AGE + age];
-        let explorer = t.explorer as u8 as f32;
+    fn size_with<const UNIT: bool>(&self, i: usize) -> f32 {
         if UNIT {
-            d + explorer
-        } else if age == LAST_AGE {
+            1.0
+        } else {
+            self.sizes[i]
+        }
+    }
+
+    /// The rank of the object at `i`: its hit density (divided by its size unless `UNIT`), +1
+    /// for an explorer, the lowest of all (`f32::MIN`) at the oldest age. Without branches:
+    /// `d + 0.0 == d` for every density (`-0.0` becomes `0.0`, equal to it in every
+    /// comparison); in page mode one load from the row of the class, or of the explorers' (the
+    /// same `d + 1.0`, computed at the reconfiguration), whose last column is `f32::MIN`.
+    #[inline(always)]
+    fn density_with<const UNIT: bool>(&self, i: usize) -> f32 {
+        self.density_of::<UNIT>(self.stamps[i], i)
+    }
+
+    /// [`LhdCore::density_with`] of the object at `i` whose stamp is `s`.
+    #[inline(always)]
+    fn density_of<const UNIT: bool>(&self, s: Stamp, i: usize) -> f32 {
+        let age = self.age(s);
+        if UNIT {
+            return self.densities[s.row() * MAX_AGE + age];
+        }
+        let d = self.densities[s.class() * MAX_AGE + age];
+        let explorer = s.explorer() as u8 as f32;
+        if age == LAST_AGE {
             f32::MIN
         } else {
-            d / t.size + explorer
+            d / self.sizes[i] + explorer
         }
     }
 
     #[inline(always)]
-    fn density(&self, t: &Tag) -> f32 {
+    fn density(&self, s: Stamp, i: usize) -> f32 {
         if self.unit_sizes {
-            self.density_with::<true>(t)
+            self.density_of::<true>(s, i)
         } else {
-            self.density_with::<false>(t)
+            self.density_of::<false>(s, i)
         }
     }
 
@@ -402,11 +538,11 @@ impl LhdCore {
     }
 
     /// An access to `key` (size `size`): a hit if it is resident, else its insertion. Returns
-    /// its index in the tags.
+    /// its index in the stamps.
     pub fn update(&mut self, key: u32, size: f32) -> usize {
         self.grow(key as usize + 1);
         match self.pos[key as usize] {
-            NIL => self.insert(key, size),
+            NIL => self.insert(key, size, 0, 0),
             i => {
                 self.hit(i as usize, size);
                 i as usize
@@ -414,42 +550,45 @@ impl LhdCore {
         }
     }
 
-    /// A hit on the tag at `i`.
+    /// A hit on the object at `i`.
     #[inline]
     fn hit(&mut self, i: usize, size: f32) {
         debug_assert!(!self.unit_sizes || size == 1.0);
-        let t = self.tags[i];
-        let age = self.age(&t);
-        self.hits[t.class as usize * MAX_AGE + age] += 1.0;
-        if t.explorer {
-            self.explorer_budget += t.size as i64;
+        let s = self.stamps[i];
+        let age = self.age(s);
+        self.hits[s.class() * MAX_AGE + age] += 1.0;
+        if s.explorer() {
+            let was = if self.unit_sizes { 1.0 } else { self.sizes[i] };
+            self.explorer_budget += was as i64;
         }
         let explore = self.explorers.explore();
         let explorer =
             explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
-        let t = &mut self.tags[i];
-        t.last_last_hit_age = t.last_hit_age;
-        t.last_hit_age = age as u16;
-        t.class = hit_age_class(t.last_hit_age as u64 + t.last_last_hit_age as u64) as u8;
-        t.timestamp = self.timestamp;
-        t.size = size;
-        t.explorer = explorer;
+        let c = &mut self.cold[i];
+        c.last_last_hit_age = c.last_hit_age;
+        c.last_hit_age = age as u16;
+        let class = hit_age_class(c.last_hit_age as u64 + c.last_last_hit_age as u64);
+        self.stamps[i] = Stamp::new(self.timestamp, class, explorer, s.0);
+        if !self.unit_sizes {
+            self.sizes[i] = size;
+        }
         if explorer {
             self.explorer_budget -= size as i64;
         }
         self.tick();
     }
 
-    /// The insertion of `key` (not resident); returns its index in the tags.
-    fn insert(&mut self, key: u32, size: f32) -> usize {
+    /// The insertion of `key` (not resident), with its frame's page and bits (page mode; 0
+    /// with object sizes); returns its index in the stamps.
+    fn insert(&mut self, key: u32, size: f32, page: u64, frame: u64) -> usize {
         debug_assert!(!self.unit_sizes || size == 1.0);
-        let i = self.tags.len();
+        let i = self.stamps.len();
         self.pos[key as usize] = i as u32;
         // A recent admission evicted and now back is a candidate again (its key is).
         if self.recent_keys >> (key % 64) & 1 != 0 {
-            for (k, at) in self.recent.iter().zip(&mut self.recent_at) {
-                if *k == key {
-                    *at = i as u32;
+            for k in 0..self.recent.len() {
+                if self.recent[k] == key {
+                    self.set_recent(k, i as u32);
                 }
             }
         }
@@ -459,23 +598,23 @@ impl LhdCore {
         if explorer {
             self.explorer_budget -= size as i64;
         }
-        let t = Tag {
-            timestamp: self.timestamp,
-            page: 0,
+        // A new object's last two hit ages are 0 and `MAX_AGE` (class 0).
+        let class = hit_age_class(MAX_AGE as u64);
+        let stamp = Stamp::new(self.timestamp, class, explorer, frame);
+        self.stamps.push(stamp);
+        self.cold.push(Cold {
+            page,
             key,
-            size,
             last_hit_age: 0,
             last_last_hit_age: MAX_AGE as u16,
-            class: hit_age_class(MAX_AGE as u64) as u8,
-            explorer,
-            kind: Kind::File,
-            dirty: false,
-        };
-        self.tags.push(t);
-        if !explore && !self.recent.is_empty() && self.density(&t) < self.ewma_victim {
+        });
+        if !self.unit_sizes {
+            self.sizes.push(size);
+        }
+        if !explore && !self.recent.is_empty() && self.density(stamp, i) < self.ewma_victim {
             let n = self.recent.len();
             self.recent[self.recent_head % n] = key;
-            self.recent_at[self.recent_head % n] = i as u32;
+            self.set_recent(self.recent_head % n, i as u32);
             self.recent_head += 1;
             self.recent_keys = self
                 .recent
@@ -499,15 +638,12 @@ impl LhdCore {
         }
     }
 
-    /// Ranks the tags at `at` (SKIP: none) in order after `victim` of density `rank`, keeping
-    /// the first of least density.
+    /// Ranks the objects at `at` in order after `victim` of density `rank`, keeping the first
+    /// of least density.
     #[inline(always)]
     fn rank<const UNIT: bool>(&self, at: &[u32], mut victim: usize, mut rank: f32) -> (usize, f32) {
         for &i in at {
-            if i == SKIP {
-                continue;
-            }
-            let d = self.density_with::<UNIT>(&self.tags[i as usize]);
+            let d = self.density_with::<UNIT>(i as usize);
             let less = d < rank;
             victim = if less { i as usize } else { victim };
             rank = if less { d } else { rank };
@@ -515,12 +651,45 @@ impl LhdCore {
         (victim, rank)
     }
 
-    /// Chooses a victim, removes it and returns its key.
-    pub fn evict(&mut self) -> u32 {
-        self.evict_tag().key
+    /// The recent admissions still resident, ranked in the ring's order after `victim` of
+    /// density `rank` (the first of least density).
+    #[inline(always)]
+    fn rank_recent<const UNIT: bool>(&self, mut victim: usize, mut rank: f32) -> (usize, f32) {
+        for (w, &word) in self.recent_live.iter().enumerate() {
+            let mut live = word;
+            while live != 0 {
+                let k = w * 64 + live.trailing_zeros() as usize;
+                live &= live - 1;
+                let i = self.recent_at[k] as usize;
+                let d = self.density_with::<UNIT>(i);
+                let less = d < rank;
+                victim = if less { i } else { victim };
+                rank = if less { d } else { rank };
+            }
+        }
+        (victim, rank)
     }
 
-    fn evict_tag(&mut self) -> Tag {
+    /// `recent_at[k] = at`, and its bit of `recent_live`.
+    #[inline(always)]
+    fn set_recent(&mut self, k: usize, at: u32) {
+        self.recent_at[k] = at;
+        let (w, bit) = (k / 64, 1u64 << (k % 64));
+        if at == NIL {
+            self.recent_live[w] &= !bit;
+        } else {
+            self.recent_live[w] |= bit;
+        }
+    }
+
+    /// Chooses a victim, removes it and returns its key.
+    pub fn evict(&mut self) -> u32 {
+        self.evict_frame().id
+    }
+
+    /// Chooses a victim, removes it and returns its frame (page mode: its page, kind and dirty
+    /// bit; with object sizes only the key is meaningful).
+    fn evict_frame(&mut self) -> Frame {
         if self.unit_sizes {
             self.evict_with::<true>()
         } else {
@@ -543,49 +712,56 @@ impl LhdCore {
             let drawn = &mut drawn[..raw.len()];
             for (i, &r) in drawn.iter_mut().zip(raw) {
                 *i = IndexSampler::index_of(r, n) as u32;
-                prefetch(&self.tags, *i as usize);
+                prefetch(&self.stamps, *i as usize);
+                if !UNIT {
+                    prefetch(&self.sizes, *i as usize);
+                }
             }
             (v, d) = self.rank::<UNIT>(drawn, v, d);
         }
-        for at in self.recent_at.chunks(BATCH) {
-            (v, d) = self.rank::<UNIT>(at, v, d);
-        }
-        (*victim, *rank) = (v, d);
+        (*victim, *rank) = self.rank_recent::<UNIT>(v, d);
     }
 
-    /// [`LhdCore::rank_batches`] in page mode, same order and victim, one candidate at a time:
-    /// the drawn ones' tags were prefetched two evictions ahead (see the end of `evict_with`),
-    /// and the recent admissions' are in the CPU's cache.
+    /// [`LhdCore::rank_batches`] in page mode, same victim: the drawn ones' stamps were
+    /// prefetched two evictions ahead (see the end of `evict_with`), and the recent admissions'
+    /// are in the CPU's cache. The drawn ones and the recent admissions are ranked as two
+    /// independent chains of compares, then the latter's least wins only if strictly less (it
+    /// comes after all of the former's), as ranking them in one sequence does.
     #[inline(always)]
     fn rank_unit(&self, candidates: usize, n: usize) -> (usize, f32) {
         let (mut victim, mut rank) = (usize::MAX, f32::MAX);
         for &r in &self.samples.ahead()[..candidates] {
             let i = IndexSampler::index_of(r, n);
-            let d = self.density_with::<true>(&self.tags[i]);
+            let d = self.density_with::<true>(i);
             let less = d < rank;
             victim = if less { i } else { victim };
             rank = if less { d } else { rank };
         }
-        self.rank::<true>(&self.recent_at, victim, rank)
+        let (recent, recent_rank) = self.rank_recent::<true>(usize::MAX, f32::MAX);
+        if recent_rank < rank {
+            (recent, recent_rank)
+        } else {
+            (victim, rank)
+        }
     }
 
-    fn evict_with<const UNIT: bool>(&mut self) -> Tag {
-        let n = self.tags.len();
+    fn evict_with<const UNIT: bool>(&mut self) -> Frame {
+        let n = self.stamps.len();
         let candidates = self.candidates();
         let mut victim = usize::MAX;
         let mut rank = f32::MAX;
         if candidates >= n {
             let mut oldest = u64::MAX;
             for i in 0..n {
-                let t = &self.tags[i];
-                let d = self.density_with::<UNIT>(t);
-                if d < rank || (d == rank && t.timestamp < oldest) {
-                    (victim, rank, oldest) = (i, d, t.timestamp);
+                let d = self.density_with::<UNIT>(i);
+                let t = self.stamps[i].timestamp();
+                if d < rank || (d == rank && t < oldest) {
+                    (victim, rank, oldest) = (i, d, t);
                 }
             }
         } else {
-            // A batch at a time: the batch's indices, their tags prefetched (mostly loaded
-            // already, see the end), then the ranking. The tags are random places in an array
+            // A batch at a time: the batch's indices, their stamps prefetched (mostly loaded
+            // already, see the end), then the ranking. The stamps are random places in an array
             // larger than the CPU's caches once the cache is large.
             let look = candidates.min(FORESEE);
             self.samples.ensure(candidates + look);
@@ -598,38 +774,69 @@ impl LhdCore {
         }
         assert!(victim != usize::MAX, "LHD evicts from a non-empty cache");
         self.ewma_victim = EWMA_DECAY * self.ewma_victim + (1.0 - EWMA_DECAY) * rank;
-        let t = self.tags[victim];
-        let age = self.age(&t);
-        self.evictions[t.class as usize * MAX_AGE + age] += 1.0;
-        if t.explorer {
-            self.explorer_budget += t.size as i64;
+        let s = self.stamps[victim];
+        let c = self.cold[victim];
+        let age = self.age(s);
+        self.evictions[s.class() * MAX_AGE + age] += 1.0;
+        if s.explorer() {
+            self.explorer_budget += self.size_with::<UNIT>(victim) as i64;
         }
-        self.pos[t.key as usize] = NIL;
+        self.pos[c.key as usize] = NIL;
         let last = (n - 1) as u32;
-        for at in &mut self.recent_at {
-            if *at == victim as u32 {
-                *at = NIL;
-            } else if *at == last {
-                *at = victim as u32;
+        for w in 0..self.recent_live.len() {
+            let mut live = self.recent_live[w];
+            while live != 0 {
+                let k = w * 64 + live.trailing_zeros() as usize;
+                live &= live - 1;
+                if self.recent_at[k] == victim as u32 {
+                    self.set_recent(k, NIL);
+                } else if self.recent_at[k] == last {
+                    self.recent_at[k] = victim as u32;
+                }
             }
         }
-        self.tags.swap_remove(victim);
-        if let Some(moved) = self.tags.get(victim) {
+        self.stamps.swap_remove(victim);
+        self.cold.swap_remove(victim);
+        if !UNIT {
+            self.sizes.swap_remove(victim);
+        }
+        if let Some(moved) = self.cold.get(victim) {
             self.pos[moved.key as usize] = victim as u32;
         }
-        // Foresee: the next eviction draws the next `candidates` outputs (their tags were
+        // Foresee: the next eviction draws the next `candidates` outputs (their stamps were
         // prefetched at the end of the eviction before), the one after it the following ones,
-        // from `0..n` again if the cache is full then (always in page mode). The latter's tags
+        // from `0..n` again if the cache is full then (always in page mode). The latter's stamps
         // are loaded now, at least an access ahead of the eviction before theirs.
-        let c = self.candidates();
-        if c < n {
-            let look = c.min(FORESEE);
-            self.samples.ensure(c + look);
-            for &r in &self.samples.ahead()[c..c + look] {
-                prefetch(&self.tags, IndexSampler::index_of(r, n));
+        let next = self.candidates();
+        if next < n {
+            let look = next.min(FORESEE);
+            self.samples.ensure(next + look);
+            let ahead = &self.samples.ahead()[next..next + look];
+            // And the rest of them: the victim's is read at once (its key, its page), a
+            // dependent miss to memory per eviction if not loaded by then. Only where the rest
+            // is larger than the CPU's L2 (where it is not, the loads are there already).
+            if n >= COLD_PREFETCH_MIN {
+                for &r in ahead {
+                    let i = IndexSampler::index_of(r, n);
+                    prefetch_at(&self.stamps, i);
+                    prefetch_at(&self.cold, i);
+                }
+            } else {
+                for &r in ahead {
+                    prefetch_at(&self.stamps, IndexSampler::index_of(r, n));
+                }
             }
         }
-        t
+        Frame {
+            page: c.page,
+            id: c.key,
+            kind: if s.0 & KIND_BIT != 0 {
+                Kind::Anon
+            } else {
+                Kind::File
+            },
+            dirty: s.0 & DIRTY_BIT != 0,
+        }
     }
 
     fn reconfigure(&mut self) {
@@ -643,7 +850,7 @@ impl LhdCore {
     }
 
     fn adapt_age_coarsening(&mut self) {
-        self.ewma_objects = self.ewma_objects * EWMA_DECAY + self.tags.len() as f32;
+        self.ewma_objects = self.ewma_objects * EWMA_DECAY + self.stamps.len() as f32;
         self.ewma_mass = self.ewma_mass * EWMA_DECAY + 1.0;
         let objects = self.ewma_objects / self.ewma_mass;
         let optimal = objects / (AGE_COARSENING_ERROR_TOLERANCE * MAX_AGE as f32);
@@ -689,7 +896,7 @@ impl LhdCore {
             .hits
             .chunks(MAX_AGE)
             .zip(self.evictions.chunks(MAX_AGE))
-            .zip(self.densities.chunks_mut(MAX_AGE));
+            .zip(self.densities[..TABLE].chunks_mut(MAX_AGE));
         for ((hit, evicted), density) in classes {
             let mut events = hit[MAX_AGE - 1] + evicted[MAX_AGE - 1];
             let mut hits = hit[MAX_AGE - 1];
@@ -702,6 +909,7 @@ impl LhdCore {
                 density[a] = if events > 1e-5 { hits / lifetime } else { 0.0 };
             }
         }
+        explorer_rows(&mut self.densities);
     }
 }
 
@@ -736,7 +944,7 @@ impl Policy for Lhd {
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if let Some(&p) = self.core.pos.get(r.id as usize).filter(|&&p| p != NIL) {
-            self.core.tags[p as usize].dirty |= r.is_write();
+            self.core.stamps[p as usize].0 |= r.is_write() as u64 * DIRTY_BIT;
             self.core.hit(p as usize, 1.0);
             sink.hit(r, 0);
             return;
@@ -746,19 +954,12 @@ impl Policy for Lhd {
             return;
         }
         if self.core.len() == self.cap {
-            let v = self.core.evict_tag();
-            let frame = Frame {
-                page: v.page,
-                id: v.key,
-                kind: v.kind,
-                dirty: v.dirty,
-            };
+            let frame = self.core.evict_frame();
             sink.evict(frame.out(0));
         }
         self.core.grow(r.id as usize + 1);
-        let i = self.core.insert(r.id, 1.0);
-        let t = &mut self.core.tags[i];
-        (t.page, t.kind, t.dirty) = (r.page(), r.kind(), r.is_write());
+        let frame = frame_bits(r.kind(), r.is_write());
+        self.core.insert(r.id, 1.0, r.page(), frame);
         sink.miss(r, 0);
     }
 
@@ -774,8 +975,8 @@ impl Policy for Lhd {
 #[cfg(test)]
 mod tests {
     use super::{
-        hit_age_class, ExplorerDraws, LhdConfig, LhdCore, Samples, EXPLORER_SEED, HIT_AGE_CLASSES,
-        MAX_AGE, NIL,
+        hit_age_class, ExplorerDraws, Lhd, LhdConfig, LhdCore, Samples, Stamp, EXPLORER_SEED,
+        FRAME_BITS, HIT_AGE_CLASSES, MAX_AGE, NIL,
     };
     use crate::policy::sampling::IndexSampler;
     use crate::sim::check::{replay_ids, replay_spec_ids};
@@ -867,13 +1068,128 @@ mod tests {
                 assert!(!core.contains(v));
             }
             core.update(key, 1.0);
-            for (&k, &at) in core.recent.iter().zip(&core.recent_at) {
+            for (r, (&k, &at)) in core.recent.iter().zip(&core.recent_at).enumerate() {
                 let expected = core.pos.get(k as usize).copied().unwrap_or(NIL);
                 assert_eq!(at, expected, "recent key {k}");
+                let live = core.recent_live[r / 64] >> (r % 64) & 1 != 0;
+                assert_eq!(live, at != NIL, "recent {r}: live bit");
                 tracked += (at != NIL) as usize;
             }
         }
         assert!(tracked > 0, "no recent admission was ever resident");
+    }
+
+    #[test]
+    fn stamps_pack_and_age_exactly() {
+        // The stamp's fields come back as packed, and its age taken from the word is the
+        // coarsened difference of the timestamps, clamped to the last age, for every shift,
+        // flag pattern and a difference on either side of each multiple of 2^shift.
+        let mut core = LhdCore::new(&LhdConfig::default(), 10, true);
+        for shift in [0u32, 1, 5, 10, 17, 30] {
+            core.shift = shift;
+            for &(ts, delta) in &[(0u64, 0u64), (5, 1), (1 << 40, 3), (12_345, 1 << 20)] {
+                for d in [
+                    delta,
+                    (delta << shift) + 1,
+                    (delta << shift).saturating_sub(1),
+                ] {
+                    core.timestamp = ts + d;
+                    for class in 0..HIT_AGE_CLASSES {
+                        for explorer in [false, true] {
+                            for frame in 0..4u64 {
+                                let s = Stamp::new(ts, class, explorer, frame);
+                                assert_eq!(s.timestamp(), ts);
+                                assert_eq!(s.class(), class);
+                                assert_eq!(s.explorer(), explorer);
+                                assert_eq!(s.row(), class + HIT_AGE_CLASSES * explorer as usize);
+                                assert_eq!(s.0 & FRAME_BITS, frame);
+                                let age = ((d >> shift) as usize).min(MAX_AGE - 1);
+                                assert_eq!(core.age(s), age, "ts {ts} d {d} shift {shift}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn explorer_rows_are_each_class_plus_one() {
+        // Before and after a reconfiguration (the prior, then the modelled densities), an
+        // explorer's row is its class's + 1, and the last age ranks lowest in both.
+        let mut core = LhdCore::new(&LhdConfig::default(), 100, true);
+        let mut x = 7u64;
+        for round in 0..2 {
+            for c in 0..HIT_AGE_CLASSES {
+                for a in 0..MAX_AGE {
+                    let d = core.densities[c * MAX_AGE + a];
+                    let e = core.densities[(HIT_AGE_CLASSES + c) * MAX_AGE + a];
+                    assert_eq!(e, d + 1.0, "round {round} class {c} age {a}");
+                }
+                assert_eq!(core.densities[c * MAX_AGE + MAX_AGE - 1], f32::MIN);
+            }
+            for _ in 0..(1 << 20) {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let key = ((x >> 33) % 300) as u32;
+                if !core.contains(key) && core.len() == 100 {
+                    core.evict();
+                }
+                core.update(key, 1.0);
+            }
+        }
+        assert!(core.reconfigurations >= 1);
+    }
+
+    #[test]
+    fn evictions_report_the_frame() {
+        // The page, kind and dirty bit of every evicted page are those it was loaded with (and
+        // written since), over a capacity whose evictions sample and move entries.
+        use crate::policy::{Policy, PolicyCtx, PolicyDef};
+        use crate::sim::check::make_refs;
+        use crate::sim::{PageId, PageOut, PageRef, Sink};
+        use crate::trace::Kind;
+        #[derive(Default)]
+        struct Evicted(Vec<PageOut>);
+        impl Sink for Evicted {
+            fn hit(&mut self, _r: &PageRef, _tier: u8) {}
+            fn miss(&mut self, _r: &PageRef, _tier: u8) {}
+            fn miss_bypass(&mut self, _r: &PageRef) {}
+            fn evict(&mut self, p: PageOut) {
+                self.0.push(p);
+            }
+            fn write_back(&mut self, _pages: &[PageOut]) {}
+            fn migrate(&mut self, _id: PageId, _page: u64, _from: u8, _to: u8) {}
+        }
+        let mut x = 99u64;
+        let pages: Vec<(u64, bool)> = (0..50_000)
+            .map(|_| {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (1_000_000 + 7 * ((x >> 33) % 400), (x >> 20) & 7 < 2)
+            })
+            .collect();
+        let refs = make_refs(&pages);
+        let ctx = PolicyCtx {
+            capacity: 60,
+            tiers: 1,
+            page_size: 4096,
+        };
+        let mut lhd = Lhd::build(&LhdConfig::default(), &ctx).unwrap();
+        lhd.grow(400);
+        let mut sink = Evicted::default();
+        let mut dirty = std::collections::HashMap::new();
+        let mut checked = [0usize; 2];
+        for i in 0..refs.len() {
+            let r = refs.get(i);
+            let before = sink.0.len();
+            lhd.access(&r, &mut sink);
+            for p in &sink.0[before..] {
+                assert_eq!(p.kind == Kind::Anon, p.page % 3 == 0, "page {}", p.page);
+                assert_eq!(p.dirty, dirty.remove(&p.page).unwrap(), "page {}", p.page);
+                checked[p.dirty as usize] += 1;
+            }
+            *dirty.entry(r.page()).or_insert(false) |= r.is_write();
+        }
+        assert!(checked[0] > 1_000 && checked[1] > 1_000, "{checked:?}");
     }
 
     #[test]
