@@ -8,7 +8,9 @@
 //! `cargo run --release -p tierlab-core --example throughput -- [TRACE] [CACHE_FRACTION] [REPEATS] [POLICY...]`
 //!
 //! Every kernel runs after the policies unless kernels are named among the policies
-//! (`kernel:sampled64`, ...; `kernel:none` runs none).
+//! (`kernel:sampled64`, ...; `kernel:none` runs none). With `lru` and `kernel:lru` in the run,
+//! each sampled kernel's time plus what `lru` spends beyond its bare kernel (sink and loop) is
+//! printed as a ratio to `lru`: the bound of a sampling policy with that many samples.
 //!
 //! TRACE defaults to `zipf:alpha=1.0,pages=1000000,n=10000000,seed=1`, the
 //! cache to 10% of the generator's pages (of the distinct pages for files).
@@ -140,6 +142,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "{:<24} {:>8} {:>10} {:>12} {:>14} {:>10}",
         "policy", "M/s", "floor/x", "misses", "counting M/s", "floor/x"
     );
+    // `lru`'s median seconds, when it ran: the sampled kernels' bounds are read against it.
+    let mut lru_seconds = None;
     for p in &policies {
         let spec = PolicySpec::parse(p)?;
         let ctx = PolicyCtx {
@@ -166,6 +170,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             counting_secs.push(r.policy_seconds);
         }
         let (s, c) = (median(secs), median(counting_secs));
+        if p == "lru" {
+            lru_seconds = Some(s);
+        }
         println!(
             "{:<24} {:>8.2} {:>10.1} {:>12} {:>14.2} {:>10.1}",
             p,
@@ -193,6 +200,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             kernels.push((name, Box::new(kernel)));
         }
     }
+    let mut kernel_seconds = Vec::new();
     for (name, kernel) in kernels {
         if !kernel_names.is_empty() && !kernel_names.contains(&name) {
             continue;
@@ -214,6 +222,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             s / floor,
             misses
         );
+        kernel_seconds.push((name, s));
+    }
+    // A sampling policy pays what `lru` pays beyond its bare kernel (the accounting sink, the
+    // engine's loop) on top of its sampled eviction: the kernel's time plus that difference is
+    // the most such a policy can do, as a ratio to `lru` of this run.
+    let bare_lru = kernel_seconds.iter().find(|(k, _)| k == "kernel:lru");
+    if let (Some(lru), Some((_, bare))) = (lru_seconds, bare_lru) {
+        let overhead = (lru - bare).max(0.0);
+        println!(
+            "lru's sink and loop: {:.1} ns a reference; a sampled policy's bound (x lru):",
+            overhead / n * 1e9
+        );
+        for (name, s) in kernel_seconds.iter().filter(|(k, _)| k.contains("sampled")) {
+            println!("  {name:<22} {:>6.3}", lru / (s + overhead));
+        }
     }
     Ok(())
 }
