@@ -74,6 +74,19 @@ pub struct FreqSketch {
     samples: u64,
     sample_size: u64,
     resets: u64,
+    /// [`FreqSketch::estimate_remembered`]'s last estimate: the key's hash, its estimate, and
+    /// its counter block and doorkeeper word, which a record must not have touched since.
+    memo: Memo,
+}
+
+/// One remembered estimate (see [`FreqSketch::estimate_remembered`]).
+#[derive(Clone, Copy)]
+struct Memo {
+    h: u64,
+    est: u32,
+    block: usize,
+    word: usize,
+    valid: bool,
 }
 
 /// Counter ceiling: 4-bit counters.
@@ -118,6 +131,13 @@ impl FreqSketch {
             samples: 0,
             sample_size,
             resets: 0,
+            memo: Memo {
+                h: 0,
+                est: 0,
+                block: 0,
+                word: 0,
+                valid: false,
+            },
         }
     }
 
@@ -170,23 +190,40 @@ impl FreqSketch {
         prefetch(&self.door, s.word);
     }
 
+    /// Starts loading only the counter block of the key whose hash is `h` (a hint): what
+    /// [`FreqSketch::exceeds_hashed`] reads first, and mostly alone.
+    #[inline(always)]
+    pub fn prefetch_counters_hashed(&self, h: u64) {
+        prefetch(&self.counters, self.spot(h).block);
+    }
+
     /// Records one access to `key` (a sample).
     pub fn record(&mut self, key: u64) {
         self.record_hashed(Self::hash(key))
     }
 
     /// [`FreqSketch::record`] of the key whose [`FreqSketch::hash`] is `h`.
-    #[inline]
+    #[inline(always)]
     pub fn record_hashed(&mut self, h: u64) {
         let s = self.spot(h);
+        // A remembered estimate whose counter block or doorkeeper word this record may change
+        // is forgotten (conservatively: another key's counters in the same block too).
+        if s.block == self.memo.block || s.word == self.memo.word {
+            self.memo.valid = false;
+        }
         let bits = Self::door_bits(&s);
         let door = &mut self.door[s.word];
         if *door & bits == bits {
             let b = &mut self.counters[s.block].0;
-            for i in 0..self.depth {
+            // Branch-free: hot keys' counters sit at the ceiling half the time.
+            let mut bump = |i: u32| {
                 let c = &mut b[Self::counter(&s, i)];
-                // Branch-free: hot keys' counters sit at the ceiling half the time.
                 *c += (*c < MAX_COUNT) as u8;
+            };
+            if self.depth == 4 {
+                (0..4).for_each(&mut bump);
+            } else {
+                (0..self.depth).for_each(bump);
             }
         } else {
             *door |= bits;
@@ -203,19 +240,64 @@ impl FreqSketch {
     }
 
     /// [`FreqSketch::estimate`] of the key whose [`FreqSketch::hash`] is `h`.
-    #[inline]
+    #[inline(always)]
     pub fn estimate_hashed(&self, h: u64) -> u32 {
         let s = self.spot(h);
+        let bits = Self::door_bits(&s);
+        self.min_count(&s) + (self.door[s.word] & bits == bits) as u32
+    }
+
+    /// Whether the estimate of the key whose [`FreqSketch::hash`] is `h` exceeds `k`, i.e.
+    /// `estimate_hashed(h) > k`, reading the doorkeeper only when the counters leave it open:
+    /// the estimate is the counters' minimum `m` plus 0 or 1, so `m > k` admits and `m < k`
+    /// rejects whatever the doorkeeper holds. W-TinyLFU's admission test on a miss-heavy
+    /// trace mostly decides on the counters (the candidate's minimum is mostly below the
+    /// victim's estimate), which saves the doorkeeper word, a cache line at random.
+    #[inline(always)]
+    pub fn exceeds_hashed(&self, h: u64, k: u32) -> bool {
+        let s = self.spot(h);
+        let m = self.min_count(&s);
+        if m != k {
+            return m > k;
+        }
+        let bits = Self::door_bits(&s);
+        self.door[s.word] & bits == bits
+    }
+
+    /// [`FreqSketch::estimate_hashed`], remembered: asked again for the same key while no
+    /// record has touched its counter block or doorkeeper word and no reset has happened, it
+    /// answers from memory (the estimate is a function of those two lines alone, so the
+    /// answer is the same). W-TinyLFU's main victim mostly stays the victim for many
+    /// admission tests.
+    #[inline(always)]
+    pub fn estimate_remembered(&mut self, h: u64) -> u32 {
+        if self.memo.valid && self.memo.h == h {
+            return self.memo.est;
+        }
+        let s = self.spot(h);
+        let est = self.estimate_hashed(h);
+        self.memo = Memo {
+            h,
+            est,
+            block: s.block,
+            word: s.word,
+            valid: true,
+        };
+        est
+    }
+
+    /// The smallest of the key's `depth` counters.
+    #[inline(always)]
+    fn min_count(&self, s: &Spot) -> u32 {
         let b = &self.counters[s.block].0;
         let min = if self.depth == 4 {
             // The default depth, unrolled: two independent minima instead of a chain.
-            let [x, y, z, w] = [0, 1, 2, 3].map(|i| b[Self::counter(&s, i)]);
+            let [x, y, z, w] = [0, 1, 2, 3].map(|i| b[Self::counter(s, i)]);
             x.min(y).min(z.min(w))
         } else {
-            (0..self.depth).fold(MAX_COUNT, |m, i| m.min(b[Self::counter(&s, i)]))
+            (0..self.depth).fold(MAX_COUNT, |m, i| m.min(b[Self::counter(s, i)]))
         };
-        let bits = Self::door_bits(&s);
-        min as u32 + (self.door[s.word] & bits == bits) as u32
+        min as u32
     }
 
     /// Section 3.3's reset: halve every counter and the sample count; clear the doorkeeper.
@@ -226,6 +308,7 @@ impl FreqSketch {
             }
         }
         self.door.fill(0);
+        self.memo.valid = false;
         self.samples /= 2;
         self.resets += 1;
     }
@@ -360,6 +443,34 @@ impl LcsCbf {
             .map(|i| self.counters[self.index(a, b, i)])
             .min()
             .unwrap_or(0)
+    }
+
+    /// [`LcsCbf::estimate_hashed`] of `h` before an [`LcsCbf::add_hashed`] of it, in one pass
+    /// over its counters (an index drawn twice counts its first value, as the separate calls
+    /// would: every minimum is taken before any addition).
+    #[inline]
+    pub fn estimate_then_add(&mut self, h: u64) -> u32 {
+        let mut idx = [0usize; 16];
+        let n = self.hashes as usize;
+        if n > idx.len() {
+            let e = self.estimate_hashed(h);
+            self.add_hashed(h);
+            return e;
+        }
+        let (a, b) = Self::ab(h);
+        let mut min = u32::MAX;
+        for (i, x) in idx[..n].iter_mut().enumerate() {
+            *x = self.index(a, b, i as u32);
+            min = min.min(self.counters[*x]);
+        }
+        for &x in &idx[..n] {
+            self.counters[x] = self.counters[x].wrapping_add(1);
+        }
+        if n == 0 {
+            0
+        } else {
+            min
+        }
     }
 
     pub fn decay(&mut self) {

@@ -117,11 +117,6 @@ struct Node {
     seg: u8,
 }
 
-enum Freq {
-    Paper(FreqSketch),
-    Lcs(LcsCbf),
-}
-
 pub struct WTinyLfu {
     lcs: bool,
     cap: u64,
@@ -133,11 +128,17 @@ pub struct WTinyLfu {
     lists: [List; 3],
     arena: Arena<Node>,
     table: SlotTable,
-    freq: Freq,
+    /// The paper's sketch (a minimal unused one in the libCacheSim variant) and libCacheSim's
+    /// filter (likewise), as two fields so the hot paths do not match on a variant.
+    sketch: FreqSketch,
+    cbf: LcsCbf,
+    /// The main victim whose sketch entries [`WTinyLfu::prefetch_admission`] last loaded.
+    hinted_victim: u32,
     main_hits: u64,
     decay_every: u64,
     admitted: u64,
     rejected: u64,
+    exp: u32,
 }
 
 impl PolicyDef for WTinyLfu {
@@ -158,7 +159,7 @@ impl PolicyDef for WTinyLfu {
             )));
         }
         let cap = ctx.capacity as u64;
-        let (wcap, main_cap, seg_max, freq, decay_every);
+        let (wcap, main_cap, seg_max, sketch, cbf, decay_every);
         if cfg.libcachesim {
             wcap = (cap as f64 * cfg.window) as u64;
             main_cap = cap - wcap;
@@ -175,19 +176,16 @@ impl PolicyDef for WTinyLfu {
                      of {main_cap} would have {n} counters; at most 2^28 are allowed"
                 )));
             }
-            freq = Freq::Lcs(LcsCbf::new(n, hashes));
+            cbf = LcsCbf::new(n, hashes);
+            sketch = FreqSketch::new(1, 1, 1, 1);
             decay_every = 32 * main_cap;
         } else {
             wcap = cap - (cap as f64 * (1.0 - cfg.window)) as u64;
             main_cap = cap - wcap;
             let protected = (main_cap as f64 * cfg.protected) as u64;
             seg_max = [wcap, main_cap - protected, protected];
-            freq = Freq::Paper(FreqSketch::new(
-                ctx.capacity,
-                cfg.width,
-                cfg.depth,
-                cfg.sample,
-            ));
+            sketch = FreqSketch::new(ctx.capacity, cfg.width, cfg.depth, cfg.sample);
+            cbf = LcsCbf::new(1, 1);
             decay_every = 0;
         }
         Ok(WTinyLfu {
@@ -200,11 +198,17 @@ impl PolicyDef for WTinyLfu {
             lists: Default::default(),
             arena: Arena::with_capacity(ctx.capacity.min(1 << 20)),
             table: SlotTable::default(),
-            freq,
+            sketch,
+            cbf,
+            hinted_victim: NIL,
             main_hits: 0,
             decay_every,
             admitted: 0,
             rejected: 0,
+            exp: std::env::var("TIERLAB_WT_EXP")
+                .ok()
+                .and_then(|v| u32::from_str_radix(&v, 16).ok())
+                .unwrap_or(0xff),
         })
     }
     fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -245,35 +249,28 @@ impl WTinyLfu {
             .back()
             .or_else(|| self.lists[PROTECTED].back())
     }
-    fn estimate(&self, s: u32) -> u32 {
-        let h = self.node(s).h;
-        match &self.freq {
-            Freq::Paper(f) => f.estimate_hashed(h),
-            Freq::Lcs(c) => c.estimate_hashed(h),
-        }
-    }
-    /// The sketch's hash of `page`.
+    /// libCacheSim's filter estimate of slot `s`'s page.
     #[inline]
-    fn hash(&self, page: u64) -> u64 {
-        match &self.freq {
-            Freq::Paper(_) => FreqSketch::hash(page),
-            Freq::Lcs(_) => LcsCbf::hash(page),
-        }
+    fn lcs_estimate(&self, s: u32) -> u32 {
+        self.cbf.estimate_hashed(self.node(s).h)
     }
-    /// Starts loading the sketch entries of the page whose hash is `h` (a hint).
+
+    /// TinyLFU's admission test (paper rules): whether candidate `c`'s estimate is higher than
+    /// victim `v`'s. The victim's estimate is remembered by the sketch (it mostly stays the
+    /// victim for many tests), the candidate's read from its counters first
+    /// ([`FreqSketch::exceeds_hashed`]); the answer is the same as comparing two estimates.
     #[inline(always)]
-    fn prefetch_hashed(&self, h: u64) {
-        match &self.freq {
-            Freq::Paper(f) => f.prefetch_hashed(h),
-            Freq::Lcs(c) => c.prefetch_hashed(h),
-        }
-    }
-    /// Records a sample of the page whose hash is `h`.
-    #[inline]
-    fn add(&mut self, h: u64) {
-        match &mut self.freq {
-            Freq::Paper(f) => f.record_hashed(h),
-            Freq::Lcs(c) => c.add_hashed(h),
+    fn admits(&mut self, c: u32, v: u32) -> bool {
+        let (hc, hv) = (self.node(c).h, self.node(v).h);
+        let k = if self.exp & 0x10 != 0 {
+            self.sketch.estimate_remembered(hv)
+        } else {
+            self.sketch.estimate_hashed(hv)
+        };
+        if self.exp & 1 != 0 {
+            self.sketch.exceeds_hashed(hc, k)
+        } else {
+            self.sketch.estimate_hashed(hc) > k
         }
     }
 
@@ -296,16 +293,23 @@ impl WTinyLfu {
 
     /// A speed hint after a miss, so that on a large cache (whose sketch, doorkeeper and
     /// nodes are far larger than the CPU's caches) the next admission tests do not wait for
-    /// memory: the window's candidate after next gets its sketch entries and table entry
-    /// loaded, the one after that its node (a pipeline: each is read one miss after its
-    /// load began), and the main victim its sketch entries, table entry and the node after
-    /// it. Changes nothing.
-    #[inline]
-    fn prefetch_admission(&self) {
+    /// memory: the window's candidate after next gets its sketch entries (paper rules: its
+    /// counter block only, see [`WTinyLfu::admits`]) and table entry loaded, the one after
+    /// that its node (a pipeline: each is read one miss after its load began), and the main
+    /// victim, when it is not the one hinted last time, its sketch entries, table entry and
+    /// the node after it. Changes nothing but the record of the hinted victim.
+    #[inline(always)]
+    fn prefetch_admission(&mut self) {
         let w = &self.lists[WINDOW];
         if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
             let n = self.node(p);
-            self.prefetch_hashed(n.h);
+            if self.lcs {
+                self.cbf.prefetch_hashed(n.h);
+            } else if self.exp & 2 != 0 {
+                self.sketch.prefetch_counters_hashed(n.h);
+            } else {
+                self.sketch.prefetch_hashed(n.h);
+            }
             self.table.prefetch(n.f.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
                 self.arena.prefetch(q);
@@ -316,8 +320,17 @@ impl WTinyLfu {
         } else {
             &self.lists[PROBATION]
         };
+        let v = main.back().unwrap_or(NIL);
+        if v == self.hinted_victim && self.exp & 0x20 != 0 {
+            return;
+        }
+        self.hinted_victim = v;
         main.prefetch_back(&self.arena, |v| {
-            self.prefetch_hashed(v.h);
+            if self.lcs {
+                self.cbf.prefetch_hashed(v.h);
+            } else {
+                self.sketch.prefetch_hashed(v.h);
+            }
             self.table.prefetch(v.f.id);
         });
     }
@@ -333,7 +346,7 @@ impl WTinyLfu {
             let mut admit = size <= self.main_cap;
             while admit && self.main_used() + size > self.main_cap {
                 let v = self.main_victim().expect("a full main cache has objects");
-                if self.estimate(c) > self.estimate(v) {
+                if self.admits(c, v) {
                     self.evict(v, sink);
                 } else {
                     admit = false;
@@ -406,31 +419,36 @@ impl WTinyLfu {
             };
             let h = self.node(c).h;
             let size = self.node(c).size as u64;
-            let mut done = false;
             if self.main_used() + size <= self.main_cap {
                 self.unlink(c);
                 self.lcs_main_insert(c, sink);
                 self.admitted += 1;
+                self.cbf.add_hashed(h);
+                continue;
+            }
+            let v = self.main_victim().expect("a full main cache has objects");
+            // The victim's estimate first: the candidate's one pass over its counters then
+            // reads them and adds its sample (as the estimate and the addition after it would).
+            let kv = self.lcs_estimate(v);
+            let kc = if self.exp & 4 != 0 {
+                self.cbf.estimate_then_add(h)
             } else {
-                let v = self.main_victim().expect("a full main cache has objects");
-                if self.estimate(c) > self.estimate(v) {
-                    self.evict(v, sink);
-                    self.unlink(c);
-                    self.lcs_main_insert(c, sink);
-                    self.admitted += 1;
-                    // The main victim's eviction made room: this call ends here (pip
-                    // libcachesim 0.3.5; see the module doc).
-                    done = true;
-                } else {
-                    self.evict(c, sink);
-                    self.rejected += 1;
-                    done = true;
-                }
+                let e = self.lcs_estimate(c);
+                self.cbf.add_hashed(h);
+                e
+            };
+            if kc > kv {
+                self.evict(v, sink);
+                self.unlink(c);
+                self.lcs_main_insert(c, sink);
+                self.admitted += 1;
+                // The main victim's eviction made room: this call ends here (pip
+                // libcachesim 0.3.5; see the module doc).
+            } else {
+                self.evict(c, sink);
+                self.rejected += 1;
             }
-            self.add(h);
-            if done {
-                return;
-            }
+            return;
         }
     }
 }
@@ -445,9 +463,10 @@ impl Policy for WTinyLfu {
     const PREFETCH_REFS: bool = true;
     #[inline(always)]
     fn prefetch_ref(&self, r: &PageRef) {
-        match &self.freq {
-            Freq::Paper(f) => f.prefetch(r.page()),
-            Freq::Lcs(c) => c.prefetch(r.page()),
+        if self.lcs {
+            self.cbf.prefetch(r.page());
+        } else {
+            self.sketch.prefetch(r.page());
         }
     }
 
@@ -463,17 +482,15 @@ impl Policy for WTinyLfu {
                     self.lists[WINDOW].move_to_front(&mut self.arena, slot);
                 } else {
                     self.lcs_main_hit(slot, sink);
-                    self.add(h);
+                    self.cbf.add_hashed(h);
                     self.main_hits += 1;
                     if self.main_hits >= self.decay_every {
                         self.main_hits = 0;
-                        if let Freq::Lcs(c) = &mut self.freq {
-                            c.decay();
-                        }
+                        self.cbf.decay();
                     }
                 }
             } else {
-                self.add(h);
+                self.sketch.record_hashed(h);
                 match seg {
                     PROBATION => self.promote(slot),
                     s => self.lists[s].move_to_front(&mut self.arena, slot),
@@ -482,8 +499,8 @@ impl Policy for WTinyLfu {
             return;
         }
         let size = r.size();
-        let h = self.hash(r.page());
         if self.lcs {
+            let h = LcsCbf::hash(r.page());
             if size > self.cap || size > self.wcap || size > self.seg_max[PROBATION] {
                 sink.miss_bypass(r);
                 return;
@@ -499,11 +516,12 @@ impl Policy for WTinyLfu {
             });
             self.table.set(r.id, s);
             self.link(s, WINDOW);
-            self.add(h);
+            self.cbf.add_hashed(h);
             sink.miss(r, 0);
             self.prefetch_admission();
         } else {
-            self.add(h);
+            let h = FreqSketch::hash(r.page());
+            self.sketch.record_hashed(h);
             if size > self.cap {
                 sink.miss_bypass(r);
                 return;
@@ -531,9 +549,10 @@ impl Policy for WTinyLfu {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let resets = match &self.freq {
-            Freq::Paper(f) => f.resets(),
-            Freq::Lcs(c) => c.decays(),
+        let resets = if self.lcs {
+            self.cbf.decays()
+        } else {
+            self.sketch.resets()
         };
         vec![
             ("admitted", self.admitted),
