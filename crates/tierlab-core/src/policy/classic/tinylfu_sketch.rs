@@ -197,6 +197,26 @@ impl FreqSketch {
         prefetch(&self.counters, self.spot(h).block);
     }
 
+    /// Starts loading only the doorkeeper word of the key whose hash is `h` (a hint).
+    #[inline(always)]
+    pub fn prefetch_door_hashed(&self, h: u64) {
+        prefetch(&self.door, self.spot(h).word);
+    }
+
+    /// Starts loading the counter block of the key whose hash is `h` if its doorkeeper bits
+    /// are all set now, i.e. if recording it now would increment its counters (a hint; reads
+    /// the doorkeeper word, which [`FreqSketch::prefetch_door_hashed`] should have loaded).
+    #[inline(always)]
+    pub fn prefetch_counters_if_door(&self, h: u64) {
+        let s = self.spot(h);
+        let bits = Self::door_bits(&s);
+        if let Some(&w) = self.door.get(s.word) {
+            if w & bits == bits {
+                prefetch(&self.counters, s.block);
+            }
+        }
+    }
+
     /// Records one access to `key` (a sample).
     pub fn record(&mut self, key: u64) {
         self.record_hashed(Self::hash(key))

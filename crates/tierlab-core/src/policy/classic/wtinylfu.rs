@@ -69,7 +69,11 @@
 use super::tinylfu_sketch::{FreqSketch, LcsCbf};
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
+use crate::policy::{
+    check_fraction, Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor, PREFETCH_FAR,
+    PREFETCH_NEAR,
+};
+use std::cell::Cell;
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
@@ -139,7 +143,15 @@ pub struct WTinyLfu {
     admitted: u64,
     rejected: u64,
     exp: u32,
+    /// The sketch hashes of the last references [`Policy::prefetch_ref`] saw (a ring, for
+    /// its second stage), and how many it saw.
+    ref_ring: [Cell<u64>; REF_RING],
+    ref_seen: Cell<usize>,
 }
+
+/// Room in [`WTinyLfu::ref_ring`]: the references between the replay loop's far and near hints.
+const REF_RING: usize = 16;
+const REF_LAG: usize = PREFETCH_FAR - PREFETCH_NEAR;
 
 impl PolicyDef for WTinyLfu {
     const NAME: &'static str = "wtinylfu";
@@ -209,6 +221,8 @@ impl PolicyDef for WTinyLfu {
                 .ok()
                 .and_then(|v| u32::from_str_radix(&v, 16).ok())
                 .unwrap_or(0xff),
+            ref_ring: Default::default(),
+            ref_seen: Cell::new(0),
         })
     }
     fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -312,7 +326,11 @@ impl WTinyLfu {
             }
             self.table.prefetch(n.f.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
-                self.arena.prefetch(q);
+                if self.exp & 0x80 != 0 {
+                    self.arena.prefetch_whole(q);
+                } else {
+                    self.arena.prefetch(q);
+                }
             }
         }
         let main = if self.lists[PROBATION].is_empty() {
@@ -465,6 +483,19 @@ impl Policy for WTinyLfu {
     fn prefetch_ref(&self, r: &PageRef) {
         if self.lcs {
             self.cbf.prefetch(r.page());
+        } else if self.exp & 0x40 != 0 {
+            // Two stages: the doorkeeper word now; about `REF_LAG` references later, when it
+            // has arrived, the counter block if the doorkeeper says recording will need it
+            // (a page seen for the first time, most of a miss-heavy trace, does not).
+            let h = FreqSketch::hash(r.page());
+            let n = self.ref_seen.get();
+            self.ref_ring[n % REF_RING].set(h);
+            self.ref_seen.set(n.wrapping_add(1));
+            self.sketch.prefetch_door_hashed(h);
+            if n >= REF_LAG {
+                let near = self.ref_ring[(n - REF_LAG) % REF_RING].get();
+                self.sketch.prefetch_counters_if_door(near);
+            }
         } else {
             self.sketch.prefetch(r.page());
         }
