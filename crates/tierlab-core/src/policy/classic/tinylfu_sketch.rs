@@ -77,6 +77,27 @@ pub struct FreqSketch {
     /// [`FreqSketch::estimate_remembered`]'s last estimate: the key's hash, its estimate, and
     /// its counter block and doorkeeper word, which a record must not have touched since.
     memo: Memo,
+    /// Per counter block, the sample count of the last record that incremented a counter in
+    /// it ([`FreqSketch::record_noting`]).
+    stamps: Vec<u32>,
+    /// Whether sample counts fit the stamps (`W < 2^32`).
+    stamping: bool,
+}
+
+/// What [`FreqSketch::record_noting`] notes about a key just recorded: the sample count of
+/// that record and the smallest of its counters after it; [`Noted::NONE`] when nothing can be
+/// said (a reset came with the record, or `W` is too large for 32-bit stamps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Noted {
+    pub stamp: u32,
+    pub min: u8,
+}
+
+impl Noted {
+    pub const NONE: Noted = Noted {
+        stamp: 0,
+        min: u8::MAX,
+    };
 }
 
 /// One remembered estimate (see [`FreqSketch::estimate_remembered`]).
@@ -138,6 +159,8 @@ impl FreqSketch {
                 word: 0,
                 valid: false,
             },
+            stamps: vec![0; blocks],
+            stamping: sample_size < u32::MAX as u64,
         }
     }
 
@@ -245,6 +268,8 @@ impl FreqSketch {
             } else {
                 (0..self.depth).for_each(bump);
             }
+            // Sample counts stay below `W` (a reset halves them), so they fit when stamping.
+            self.stamps[s.block] = (self.samples + 1) as u32;
         } else {
             *door |= bits;
         }
@@ -252,6 +277,45 @@ impl FreqSketch {
         if self.samples >= self.sample_size {
             self.reset();
         }
+    }
+
+    /// [`FreqSketch::record_hashed`], noting this record's sample count and the key's smallest
+    /// counter after it. Until the next reset the key stays in the doorkeeper (only a reset
+    /// clears it), so while no later record has incremented a counter in its block (the
+    /// block's stamp is at most this record's) its estimate is that counter plus 1
+    /// ([`FreqSketch::estimate_noted`]): the counter block is read now, while the replay
+    /// loop's hint has it in cache, instead of at the admission test.
+    #[inline(always)]
+    pub fn record_noting(&mut self, h: u64) -> Noted {
+        let resets = self.resets;
+        self.record_hashed(h);
+        if !self.stamping || self.resets != resets {
+            return Noted::NONE;
+        }
+        let s = self.spot(h);
+        Noted {
+            stamp: self.samples as u32,
+            min: self.min_count(&s) as u8,
+        }
+    }
+
+    /// The estimate of the key whose hash is `h` from what [`FreqSketch::record_noting`]
+    /// noted at its last record, when that still holds (no reset since, which the caller
+    /// vouches for by dropping notes at a reset, and no increment in its block since);
+    /// `None` otherwise.
+    #[inline(always)]
+    pub fn estimate_noted(&self, h: u64, noted: Noted) -> Option<u32> {
+        if noted.min == Noted::NONE.min {
+            return None;
+        }
+        let block = self.spot(h).block;
+        (self.stamps[block] <= noted.stamp).then_some(noted.min as u32 + 1)
+    }
+
+    /// Starts loading what [`FreqSketch::estimate_noted`] reads (a hint).
+    #[inline(always)]
+    pub fn prefetch_noted(&self, h: u64) {
+        prefetch(&self.stamps, self.spot(h).block);
     }
 
     /// Estimated frequency of `key` (count-min over the rows, plus 1 if in the doorkeeper).

@@ -66,15 +66,16 @@
 //! doorkeeper word and table entry) against LRU's three, with the prefetch hints already
 //! waiting for free miss buffers (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
 
-use super::tinylfu_sketch::{FreqSketch, LcsCbf};
+use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{
-    check_fraction, Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor, PREFETCH_FAR,
+    check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor, PREFETCH_FAR,
     PREFETCH_NEAR,
 };
 use std::cell::Cell;
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -111,14 +112,57 @@ const WINDOW: usize = 0;
 const PROBATION: usize = 1;
 const PROTECTED: usize = 2;
 
+/// A page's node: its frame's fields written out (with the policy's own bytes in what would
+/// be the frame's padding, so a node is 32 bytes and with its links 40).
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    f: Frame,
+    page: u64,
     /// The sketch's hash of the page, kept so that admission tests do not hash again.
     h: u64,
+    id: PageId,
     /// Size (page mode: 1; object sizes are `u32`).
     size: u32,
+    /// Paper rules, window nodes: what the sketch noted at the page's last record
+    /// ([`Noted`]), so that its admission test mostly needs no counter block.
+    stamp: u32,
+    kind: Kind,
+    dirty: bool,
     seg: u8,
+    min: u8,
+}
+
+impl Node {
+    #[inline(always)]
+    fn new(r: &PageRef, h: u64, size: u64, noted: Noted) -> Node {
+        Node {
+            page: r.page(),
+            h,
+            id: r.id,
+            size: size as u32,
+            stamp: noted.stamp,
+            kind: r.kind(),
+            dirty: r.is_write(),
+            seg: 0,
+            min: noted.min,
+        }
+    }
+    #[inline(always)]
+    fn out(&self) -> PageOut {
+        PageOut {
+            id: self.id,
+            page: self.page,
+            kind: self.kind,
+            dirty: self.dirty,
+            tier: 0,
+        }
+    }
+    #[inline(always)]
+    fn noted(&self) -> Noted {
+        Noted {
+            stamp: self.stamp,
+            min: self.min,
+        }
+    }
 }
 
 pub struct WTinyLfu {
@@ -138,6 +182,8 @@ pub struct WTinyLfu {
     cbf: LcsCbf,
     /// The main victim whose sketch entries [`WTinyLfu::prefetch_admission`] last loaded.
     hinted_victim: u32,
+    /// The sketch's resets when the window's notes were last checked.
+    resets_seen: u64,
     main_hits: u64,
     decay_every: u64,
     admitted: u64,
@@ -213,6 +259,7 @@ impl PolicyDef for WTinyLfu {
             sketch,
             cbf,
             hinted_victim: NIL,
+            resets_seen: 0,
             main_hits: 0,
             decay_every,
             admitted: 0,
@@ -249,10 +296,10 @@ impl WTinyLfu {
     }
     fn evict<S: Sink>(&mut self, s: u32, sink: &mut S) {
         self.unlink(s);
-        let f = self.arena.get(s).f;
-        self.table.clear(f.id);
+        let out = self.arena.get(s).out();
+        self.table.clear(out.id);
         self.arena.release(s);
-        sink.evict(f.out(0));
+        sink.evict(out);
     }
     fn main_used(&self) -> u64 {
         self.used[PROBATION] + self.used[PROTECTED]
@@ -281,6 +328,11 @@ impl WTinyLfu {
         } else {
             self.sketch.estimate_hashed(hv)
         };
+        if self.exp & 0x200 != 0 {
+            if let Some(e) = self.sketch.estimate_noted(hc, self.node(c).noted()) {
+                return e > k;
+            }
+        }
         if self.exp & 1 != 0 {
             self.sketch.exceeds_hashed(hc, k)
         } else {
@@ -289,6 +341,36 @@ impl WTinyLfu {
     }
 
     // ---- the paper's rules ----
+
+    /// A sample of the page whose hash is `h` (paper rules).
+    #[inline(always)]
+    fn record(&mut self, h: u64) {
+        self.sketch.record_hashed(h);
+        self.after_record();
+    }
+
+    /// [`WTinyLfu::record`], noting what a window node keeps ([`FreqSketch::record_noting`]).
+    #[inline(always)]
+    fn record_noting(&mut self, h: u64) -> Noted {
+        let noted = self.sketch.record_noting(h);
+        self.after_record();
+        noted
+    }
+
+    /// After a reset of the sketch the window's notes are stale: they are dropped (a walk of
+    /// the window, 1% of the cache, once per `W` samples).
+    #[inline(always)]
+    fn after_record(&mut self) {
+        if self.sketch.resets() != self.resets_seen {
+            self.resets_seen = self.sketch.resets();
+            let mut cur = self.lists[WINDOW].front();
+            while let Some(s) = cur {
+                let n = self.arena.get_mut(s);
+                (n.stamp, n.min) = (Noted::NONE.stamp, Noted::NONE.min);
+                cur = self.lists[WINDOW].next_of(&self.arena, s);
+            }
+        }
+    }
 
     /// Probation hit: to protected; protected's overflow back to probation's MRU end.
     fn promote(&mut self, s: u32) {
@@ -319,12 +401,14 @@ impl WTinyLfu {
             let n = self.node(p);
             if self.lcs {
                 self.cbf.prefetch_hashed(n.h);
+            } else if self.exp & 0x200 != 0 && n.min != Noted::NONE.min {
+                self.sketch.prefetch_noted(n.h);
             } else if self.exp & 2 != 0 {
                 self.sketch.prefetch_counters_hashed(n.h);
             } else {
                 self.sketch.prefetch_hashed(n.h);
             }
-            self.table.prefetch(n.f.id);
+            self.table.prefetch(n.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
                 if self.exp & 0x80 != 0 {
                     self.arena.prefetch_whole(q);
@@ -349,7 +433,7 @@ impl WTinyLfu {
             } else {
                 self.sketch.prefetch_hashed(v.h);
             }
-            self.table.prefetch(v.f.id);
+            self.table.prefetch(v.id);
         });
     }
 
@@ -375,10 +459,10 @@ impl WTinyLfu {
                 self.link(c, PROBATION);
             } else {
                 self.rejected += 1;
-                let f = self.node(c).f;
-                self.table.clear(f.id);
+                let out = self.node(c).out();
+                self.table.clear(out.id);
                 self.arena.release(c);
-                sink.evict(f.out(0));
+                sink.evict(out);
             }
         }
     }
@@ -504,7 +588,7 @@ impl Policy for WTinyLfu {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            self.arena.get_mut(slot).f.dirty |= r.is_write();
+            self.arena.get_mut(slot).dirty |= r.is_write();
             let Node { seg, h, .. } = *self.node(slot);
             let seg = seg as usize;
             sink.hit(r, 0);
@@ -521,10 +605,21 @@ impl Policy for WTinyLfu {
                     }
                 }
             } else {
-                self.sketch.record_hashed(h);
                 match seg {
-                    PROBATION => self.promote(slot),
-                    s => self.lists[s].move_to_front(&mut self.arena, slot),
+                    WINDOW => {
+                        let noted = self.record_noting(h);
+                        let n = self.arena.get_mut(slot);
+                        (n.stamp, n.min) = (noted.stamp, noted.min);
+                        self.lists[WINDOW].move_to_front(&mut self.arena, slot);
+                    }
+                    PROBATION => {
+                        self.record(h);
+                        self.promote(slot);
+                    }
+                    s => {
+                        self.record(h);
+                        self.lists[s].move_to_front(&mut self.arena, slot);
+                    }
                 }
             }
             return;
@@ -539,12 +634,7 @@ impl Policy for WTinyLfu {
             while self.used.iter().sum::<u64>() + size > self.cap {
                 self.lcs_evict(sink);
             }
-            let s = self.arena.alloc(Node {
-                f: Frame::of(r),
-                h,
-                size: size as u32,
-                seg: 0,
-            });
+            let s = self.arena.alloc(Node::new(r, h, size, Noted::NONE));
             self.table.set(r.id, s);
             self.link(s, WINDOW);
             self.cbf.add_hashed(h);
@@ -552,18 +642,13 @@ impl Policy for WTinyLfu {
             self.prefetch_admission();
         } else {
             let h = FreqSketch::hash(r.page());
-            self.sketch.record_hashed(h);
+            let noted = self.record_noting(h);
             if size > self.cap {
                 sink.miss_bypass(r);
                 return;
             }
             sink.miss(r, 0);
-            let s = self.arena.alloc(Node {
-                f: Frame::of(r),
-                h,
-                size: size as u32,
-                seg: 0,
-            });
+            let s = self.arena.alloc(Node::new(r, h, size, noted));
             self.table.set(r.id, s);
             self.link(s, WINDOW);
             self.drain_window(sink);
