@@ -92,25 +92,6 @@ impl<T> Arena<T> {
         prefetch(&self.nodes, i as usize);
     }
 
-    /// Starts loading every cache line of slot `i`'s node (a node that straddles two lines
-    /// gets both; see [`prefetch`]).
-    #[inline(always)]
-    pub fn prefetch_whole(&self, i: u32) {
-        #[cfg(target_arch = "x86_64")]
-        if let Some(x) = self.nodes.get(i as usize) {
-            let first = (x as *const Node<T>).cast::<u8>();
-            // SAFETY: the last byte of the node is inside it; a prefetch is only a hint.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch::<_MM_HINT_T0>(first.cast::<i8>());
-                let last = first.add(std::mem::size_of::<Node<T>>() - 1);
-                _mm_prefetch::<_MM_HINT_T0>(last.cast::<i8>());
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = i;
-    }
-
     /// Slots in use.
     pub fn live(&self) -> usize {
         self.nodes.len() - self.free.len()

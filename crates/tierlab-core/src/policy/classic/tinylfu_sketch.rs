@@ -220,26 +220,6 @@ impl FreqSketch {
         prefetch(&self.counters, self.spot(h).block);
     }
 
-    /// Starts loading only the doorkeeper word of the key whose hash is `h` (a hint).
-    #[inline(always)]
-    pub fn prefetch_door_hashed(&self, h: u64) {
-        prefetch(&self.door, self.spot(h).word);
-    }
-
-    /// Starts loading the counter block of the key whose hash is `h` if its doorkeeper bits
-    /// are all set now, i.e. if recording it now would increment its counters (a hint; reads
-    /// the doorkeeper word, which [`FreqSketch::prefetch_door_hashed`] should have loaded).
-    #[inline(always)]
-    pub fn prefetch_counters_if_door(&self, h: u64) {
-        let s = self.spot(h);
-        let bits = Self::door_bits(&s);
-        if let Some(&w) = self.door.get(s.word) {
-            if w & bits == bits {
-                prefetch(&self.counters, s.block);
-            }
-        }
-    }
-
     /// Records one access to `key` (a sample).
     pub fn record(&mut self, key: u64) {
         self.record_hashed(Self::hash(key))
@@ -529,34 +509,6 @@ impl LcsCbf {
             .unwrap_or(0)
     }
 
-    /// [`LcsCbf::estimate_hashed`] of `h` before an [`LcsCbf::add_hashed`] of it, in one pass
-    /// over its counters (an index drawn twice counts its first value, as the separate calls
-    /// would: every minimum is taken before any addition).
-    #[inline]
-    pub fn estimate_then_add(&mut self, h: u64) -> u32 {
-        let mut idx = [0usize; 16];
-        let n = self.hashes as usize;
-        if n > idx.len() {
-            let e = self.estimate_hashed(h);
-            self.add_hashed(h);
-            return e;
-        }
-        let (a, b) = Self::ab(h);
-        let mut min = u32::MAX;
-        for (i, x) in idx[..n].iter_mut().enumerate() {
-            *x = self.index(a, b, i as u32);
-            min = min.min(self.counters[*x]);
-        }
-        for &x in &idx[..n] {
-            self.counters[x] = self.counters[x].wrapping_add(1);
-        }
-        if n == 0 {
-            0
-        } else {
-            min
-        }
-    }
-
     pub fn decay(&mut self) {
         for c in &mut self.counters {
             *c >>= 1;
@@ -646,6 +598,57 @@ mod tests {
         c.decay();
         assert!(c.estimate(42) >= 2);
         assert_eq!(c.decays(), 1);
+    }
+
+    #[test]
+    fn shortcuts_answer_as_the_estimate() {
+        // A small sketch (64 items: 4 blocks, W = 128 samples, so collisions and resets are
+        // frequent) under a skewed random sequence of records: every shortcut of the admission
+        // test must give the plain estimate's answer, and the noted estimate must be available
+        // often (else it would save nothing; with 4 blocks a block is often written).
+        let mut s = FreqSketch::new(64, 0, 4, 2);
+        let mut x = 3u64;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        // Per key: what its last record noted, and the reset count then.
+        let mut notes: std::collections::HashMap<u64, (Noted, u64)> = Default::default();
+        let (mut noted_hits, mut checks) = (0, 0);
+        for _ in 0..20_000 {
+            let key = next(300) * next(300) / 300;
+            let h = FreqSketch::hash(key);
+            let resets = s.resets();
+            notes.insert(key, (s.record_noting(h), resets));
+            // A victim and a candidate among the keys recorded so far.
+            let (v, c) = (next(300) * next(300) / 300, next(300) * next(300) / 300);
+            let (hv, hc) = (FreqSketch::hash(v), FreqSketch::hash(c));
+            let k = s.estimate_hashed(hv);
+            assert_eq!(s.estimate_remembered(hv), k);
+            assert_eq!(s.estimate_remembered(hv), k);
+            let e = s.estimate_hashed(hc);
+            for j in [k.saturating_sub(1), k, k + 1] {
+                assert_eq!(s.exceeds_hashed(hc, j), e > j);
+            }
+            if let Some(&(n, at)) = notes.get(&c) {
+                // The policy drops notes at a reset; so does this test.
+                if at == s.resets() {
+                    checks += 1;
+                    if let Some(ne) = s.estimate_noted(hc, n) {
+                        assert_eq!(ne, e, "key {c}");
+                        noted_hits += 1;
+                    }
+                }
+            }
+        }
+        assert!(s.resets() > 100);
+        assert!(noted_hits * 10 > checks, "{noted_hits} of {checks}");
+        // Nothing noted when a record brings a reset.
+        let mut t = FreqSketch::new(1, 0, 4, 1);
+        assert_eq!(t.record_noting(FreqSketch::hash(9)), Noted::NONE);
+        assert_eq!(t.resets(), 1);
     }
 
     #[test]

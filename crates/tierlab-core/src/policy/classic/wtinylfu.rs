@@ -69,11 +69,7 @@
 use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{
-    check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor, PREFETCH_FAR,
-    PREFETCH_NEAR,
-};
-use std::cell::Cell;
+use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
@@ -188,16 +184,7 @@ pub struct WTinyLfu {
     decay_every: u64,
     admitted: u64,
     rejected: u64,
-    exp: u32,
-    /// The sketch hashes of the last references [`Policy::prefetch_ref`] saw (a ring, for
-    /// its second stage), and how many it saw.
-    ref_ring: [Cell<u64>; REF_RING],
-    ref_seen: Cell<usize>,
 }
-
-/// Room in [`WTinyLfu::ref_ring`]: the references between the replay loop's far and near hints.
-const REF_RING: usize = 16;
-const REF_LAG: usize = PREFETCH_FAR - PREFETCH_NEAR;
 
 impl PolicyDef for WTinyLfu {
     const NAME: &'static str = "wtinylfu";
@@ -264,12 +251,6 @@ impl PolicyDef for WTinyLfu {
             decay_every,
             admitted: 0,
             rejected: 0,
-            exp: std::env::var("TIERLAB_WT_EXP")
-                .ok()
-                .and_then(|v| u32::from_str_radix(&v, 16).ok())
-                .unwrap_or(0xff),
-            ref_ring: Default::default(),
-            ref_seen: Cell::new(0),
         })
     }
     fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -323,20 +304,10 @@ impl WTinyLfu {
     #[inline(always)]
     fn admits(&mut self, c: u32, v: u32) -> bool {
         let (hc, hv) = (self.node(c).h, self.node(v).h);
-        let k = if self.exp & 0x10 != 0 {
-            self.sketch.estimate_remembered(hv)
-        } else {
-            self.sketch.estimate_hashed(hv)
-        };
-        if self.exp & 0x200 != 0 {
-            if let Some(e) = self.sketch.estimate_noted(hc, self.node(c).noted()) {
-                return e > k;
-            }
-        }
-        if self.exp & 1 != 0 {
-            self.sketch.exceeds_hashed(hc, k)
-        } else {
-            self.sketch.estimate_hashed(hc) > k
+        let k = self.sketch.estimate_remembered(hv);
+        match self.sketch.estimate_noted(hc, self.node(c).noted()) {
+            Some(e) => e > k,
+            None => self.sketch.exceeds_hashed(hc, k),
         }
     }
 
@@ -401,20 +372,14 @@ impl WTinyLfu {
             let n = self.node(p);
             if self.lcs {
                 self.cbf.prefetch_hashed(n.h);
-            } else if self.exp & 0x200 != 0 && n.min != Noted::NONE.min {
+            } else if n.min != Noted::NONE.min {
                 self.sketch.prefetch_noted(n.h);
-            } else if self.exp & 2 != 0 {
-                self.sketch.prefetch_counters_hashed(n.h);
             } else {
-                self.sketch.prefetch_hashed(n.h);
+                self.sketch.prefetch_counters_hashed(n.h);
             }
             self.table.prefetch(n.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
-                if self.exp & 0x80 != 0 {
-                    self.arena.prefetch_whole(q);
-                } else {
-                    self.arena.prefetch(q);
-                }
+                self.arena.prefetch(q);
             }
         }
         let main = if self.lists[PROBATION].is_empty() {
@@ -423,7 +388,7 @@ impl WTinyLfu {
             &self.lists[PROBATION]
         };
         let v = main.back().unwrap_or(NIL);
-        if v == self.hinted_victim && self.exp & 0x20 != 0 {
+        if v == self.hinted_victim {
             return;
         }
         self.hinted_victim = v;
@@ -529,16 +494,11 @@ impl WTinyLfu {
                 continue;
             }
             let v = self.main_victim().expect("a full main cache has objects");
-            // The victim's estimate first: the candidate's one pass over its counters then
-            // reads them and adds its sample (as the estimate and the addition after it would).
+            // The victim's estimate before the candidate's sample (the estimates first, as
+            // libCacheSim takes them).
             let kv = self.lcs_estimate(v);
-            let kc = if self.exp & 4 != 0 {
-                self.cbf.estimate_then_add(h)
-            } else {
-                let e = self.lcs_estimate(c);
-                self.cbf.add_hashed(h);
-                e
-            };
+            let kc = self.lcs_estimate(c);
+            self.cbf.add_hashed(h);
             if kc > kv {
                 self.evict(v, sink);
                 self.unlink(c);
@@ -567,19 +527,6 @@ impl Policy for WTinyLfu {
     fn prefetch_ref(&self, r: &PageRef) {
         if self.lcs {
             self.cbf.prefetch(r.page());
-        } else if self.exp & 0x40 != 0 {
-            // Two stages: the doorkeeper word now; about `REF_LAG` references later, when it
-            // has arrived, the counter block if the doorkeeper says recording will need it
-            // (a page seen for the first time, most of a miss-heavy trace, does not).
-            let h = FreqSketch::hash(r.page());
-            let n = self.ref_seen.get();
-            self.ref_ring[n % REF_RING].set(h);
-            self.ref_seen.set(n.wrapping_add(1));
-            self.sketch.prefetch_door_hashed(h);
-            if n >= REF_LAG {
-                let near = self.ref_ring[(n - REF_LAG) % REF_RING].get();
-                self.sketch.prefetch_counters_if_door(near);
-            }
         } else {
             self.sketch.prefetch(r.page());
         }
