@@ -22,6 +22,13 @@
 //! index is `(a + i*b) mod 2^32 mod counters`. [`FreqSketch`] hashes the page number once with
 //! XXH64 (seed 0): the low half picks the key's counter block and doorkeeper word, the high
 //! half its counters and bits within them by double hashing (Kirsch & Mitzenmacher 2006).
+//!
+//! [`FreqSketch`] also answers W-TinyLFU's admission test with less reading, always with the
+//! plain estimate's answer (tested): a remembered estimate
+//! ([`FreqSketch::estimate_remembered`]), an estimate from a note taken at the key's last
+//! record and a stamp per counter block ([`FreqSketch::record_noting`],
+//! [`FreqSketch::estimate_noted`]), and a comparison that reads the doorkeeper only when the
+//! counters leave it open ([`FreqSketch::exceeds_hashed`]).
 
 use crate::policy::list::prefetch;
 

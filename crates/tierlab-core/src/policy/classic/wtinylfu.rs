@@ -61,10 +61,26 @@
 //! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
 //! only: every decision is the same. The sketch's layout is described, with the alternative
 //! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
-//! miss-heavy trace is the memory system: about seven random cache lines per miss (the new
-//! page's table entry, sketch line and doorkeeper word; the candidate's node, sketch line,
-//! doorkeeper word and table entry) against LRU's three, with the prefetch hints already
-//! waiting for free miss buffers (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
+//! miss-heavy trace is the memory system: several random cache lines per miss (the new page's
+//! table entry, sketch line and doorkeeper word; the candidate's node and table entry) against
+//! LRU's three, with the prefetch hints already waiting for free miss buffers
+//! (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
+//!
+//! The admission test (paper rules) reads little (benches/README.md, "W-TinyLFU on telegram,
+//! 2026-11-27 (later)"); each shortcut gives the answer of comparing the two estimates, and
+//! a test in `tinylfu_sketch.rs` checks each against the plain estimate:
+//! - the victim's estimate is remembered by the sketch while no record touches its counter
+//!   block or doorkeeper word ([`FreqSketch::estimate_remembered`]): the victim mostly stays
+//!   the victim for many tests;
+//! - the candidate's estimate comes from its node: a record notes the sample count and the
+//!   key's smallest counter ([`FreqSketch::record_noting`], when the counter block is in cache
+//!   anyway), the sketch stamps each counter block with the sample count of its last increment,
+//!   and until the next reset the key stays in the doorkeeper, so while its block's stamp is
+//!   not later than the note the estimate is that counter plus 1 (the window's notes are
+//!   dropped at a reset). Otherwise the counters are read first and the doorkeeper word only
+//!   when they leave the answer open ([`FreqSketch::exceeds_hashed`]);
+//! - after a miss the next candidate but one gets its block's stamp loaded (or its counter
+//!   block when it has no note), and the victim's lines are hinted only when it changed.
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
 use crate::error::{Error, Result};
