@@ -315,7 +315,8 @@ impl WTinyLfu {
 
     /// TinyLFU's admission test (paper rules): whether candidate `c`'s estimate is higher than
     /// victim `v`'s. The victim's estimate is remembered by the sketch (it mostly stays the
-    /// victim for many tests), the candidate's read from its counters first
+    /// victim for many tests), the candidate's comes from its node's note when that still
+    /// holds ([`FreqSketch::estimate_noted`]), else from its counters first
     /// ([`FreqSketch::exceeds_hashed`]); the answer is the same as comparing two estimates.
     #[inline(always)]
     fn admits(&mut self, c: u32, v: u32) -> bool {
