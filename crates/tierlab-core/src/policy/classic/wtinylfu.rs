@@ -61,16 +61,33 @@
 //! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
 //! only: every decision is the same. The sketch's layout is described, with the alternative
 //! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
-//! miss-heavy trace is the memory system: about seven random cache lines per miss (the new
-//! page's table entry, sketch line and doorkeeper word; the candidate's node, sketch line,
-//! doorkeeper word and table entry) against LRU's three, with the prefetch hints already
-//! waiting for free miss buffers (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
+//! miss-heavy trace is the memory system: several random cache lines per miss (the new page's
+//! table entry, sketch line and doorkeeper word; the candidate's node and table entry) against
+//! LRU's three, with the prefetch hints already waiting for free miss buffers
+//! (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
+//!
+//! The admission test (paper rules) reads little (benches/README.md, "W-TinyLFU on telegram,
+//! 2026-11-27 (later)"); each shortcut gives the answer of comparing the two estimates, and
+//! a test in `tinylfu_sketch.rs` checks each against the plain estimate:
+//! - the victim's estimate is remembered by the sketch while no record touches its counter
+//!   block or doorkeeper word ([`FreqSketch::estimate_remembered`]): the victim mostly stays
+//!   the victim for many tests;
+//! - the candidate's estimate comes from its node: a record notes the sample count and the
+//!   key's smallest counter ([`FreqSketch::record_noting`], when the counter block is in cache
+//!   anyway), the sketch stamps each counter block with the sample count of its last increment,
+//!   and until the next reset the key stays in the doorkeeper, so while its block's stamp is
+//!   not later than the note the estimate is that counter plus 1 (the window's notes are
+//!   dropped at a reset). Otherwise the counters are read first and the doorkeeper word only
+//!   when they leave the answer open ([`FreqSketch::exceeds_hashed`]);
+//! - after a miss the next candidate but one gets its block's stamp loaded (or its counter
+//!   block when it has no note), and the victim's lines are hinted only when it changed.
 
-use super::tinylfu_sketch::{FreqSketch, LcsCbf};
+use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -107,19 +124,57 @@ const WINDOW: usize = 0;
 const PROBATION: usize = 1;
 const PROTECTED: usize = 2;
 
+/// A page's node: its frame's fields written out (with the policy's own bytes in what would
+/// be the frame's padding, so a node is 32 bytes and with its links 40).
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    f: Frame,
+    page: u64,
     /// The sketch's hash of the page, kept so that admission tests do not hash again.
     h: u64,
+    id: PageId,
     /// Size (page mode: 1; object sizes are `u32`).
     size: u32,
+    /// Paper rules, window nodes: what the sketch noted at the page's last record
+    /// ([`Noted`]), so that its admission test mostly needs no counter block.
+    stamp: u32,
+    kind: Kind,
+    dirty: bool,
     seg: u8,
+    min: u8,
 }
 
-enum Freq {
-    Paper(FreqSketch),
-    Lcs(LcsCbf),
+impl Node {
+    #[inline(always)]
+    fn new(r: &PageRef, h: u64, size: u64, noted: Noted) -> Node {
+        Node {
+            page: r.page(),
+            h,
+            id: r.id,
+            size: size as u32,
+            stamp: noted.stamp,
+            kind: r.kind(),
+            dirty: r.is_write(),
+            seg: 0,
+            min: noted.min,
+        }
+    }
+    #[inline(always)]
+    fn out(&self) -> PageOut {
+        PageOut {
+            id: self.id,
+            page: self.page,
+            kind: self.kind,
+            dirty: self.dirty,
+            tier: 0,
+        }
+    }
+    #[inline(always)]
+    fn noted(&self) -> Noted {
+        Noted {
+            stamp: self.stamp,
+            min: self.min,
+        }
+    }
 }
 
 pub struct WTinyLfu {
@@ -133,7 +188,14 @@ pub struct WTinyLfu {
     lists: [List; 3],
     arena: Arena<Node>,
     table: SlotTable,
-    freq: Freq,
+    /// The paper's sketch (a minimal unused one in the libCacheSim variant) and libCacheSim's
+    /// filter (likewise), as two fields so the hot paths do not match on a variant.
+    sketch: FreqSketch,
+    cbf: LcsCbf,
+    /// The main victim whose sketch entries [`WTinyLfu::prefetch_admission`] last loaded.
+    hinted_victim: u32,
+    /// The sketch's resets when the window's notes were last checked.
+    resets_seen: u64,
     main_hits: u64,
     decay_every: u64,
     admitted: u64,
@@ -158,7 +220,7 @@ impl PolicyDef for WTinyLfu {
             )));
         }
         let cap = ctx.capacity as u64;
-        let (wcap, main_cap, seg_max, freq, decay_every);
+        let (wcap, main_cap, seg_max, sketch, cbf, decay_every);
         if cfg.libcachesim {
             wcap = (cap as f64 * cfg.window) as u64;
             main_cap = cap - wcap;
@@ -175,19 +237,16 @@ impl PolicyDef for WTinyLfu {
                      of {main_cap} would have {n} counters; at most 2^28 are allowed"
                 )));
             }
-            freq = Freq::Lcs(LcsCbf::new(n, hashes));
+            cbf = LcsCbf::new(n, hashes);
+            sketch = FreqSketch::new(1, 1, 1, 1);
             decay_every = 32 * main_cap;
         } else {
             wcap = cap - (cap as f64 * (1.0 - cfg.window)) as u64;
             main_cap = cap - wcap;
             let protected = (main_cap as f64 * cfg.protected) as u64;
             seg_max = [wcap, main_cap - protected, protected];
-            freq = Freq::Paper(FreqSketch::new(
-                ctx.capacity,
-                cfg.width,
-                cfg.depth,
-                cfg.sample,
-            ));
+            sketch = FreqSketch::new(ctx.capacity, cfg.width, cfg.depth, cfg.sample);
+            cbf = LcsCbf::new(1, 1);
             decay_every = 0;
         }
         Ok(WTinyLfu {
@@ -200,7 +259,10 @@ impl PolicyDef for WTinyLfu {
             lists: Default::default(),
             arena: Arena::with_capacity(ctx.capacity.min(1 << 20)),
             table: SlotTable::default(),
-            freq,
+            sketch,
+            cbf,
+            hinted_victim: NIL,
+            resets_seen: 0,
             main_hits: 0,
             decay_every,
             admitted: 0,
@@ -231,10 +293,10 @@ impl WTinyLfu {
     }
     fn evict<S: Sink>(&mut self, s: u32, sink: &mut S) {
         self.unlink(s);
-        let f = self.arena.get(s).f;
-        self.table.clear(f.id);
+        let out = self.arena.get(s).out();
+        self.table.clear(out.id);
         self.arena.release(s);
-        sink.evict(f.out(0));
+        sink.evict(out);
     }
     fn main_used(&self) -> u64 {
         self.used[PROBATION] + self.used[PROTECTED]
@@ -245,39 +307,58 @@ impl WTinyLfu {
             .back()
             .or_else(|| self.lists[PROTECTED].back())
     }
-    fn estimate(&self, s: u32) -> u32 {
-        let h = self.node(s).h;
-        match &self.freq {
-            Freq::Paper(f) => f.estimate_hashed(h),
-            Freq::Lcs(c) => c.estimate_hashed(h),
-        }
-    }
-    /// The sketch's hash of `page`.
+    /// libCacheSim's filter estimate of slot `s`'s page.
     #[inline]
-    fn hash(&self, page: u64) -> u64 {
-        match &self.freq {
-            Freq::Paper(_) => FreqSketch::hash(page),
-            Freq::Lcs(_) => LcsCbf::hash(page),
-        }
+    fn lcs_estimate(&self, s: u32) -> u32 {
+        self.cbf.estimate_hashed(self.node(s).h)
     }
-    /// Starts loading the sketch entries of the page whose hash is `h` (a hint).
+
+    /// TinyLFU's admission test (paper rules): whether candidate `c`'s estimate is higher than
+    /// victim `v`'s. The victim's estimate is remembered by the sketch (it mostly stays the
+    /// victim for many tests), the candidate's comes from its node's note when that still
+    /// holds ([`FreqSketch::estimate_noted`]), else from its counters first
+    /// ([`FreqSketch::exceeds_hashed`]); the answer is the same as comparing two estimates.
     #[inline(always)]
-    fn prefetch_hashed(&self, h: u64) {
-        match &self.freq {
-            Freq::Paper(f) => f.prefetch_hashed(h),
-            Freq::Lcs(c) => c.prefetch_hashed(h),
-        }
-    }
-    /// Records a sample of the page whose hash is `h`.
-    #[inline]
-    fn add(&mut self, h: u64) {
-        match &mut self.freq {
-            Freq::Paper(f) => f.record_hashed(h),
-            Freq::Lcs(c) => c.add_hashed(h),
+    fn admits(&mut self, c: u32, v: u32) -> bool {
+        let (hc, hv) = (self.node(c).h, self.node(v).h);
+        let k = self.sketch.estimate_remembered(hv);
+        match self.sketch.estimate_noted(hc, self.node(c).noted()) {
+            Some(e) => e > k,
+            None => self.sketch.exceeds_hashed(hc, k),
         }
     }
 
     // ---- the paper's rules ----
+
+    /// A sample of the page whose hash is `h` (paper rules).
+    #[inline(always)]
+    fn record(&mut self, h: u64) {
+        self.sketch.record_hashed(h);
+        self.after_record();
+    }
+
+    /// [`WTinyLfu::record`], noting what a window node keeps ([`FreqSketch::record_noting`]).
+    #[inline(always)]
+    fn record_noting(&mut self, h: u64) -> Noted {
+        let noted = self.sketch.record_noting(h);
+        self.after_record();
+        noted
+    }
+
+    /// After a reset of the sketch the window's notes are stale: they are dropped (a walk of
+    /// the window, 1% of the cache, once per `W` samples).
+    #[inline(always)]
+    fn after_record(&mut self) {
+        if self.sketch.resets() != self.resets_seen {
+            self.resets_seen = self.sketch.resets();
+            let mut cur = self.lists[WINDOW].front();
+            while let Some(s) = cur {
+                let n = self.arena.get_mut(s);
+                (n.stamp, n.min) = (Noted::NONE.stamp, Noted::NONE.min);
+                cur = self.lists[WINDOW].next_of(&self.arena, s);
+            }
+        }
+    }
 
     /// Probation hit: to protected; protected's overflow back to probation's MRU end.
     fn promote(&mut self, s: u32) {
@@ -296,17 +377,24 @@ impl WTinyLfu {
 
     /// A speed hint after a miss, so that on a large cache (whose sketch, doorkeeper and
     /// nodes are far larger than the CPU's caches) the next admission tests do not wait for
-    /// memory: the window's candidate after next gets its sketch entries and table entry
-    /// loaded, the one after that its node (a pipeline: each is read one miss after its
-    /// load began), and the main victim its sketch entries, table entry and the node after
-    /// it. Changes nothing.
-    #[inline]
-    fn prefetch_admission(&self) {
+    /// memory: the window's candidate after next gets its sketch entries (paper rules: its
+    /// counter block only, see [`WTinyLfu::admits`]) and table entry loaded, the one after
+    /// that its node (a pipeline: each is read one miss after its load began), and the main
+    /// victim, when it is not the one hinted last time, its sketch entries, table entry and
+    /// the node after it. Changes nothing but the record of the hinted victim.
+    #[inline(always)]
+    fn prefetch_admission(&mut self) {
         let w = &self.lists[WINDOW];
         if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
             let n = self.node(p);
-            self.prefetch_hashed(n.h);
-            self.table.prefetch(n.f.id);
+            if self.lcs {
+                self.cbf.prefetch_hashed(n.h);
+            } else if n.min != Noted::NONE.min {
+                self.sketch.prefetch_noted(n.h);
+            } else {
+                self.sketch.prefetch_counters_hashed(n.h);
+            }
+            self.table.prefetch(n.id);
             if let Some(q) = w.prev_of(&self.arena, p) {
                 self.arena.prefetch(q);
             }
@@ -316,9 +404,18 @@ impl WTinyLfu {
         } else {
             &self.lists[PROBATION]
         };
+        let v = main.back().unwrap_or(NIL);
+        if v == self.hinted_victim {
+            return;
+        }
+        self.hinted_victim = v;
         main.prefetch_back(&self.arena, |v| {
-            self.prefetch_hashed(v.h);
-            self.table.prefetch(v.f.id);
+            if self.lcs {
+                self.cbf.prefetch_hashed(v.h);
+            } else {
+                self.sketch.prefetch_hashed(v.h);
+            }
+            self.table.prefetch(v.id);
         });
     }
 
@@ -333,7 +430,7 @@ impl WTinyLfu {
             let mut admit = size <= self.main_cap;
             while admit && self.main_used() + size > self.main_cap {
                 let v = self.main_victim().expect("a full main cache has objects");
-                if self.estimate(c) > self.estimate(v) {
+                if self.admits(c, v) {
                     self.evict(v, sink);
                 } else {
                     admit = false;
@@ -344,10 +441,10 @@ impl WTinyLfu {
                 self.link(c, PROBATION);
             } else {
                 self.rejected += 1;
-                let f = self.node(c).f;
-                self.table.clear(f.id);
+                let out = self.node(c).out();
+                self.table.clear(out.id);
                 self.arena.release(c);
-                sink.evict(f.out(0));
+                sink.evict(out);
             }
         }
     }
@@ -406,31 +503,31 @@ impl WTinyLfu {
             };
             let h = self.node(c).h;
             let size = self.node(c).size as u64;
-            let mut done = false;
             if self.main_used() + size <= self.main_cap {
                 self.unlink(c);
                 self.lcs_main_insert(c, sink);
                 self.admitted += 1;
+                self.cbf.add_hashed(h);
+                continue;
+            }
+            let v = self.main_victim().expect("a full main cache has objects");
+            // The victim's estimate before the candidate's sample (the estimates first, as
+            // libCacheSim takes them).
+            let kv = self.lcs_estimate(v);
+            let kc = self.lcs_estimate(c);
+            self.cbf.add_hashed(h);
+            if kc > kv {
+                self.evict(v, sink);
+                self.unlink(c);
+                self.lcs_main_insert(c, sink);
+                self.admitted += 1;
+                // The main victim's eviction made room: this call ends here (pip
+                // libcachesim 0.3.5; see the module doc).
             } else {
-                let v = self.main_victim().expect("a full main cache has objects");
-                if self.estimate(c) > self.estimate(v) {
-                    self.evict(v, sink);
-                    self.unlink(c);
-                    self.lcs_main_insert(c, sink);
-                    self.admitted += 1;
-                    // The main victim's eviction made room: this call ends here (pip
-                    // libcachesim 0.3.5; see the module doc).
-                    done = true;
-                } else {
-                    self.evict(c, sink);
-                    self.rejected += 1;
-                    done = true;
-                }
+                self.evict(c, sink);
+                self.rejected += 1;
             }
-            self.add(h);
-            if done {
-                return;
-            }
+            return;
         }
     }
 }
@@ -445,16 +542,17 @@ impl Policy for WTinyLfu {
     const PREFETCH_REFS: bool = true;
     #[inline(always)]
     fn prefetch_ref(&self, r: &PageRef) {
-        match &self.freq {
-            Freq::Paper(f) => f.prefetch(r.page()),
-            Freq::Lcs(c) => c.prefetch(r.page()),
+        if self.lcs {
+            self.cbf.prefetch(r.page());
+        } else {
+            self.sketch.prefetch(r.page());
         }
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
-            self.arena.get_mut(slot).f.dirty |= r.is_write();
+            self.arena.get_mut(slot).dirty |= r.is_write();
             let Node { seg, h, .. } = *self.node(slot);
             let seg = seg as usize;
             sink.hit(r, 0);
@@ -463,27 +561,36 @@ impl Policy for WTinyLfu {
                     self.lists[WINDOW].move_to_front(&mut self.arena, slot);
                 } else {
                     self.lcs_main_hit(slot, sink);
-                    self.add(h);
+                    self.cbf.add_hashed(h);
                     self.main_hits += 1;
                     if self.main_hits >= self.decay_every {
                         self.main_hits = 0;
-                        if let Freq::Lcs(c) = &mut self.freq {
-                            c.decay();
-                        }
+                        self.cbf.decay();
                     }
                 }
             } else {
-                self.add(h);
                 match seg {
-                    PROBATION => self.promote(slot),
-                    s => self.lists[s].move_to_front(&mut self.arena, slot),
+                    WINDOW => {
+                        let noted = self.record_noting(h);
+                        let n = self.arena.get_mut(slot);
+                        (n.stamp, n.min) = (noted.stamp, noted.min);
+                        self.lists[WINDOW].move_to_front(&mut self.arena, slot);
+                    }
+                    PROBATION => {
+                        self.record(h);
+                        self.promote(slot);
+                    }
+                    s => {
+                        self.record(h);
+                        self.lists[s].move_to_front(&mut self.arena, slot);
+                    }
                 }
             }
             return;
         }
         let size = r.size();
-        let h = self.hash(r.page());
         if self.lcs {
+            let h = LcsCbf::hash(r.page());
             if size > self.cap || size > self.wcap || size > self.seg_max[PROBATION] {
                 sink.miss_bypass(r);
                 return;
@@ -491,30 +598,21 @@ impl Policy for WTinyLfu {
             while self.used.iter().sum::<u64>() + size > self.cap {
                 self.lcs_evict(sink);
             }
-            let s = self.arena.alloc(Node {
-                f: Frame::of(r),
-                h,
-                size: size as u32,
-                seg: 0,
-            });
+            let s = self.arena.alloc(Node::new(r, h, size, Noted::NONE));
             self.table.set(r.id, s);
             self.link(s, WINDOW);
-            self.add(h);
+            self.cbf.add_hashed(h);
             sink.miss(r, 0);
             self.prefetch_admission();
         } else {
-            self.add(h);
+            let h = FreqSketch::hash(r.page());
+            let noted = self.record_noting(h);
             if size > self.cap {
                 sink.miss_bypass(r);
                 return;
             }
             sink.miss(r, 0);
-            let s = self.arena.alloc(Node {
-                f: Frame::of(r),
-                h,
-                size: size as u32,
-                seg: 0,
-            });
+            let s = self.arena.alloc(Node::new(r, h, size, noted));
             self.table.set(r.id, s);
             self.link(s, WINDOW);
             self.drain_window(sink);
@@ -531,9 +629,10 @@ impl Policy for WTinyLfu {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let resets = match &self.freq {
-            Freq::Paper(f) => f.resets(),
-            Freq::Lcs(c) => c.decays(),
+        let resets = if self.lcs {
+            self.cbf.decays()
+        } else {
+            self.sketch.resets()
         };
         vec![
             ("admitted", self.admitted),
