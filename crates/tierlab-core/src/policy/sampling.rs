@@ -256,6 +256,12 @@ fn argmin_ratio_avx2(num: &Block, den: &Block, minor: &Block, len: usize) -> usi
 }
 
 impl Argmin {
+    /// Whether the AVX-512 kernel was chosen (callers may then run AVX-512 code of their own).
+    #[cfg(target_arch = "x86_64")]
+    pub fn is_avx512(&self) -> bool {
+        matches!(self.kernel, Kernel::Avx512)
+    }
+
     /// The index in `0..len` of the lowest `(num[k] / den[k], minor[k])`, the first on ties.
     /// `len` in `1..=RATIO_BLOCK`; for `k < len`, `den[k] >= 1` and `num[k]`, `den[k]` below
     /// 2^63 (the places past `len` are ignored).
