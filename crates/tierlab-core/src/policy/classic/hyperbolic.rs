@@ -42,7 +42,7 @@
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, SlotTable, NIL};
-use crate::policy::sampling::{Argmin, IndexSampler, RATIO_BLOCK};
+use crate::policy::sampling::{Argmin, Block, IndexSampler, RATIO_BLOCK};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -137,20 +137,16 @@ fn rank_block(
     ranker: &mut Ranker,
     item: impl Fn(usize) -> (u64, u64),
 ) -> (usize, (f64, u64)) {
-    let Ranker {
-        argmin,
-        count,
-        age,
-        t0,
-    } = ranker;
-    for (k, &d) in drawn.iter().enumerate() {
-        let (n, t) = item(d as usize);
-        count[k] = n;
-        age[k] = self::age(now, t);
-        t0[k] = t;
-    }
-    let k = argmin.find_ratio(count, age, t0, drawn.len());
-    (drawn[k] as usize, (priority(count[k], age[k]), t0[k]))
+    let k = ranker.rank(drawn.len(), |count, age, t0| {
+        for (k, &d) in drawn.iter().enumerate() {
+            let (n, t) = item(d as usize);
+            count[k] = n;
+            age[k] = self::age(now, t);
+            t0[k] = t;
+        }
+    });
+    let key = (priority(ranker.count[k], ranker.age[k]), ranker.t0[k]);
+    (drawn[k] as usize, key)
 }
 
 /// `rank_drawn` over one block of exactly `BATCH` draws, with the keys loaded by AVX-512
@@ -159,17 +155,12 @@ fn rank_block(
 fn gathered_block(keys: &[Key], drawn: &[u32], now: u64, ranker: &mut Ranker) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if drawn.len() == BATCH && keys.len() < 1 << 30 && ranker.argmin.is_avx512() {
-        let Ranker {
-            argmin,
-            count,
-            age,
-            t0,
-        } = ranker;
         let drawn: &[u32; BATCH] = drawn.try_into().ok()?;
         // SAFETY: AVX-512 was detected (the ranker chose its kernel), every draw is below
         // `keys.len()` (drawn from `0..len`), and `2 * len` fits an i32 index.
-        unsafe { gather_keys_avx512(keys, drawn, now, count, age, t0) };
-        let k = argmin.find_ratio(count, age, t0, BATCH);
+        let k = ranker.rank(BATCH, |count, age, t0| unsafe {
+            gather_keys_avx512(keys, drawn, now, count, age, t0)
+        });
         return Some(drawn[k] as usize);
     }
     None
@@ -217,9 +208,20 @@ unsafe fn gather_keys_avx512(
 /// keep stale values, which the ranking masks.
 pub struct Ranker {
     argmin: Argmin,
-    count: [u64; BATCH],
-    age: [u64; BATCH],
-    t0: [u64; BATCH],
+    count: Block,
+    age: Block,
+    t0: Block,
+}
+
+impl Ranker {
+    /// The index in `0..len` of the lowest `(count / age, t0)`, first on ties, once `fill` has
+    /// written the first `len` places of the three arrays (`count`, `age`, `t0`).
+    #[inline(always)]
+    fn rank(&mut self, len: usize, fill: impl FnOnce(&mut Block, &mut Block, &mut Block)) -> usize {
+        fill(&mut self.count, &mut self.age, &mut self.t0);
+        self.argmin
+            .find_ratio(&self.count, &self.age, &self.t0, len)
+    }
 }
 
 impl Default for Ranker {
