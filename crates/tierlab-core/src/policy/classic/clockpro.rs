@@ -113,18 +113,16 @@ struct Runahead {
 }
 
 impl Runahead {
-    /// One step of the walker from `hand` (or from where it is), loading the node it reaches.
+    /// One step of the walker from `hand` (or from where it is) through `next` (the clock's
+    /// successor), loading the node it reaches.
     #[inline(always)]
-    fn step(&self, clock: &List, arena: &Arena<Node>, hand: u32) {
+    fn step(&self, hand: u32, arena: &Arena<Node>, next: impl Fn(u32) -> u32) {
         let lead = self.lead.get();
         if lead >= RUNAHEAD || hand == NIL {
             return;
         }
         let at = if lead == 0 { hand } else { self.at.get() };
-        let n = clock
-            .next_of(arena, at)
-            .or_else(|| clock.front())
-            .unwrap_or(NIL);
+        let n = next(at);
         if n != NIL {
             arena.prefetch(n);
             self.at.set(n);
@@ -325,6 +323,13 @@ impl ClockPro {
         } else {
             self.next(x)
         };
+        // A hand on `x` moves one node on, as a step (its walker's lead shrinks by one).
+        if self.hand_cold == x {
+            self.cold_ahead.hand_stepped();
+        }
+        if self.hand_test == x {
+            self.test_ahead.hand_stepped();
+        }
         for h in [&mut self.hand_hot, &mut self.hand_cold, &mut self.hand_test] {
             if *h == x {
                 *h = n;
@@ -603,9 +608,9 @@ impl Policy for ClockPro {
         self.table
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
         self.cold_ahead
-            .step(&self.clock, &self.arena, self.hand_cold);
+            .step(self.hand_cold, &self.arena, |x| self.next(x));
         self.test_ahead
-            .step(&self.clock, &self.arena, self.hand_test);
+            .step(self.hand_test, &self.arena, |x| self.next(x));
     }
 
     #[inline(always)]
