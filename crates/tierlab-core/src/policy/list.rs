@@ -16,14 +16,23 @@ pub const NIL: u32 = u32::MAX;
 /// memory system's throughput instead of waiting out one cache miss after another.
 #[inline(always)]
 pub fn prefetch<T>(v: &[T], i: usize) {
+    if i < v.len() {
+        prefetch_unchecked(v, i);
+    }
+}
+
+/// [`prefetch`] without the bounds test, for a hot loop whose `i` is known to be at most
+/// `v.len()` (one past the end is allowed: the slot an insertion fills).
+#[inline(always)]
+pub fn prefetch_unchecked<T>(v: &[T], i: usize) {
+    debug_assert!(i <= v.len());
     #[cfg(target_arch = "x86_64")]
-    if let Some(x) = v.get(i) {
-        // SAFETY: a prefetch is only a hint; it never faults and has no visible effect.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                (x as *const T).cast::<i8>(),
-            )
-        }
+    // SAFETY: a prefetch is only a hint; it never faults and has no visible effect, and the
+    // pointer is not dereferenced.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            v.as_ptr().wrapping_add(i).cast::<i8>(),
+        )
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (v, i);

@@ -74,7 +74,7 @@
 //! fixed until they happen, and cheap.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{prefetch, NIL};
+use crate::policy::list::{prefetch, prefetch_unchecked, NIL};
 use crate::policy::sampling::IndexSampler;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
@@ -369,23 +369,6 @@ fn hit_age_class(age: u64) -> usize {
     let log = age.leading_zeros() - MAX.leading_zeros();
     let log = log + ((age << log) < MAX) as u32;
     (log as usize).min(HIT_AGE_CLASSES - 1)
-}
-
-/// Starts loading `v[i]` into the CPU's cache, for an `i` at most `v.len()` (one past the end is
-/// allowed: the slot an insertion fills), without a bounds test: a prefetch of any address is
-/// only a hint, which never faults (`crate::policy::list::prefetch` tests the bounds).
-#[inline(always)]
-fn prefetch_at<T>(v: &[T], i: usize) {
-    debug_assert!(i <= v.len());
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: as in `crate::policy::list::prefetch`; the pointer is not dereferenced.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            v.as_ptr().wrapping_add(i).cast::<i8>(),
-        )
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
 }
 
 /// The explorers' rows of the densities table: each class's + 1.
@@ -818,12 +801,12 @@ impl LhdCore {
             if n >= COLD_PREFETCH_MIN {
                 for &r in ahead {
                     let i = IndexSampler::index_of(r, n);
-                    prefetch_at(&self.stamps, i);
-                    prefetch_at(&self.cold, i);
+                    prefetch_unchecked(&self.stamps, i);
+                    prefetch_unchecked(&self.cold, i);
                 }
             } else {
                 for &r in ahead {
-                    prefetch_at(&self.stamps, IndexSampler::index_of(r, n));
+                    prefetch_unchecked(&self.stamps, IndexSampler::index_of(r, n));
                 }
             }
         }
