@@ -34,7 +34,9 @@
 //! `0..capacity` at the end of this one and their keys prefetched while the references in
 //! between run (the same draws, in the same order); a block of 64 is ranked with vector
 //! divisions and minimum reductions (`sampling::Argmin`), no branch per sample; with AVX-512
-//! its 64 keys are loaded by gathers (16 of 8 lanes, tested equal to the scalar loads). The
+//! its 64 keys are loaded by gathers (tested equal to the scalar loads): 8 gathers of 8 lanes,
+//! each lane the 8 bytes holding a key's count and the low half of its insertion time, which is
+//! all of it before the 2^32nd reference (16 gathers after that). The
 //! count is a
 //! `u32` that saturates: a page hit more than 2^32 - 1 times keeps that count, the only
 //! difference from an unbounded count (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus"
