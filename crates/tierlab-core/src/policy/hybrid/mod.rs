@@ -182,6 +182,13 @@ impl Meter {
     #[inline]
     pub fn begin(&mut self, r: &PageRef) -> bool {
         self.owner[r.id as usize] = r.app();
+        self.begin_unowned(r)
+    }
+    /// [`Meter::begin`] for a policy that keeps each page's owner (the app of its latest
+    /// reference) in its own per-page state and hands it to [`Meter::evict_owned`]: the meter's
+    /// owner table is then neither grown nor read.
+    #[inline]
+    pub fn begin_unowned(&mut self, r: &PageRef) -> bool {
         self.cur_fg = self.fg.is_foreground(r.app());
         if self.cur_fg {
             self.c[M::FgRefs as usize] += 1;
@@ -264,11 +271,15 @@ impl Meter {
     /// Reports and counts a page leaving memory for storage.
     #[inline]
     pub fn evict<S: Sink>(&mut self, sink: &mut S, p: PageOut) {
+        let owner = self.owner.get(p.id as usize).copied().unwrap_or(u32::MAX);
+        self.evict_owned(sink, p, owner);
+    }
+    /// [`Meter::evict`] with the page's owner given (see [`Meter::begin_unowned`]; `u32::MAX`
+    /// for none).
+    #[inline]
+    pub fn evict_owned<S: Sink>(&mut self, sink: &mut S, p: PageOut, owner: u32) {
         sink.evict(p);
-        let owner_fg = self
-            .owner
-            .get(p.id as usize)
-            .is_some_and(|&a| a != u32::MAX && self.fg.is_foreground(a));
+        let owner_fg = owner != u32::MAX && self.fg.is_foreground(owner);
         self.add(
             M::StorageEvictions,
             M::FgStorageEvictions,

@@ -60,13 +60,15 @@ const Q: usize = 0;
 const D: usize = 1;
 
 /// Everything about one page id, in one 32-byte entry (32-aligned, so never across two cache
-/// lines): its links in 2Q's queue and in DRAM's order, its queue, whether it is in DRAM, and
-/// its page number, kind and dirty bit.
+/// lines): its links in 2Q's queue and in DRAM's order, its queue, whether it is in DRAM, its
+/// page number, kind and dirty bit, and its owner (the app of its latest reference, which the
+/// [`Meter`] needs when the page leaves memory).
 #[derive(Debug, Clone, Copy)]
 #[repr(align(32))]
 struct Entry {
     links: [[u32; 2]; 2],
     page: u64,
+    owner: u32,
     state: u8,
     in_dram: bool,
     dirty: bool,
@@ -78,6 +80,7 @@ const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 const EMPTY: Entry = Entry {
     links: [[NIL; 2]; 2],
     page: 0,
+    owner: u32::MAX,
     state: ABSENT,
     in_dram: false,
     dirty: false,
@@ -232,7 +235,7 @@ impl HybridTwoQ {
         } else {
             PCM
         };
-        self.meter.evict(
+        self.meter.evict_owned(
             sink,
             PageOut {
                 id: v,
@@ -241,6 +244,7 @@ impl HybridTwoQ {
                 dirty: e.dirty,
                 tier,
             },
+            e.owner,
         );
         if from_a1in {
             self.remember(v);
@@ -248,12 +252,9 @@ impl HybridTwoQ {
             self.entries[v as usize].state = ABSENT;
         }
         // The next victims' entries (a speed hint): each queue's back entry is cached by now
-        // or on its way; start loading the one before it and the back's owner entry.
+        // or on its way; start loading the one before it.
         for t in [self.a1in.tail(), self.am.tail()] {
-            if t != NIL {
-                self.prefetch_before(t, Q);
-                self.meter.prefetch(t);
-            }
+            self.prefetch_before(t, Q);
         }
     }
 }
@@ -262,7 +263,6 @@ impl Policy for HybridTwoQ {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         prefetch(&self.entries, far as usize);
-        self.meter.prefetch(far);
         // `near`'s entry arrived since it was `far`: load the entries a reference to it
         // rewrites (its neighbours in Am, which a hit moves it out of, or in A1out, which a
         // ghost hit unlinks it from; and in DRAM's order).
@@ -278,12 +278,13 @@ impl Policy for HybridTwoQ {
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.meter.begin(r);
+        self.meter.begin_unowned(r);
         let id = r.id;
         let e = &mut self.entries[id as usize];
         let state = e.state;
         if state == A1IN || state == AM {
             e.dirty |= r.is_write();
+            e.owner = r.app();
             let in_dram = e.in_dram;
             if state == AM {
                 self.am.move_to_front(&mut self.entries, id);
@@ -316,6 +317,7 @@ impl Policy for HybridTwoQ {
         e.page = r.page();
         e.kind = r.kind();
         e.dirty = r.is_write();
+        e.owner = r.app();
         if in_am {
             e.state = AM;
             self.am.push_front(&mut self.entries, id);
@@ -335,7 +337,6 @@ impl Policy for HybridTwoQ {
         if self.entries.len() < n {
             self.entries.resize(n, EMPTY);
         }
-        self.meter.grow(n);
     }
 
     fn resident(&self) -> usize {
