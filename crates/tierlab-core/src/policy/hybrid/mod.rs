@@ -347,8 +347,9 @@ impl PaperCost {
     }
 }
 
-/// Which resident pages are in DRAM, for the baselines that decide residency
-/// with one replacement policy over the whole memory (LRU, 2Q) and place pages
+/// Which resident pages are in DRAM, for the baseline that decides residency
+/// with one replacement policy over the whole memory (LRU; 2Q keeps the same
+/// order in its per-page entries, see [`two_q`]) and places pages
 /// by recency: the DRAM holds the most recently used resident pages (new pages
 /// and, when `promote` is on, pages hit in PCM enter at DRAM's MRU end), the
 /// least recently used DRAM page demotes to PCM when DRAM is full.
@@ -465,9 +466,10 @@ impl DramLru {
     }
 }
 
-/// What LRU and 2Q over the hybrid memory share besides their residency lists: the [`DramLru`]
-/// that places resident pages by recency, the [`Meter`], and whether a PCM hit migrates the
-/// page up (`promote`). The residency policy calls [`RecencyPlacement::begin`] on every
+/// What LRU over the hybrid memory keeps besides its residency list: the [`DramLru`] that places
+/// resident pages by recency, the [`Meter`], and whether a PCM hit migrates the page up
+/// (`promote`). (2Q places pages the same way with DRAM's order linked through its per-page
+/// entries, see [`two_q`].) The residency policy calls [`RecencyPlacement::begin`] on every
 /// reference, then `hit` for a resident page, `fill` for a new one, and `evict` for each
 /// page that leaves memory.
 #[derive(Debug, Clone)]

@@ -15,6 +15,17 @@
 //! pages; new pages enter at DRAM's MRU end, DRAM's LRU page demotes to PCM, and
 //! a PCM hit migrates the page back to DRAM (`promote`, our choice as for LRU).
 //! A 2Q victim leaves from whichever tier holds it.
+//!
+//! Layout: everything about a page is one 32-byte entry per page id (page ids are dense): its
+//! links in the one 2Q queue it is in (A1in, Am or the ghost FIFO A1out), its links in DRAM's
+//! recency order, which queue it is in, whether it is in DRAM, its page number, kind, dirty
+//! bit and owner (the app of its latest reference, which the [`Meter`] reads when the page
+//! leaves memory). A reference reads that one entry instead of an id -> slot table, a ghost
+//! table, a DRAM table, the meter's owner table and a node per list; the prefetch hint loads
+//! it 16 references ahead and its neighbours in Am / A1out and in DRAM 6 ahead. Memory: 32
+//! bytes per distinct page, whatever the memory size (benches/README.md, "hybrid-2q on Zipf,
+//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the shared
+//! [`super::RecencyPlacement`] instead.
 
 use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
