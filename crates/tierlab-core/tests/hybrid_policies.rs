@@ -470,6 +470,123 @@ fn hybrid_two_q_queues() {
     assert_eq!(c["ghost_hits"], 1);
 }
 
+/// hybrid-2q as written in the plainest way: 2Q's three queues and DRAM's order as vectors of
+/// page numbers (front = newest / MRU), searched linearly. Returns the sink's log, A1in and Am
+/// at the end, and the ghost hits.
+fn two_q_model(
+    cap: usize,
+    kin: usize,
+    kout: usize,
+    dram: usize,
+    promote: bool,
+    refs: &[(u64, bool)],
+) -> (Vec<String>, Vec<u64>, Vec<u64>, u64) {
+    let (mut a1in, mut am, mut a1out, mut d) = (vec![], vec![], vec![], vec![]);
+    let mut dirty = std::collections::HashMap::new();
+    let (mut log, mut ghost_hits) = (vec![], 0);
+    let remove = |v: &mut Vec<u64>, p: u64| {
+        let i = v.iter().position(|&x| x == p);
+        if let Some(i) = i {
+            v.remove(i);
+        }
+        i.is_some()
+    };
+    // Puts `p` at DRAM's MRU end (demoting DRAM's LRU page first); returns its tier.
+    let place = |d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, from_pcm: bool| {
+        if dram == 0 {
+            return 1;
+        }
+        if d.len() == dram {
+            let v = d.pop().unwrap();
+            log.push(format!("mig {v} 0->1"));
+        }
+        if from_pcm {
+            log.push(format!("mig {p} 1->0"));
+        }
+        d.insert(0, p);
+        0
+    };
+    for &(p, w) in refs {
+        if a1in.contains(&p) || am.contains(&p) {
+            *dirty.get_mut(&p).unwrap() |= w;
+            if remove(&mut am, p) {
+                am.insert(0, p);
+            }
+            let tier = if remove(&mut d, p) {
+                d.insert(0, p);
+                0
+            } else if promote {
+                place(&mut d, &mut log, p, true)
+            } else {
+                1
+            };
+            log.push(format!("hit {p} t{tier}"));
+            continue;
+        }
+        if cap == 0 {
+            log.push(format!("bypass {p}"));
+            continue;
+        }
+        let ghost = remove(&mut a1out, p);
+        ghost_hits += ghost as u64;
+        if a1in.len() + am.len() == cap {
+            let from_a1in = a1in.len() > kin || am.is_empty();
+            let v = if from_a1in { a1in.pop() } else { am.pop() }.unwrap();
+            let tier = if remove(&mut d, v) { 0 } else { 1 };
+            let dv = if dirty[&v] { "dirty" } else { "clean" };
+            log.push(format!("evict {v} t{tier} {dv}"));
+            if from_a1in && kout > 0 {
+                if a1out.len() == kout {
+                    a1out.pop();
+                }
+                a1out.insert(0, v);
+            }
+        }
+        dirty.insert(p, w);
+        if ghost {
+            am.insert(0, p);
+        } else {
+            a1in.insert(0, p);
+        }
+        let tier = place(&mut d, &mut log, p, false);
+        log.push(format!("miss {p} t{tier}"));
+    }
+    (log, a1in, am, ghost_hits)
+}
+
+proptest::proptest! {
+    /// hybrid-2q (one entry per page linking its queue and DRAM's order) makes the same calls
+    /// to the sink, in the same order, and ends with the same queues as the plain model, for
+    /// any memory size, kin, kout, DRAM share and promote setting (0 included).
+    #[test]
+    fn hybrid_two_q_agrees_with_a_plain_model(
+        refs in proptest::collection::vec((0u64..24, proptest::bool::weighted(0.3)), 1..300),
+        cap in 0usize..10,
+        kin in 0.0f64..1.0,
+        kout in 0.0f64..2.0,
+        dram_ratio in 0.0f64..1.0,
+        promote: bool,
+    ) {
+        let cfg = HybridTwoQConfig { dram_ratio, kin, kout, promote };
+        let mut p = HybridTwoQ::build(&cfg, &ctx(cap)).unwrap();
+        let mut log = Log::default();
+        let steps: Vec<Step> = refs
+            .iter()
+            .map(|&(pg, w)| if w { W(0, pg) } else { R(0, pg) })
+            .collect();
+        drive(&mut p, &mut log, &steps, &mut 0);
+        let kin_pages = ((cap as f64 * kin).round() as usize).max(1);
+        let kout_pages = (cap as f64 * kout).round() as usize;
+        let dram = ((cap as f64 * dram_ratio).round() as usize).min(cap);
+        let (want, a1in, am, ghost_hits) =
+            two_q_model(cap, kin_pages, kout_pages, dram, promote, &refs);
+        proptest::prop_assert_eq!(&log.0, &want);
+        proptest::prop_assert_eq!(p.queues(), (a1in, am));
+        let c: std::collections::HashMap<_, _> = p.counters().into_iter().collect();
+        proptest::prop_assert_eq!(c["ghost_hits"], ghost_hits);
+    }
+}
+
 fn ratio_system() -> System {
     let spec = SystemSpec {
         tiers: vec!["dram-ratio".into(), "pcm-ratio".into()],

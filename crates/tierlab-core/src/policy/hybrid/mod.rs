@@ -182,6 +182,13 @@ impl Meter {
     #[inline]
     pub fn begin(&mut self, r: &PageRef) -> bool {
         self.owner[r.id as usize] = r.app();
+        self.begin_unowned(r)
+    }
+    /// [`Meter::begin`] for a policy that keeps each page's owner (the app of its latest
+    /// reference) in its own per-page state and hands it to [`Meter::evict_owned`]: the meter's
+    /// owner table is then neither grown nor read.
+    #[inline]
+    pub fn begin_unowned(&mut self, r: &PageRef) -> bool {
         self.cur_fg = self.fg.is_foreground(r.app());
         if self.cur_fg {
             self.c[M::FgRefs as usize] += 1;
@@ -264,11 +271,15 @@ impl Meter {
     /// Reports and counts a page leaving memory for storage.
     #[inline]
     pub fn evict<S: Sink>(&mut self, sink: &mut S, p: PageOut) {
+        let owner = self.owner.get(p.id as usize).copied().unwrap_or(u32::MAX);
+        self.evict_owned(sink, p, owner);
+    }
+    /// [`Meter::evict`] with the page's owner given (see [`Meter::begin_unowned`]; `u32::MAX`
+    /// for none).
+    #[inline]
+    pub fn evict_owned<S: Sink>(&mut self, sink: &mut S, p: PageOut, owner: u32) {
         sink.evict(p);
-        let owner_fg = self
-            .owner
-            .get(p.id as usize)
-            .is_some_and(|&a| a != u32::MAX && self.fg.is_foreground(a));
+        let owner_fg = owner != u32::MAX && self.fg.is_foreground(owner);
         self.add(
             M::StorageEvictions,
             M::FgStorageEvictions,
@@ -336,8 +347,9 @@ impl PaperCost {
     }
 }
 
-/// Which resident pages are in DRAM, for the baselines that decide residency
-/// with one replacement policy over the whole memory (LRU, 2Q) and place pages
+/// Which resident pages are in DRAM, for the baseline that decides residency
+/// with one replacement policy over the whole memory (LRU; 2Q keeps the same
+/// order in its per-page entries, see [`two_q`]) and places pages
 /// by recency: the DRAM holds the most recently used resident pages (new pages
 /// and, when `promote` is on, pages hit in PCM enter at DRAM's MRU end), the
 /// least recently used DRAM page demotes to PCM when DRAM is full.
@@ -454,9 +466,10 @@ impl DramLru {
     }
 }
 
-/// What LRU and 2Q over the hybrid memory share besides their residency lists: the [`DramLru`]
-/// that places resident pages by recency, the [`Meter`], and whether a PCM hit migrates the
-/// page up (`promote`). The residency policy calls [`RecencyPlacement::begin`] on every
+/// What LRU over the hybrid memory keeps besides its residency list: the [`DramLru`] that places
+/// resident pages by recency, the [`Meter`], and whether a PCM hit migrates the page up
+/// (`promote`). (2Q places pages the same way with DRAM's order linked through its per-page
+/// entries, see [`two_q`].) The residency policy calls [`RecencyPlacement::begin`] on every
 /// reference, then `hit` for a resident page, `fill` for a new one, and `evict` for each
 /// page that leaves memory.
 #[derive(Debug, Clone)]

@@ -15,13 +15,24 @@
 //! pages; new pages enter at DRAM's MRU end, DRAM's LRU page demotes to PCM, and
 //! a PCM hit migrates the page back to DRAM (`promote`, our choice as for LRU).
 //! A 2Q victim leaves from whichever tier holds it.
+//!
+//! Layout: everything about a page is one 32-byte entry per page id (page ids are dense): its
+//! links in the one 2Q queue it is in (A1in, Am or the ghost FIFO A1out), its links in DRAM's
+//! recency order, which queue it is in, whether it is in DRAM, its page number, kind, dirty
+//! bit and owner (the app of its latest reference, which the [`Meter`] reads when the page
+//! leaves memory). A reference reads that one entry instead of an id -> slot table, a ghost
+//! table, a DRAM table, the meter's owner table and a node per list; the prefetch hint loads
+//! it 16 references ahead and its neighbours in Am / A1out and in DRAM 6 ahead. Memory: 32
+//! bytes per distinct page, whatever the memory size (benches/README.md, "hybrid-2q on Zipf,
+//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the shared
+//! [`super::RecencyPlacement`] instead.
 
-use super::{hybrid_ctx, Meter, RecencyPlacement, PAPER_DRAM_RATIO};
+use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
-use crate::trace::Event;
+use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::{Event, Kind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -48,24 +59,57 @@ impl Default for HybridTwoQConfig {
     }
 }
 
+/// Which of 2Q's queues holds a page.
+const ABSENT: u8 = 0;
+const A1IN: u8 = 1;
+const AM: u8 = 2;
+const GHOST: u8 = 3;
+
+/// The link pairs of an [`Entry`]: its place in A1in, Am or A1out (a page is in at most one),
+/// and in DRAM's recency order.
+const Q: usize = 0;
+const D: usize = 1;
+
+/// Everything about one page id, in one 32-byte entry (32-aligned, so never across two cache
+/// lines): its links in 2Q's queue and in DRAM's order, its queue, whether it is in DRAM, its
+/// page number, kind and dirty bit, and its owner (the app of its latest reference, which the
+/// [`Meter`] needs when the page leaves memory).
 #[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
 struct Entry {
-    f: Frame,
-    in_am: bool,
+    links: [[u32; 2]; 2],
+    page: u64,
+    owner: u32,
+    state: u8,
+    in_dram: bool,
+    dirty: bool,
+    kind: Kind,
 }
+id_links_in_field!(Entry);
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
+const EMPTY: Entry = Entry {
+    links: [[NIL; 2]; 2],
+    page: 0,
+    owner: u32::MAX,
+    state: ABSENT,
+    in_dram: false,
+    dirty: false,
+    kind: Kind::File,
+};
 
 pub struct HybridTwoQ {
     cap: usize,
     kin: usize,
     kout: usize,
-    arena: Arena<Entry>,
-    a1in: List,
-    am: List,
-    table: SlotTable,
-    ghosts: Arena<PageId>,
-    a1out: List,
-    ghost_table: SlotTable,
-    place: RecencyPlacement,
+    dram_cap: usize,
+    promote: bool,
+    entries: Vec<Entry>,
+    a1in: IdList<Q>,
+    am: IdList<Q>,
+    a1out: IdList<Q>,
+    dram: IdList<D>,
+    meter: Meter,
     ghost_hits: u64,
 }
 
@@ -93,14 +137,14 @@ impl PolicyDef for HybridTwoQ {
             cap,
             kin: ((cap as f64 * cfg.kin).round() as usize).max(1),
             kout: (cap as f64 * cfg.kout).round() as usize,
-            arena: Arena::with_capacity(cap),
-            a1in: List::default(),
-            am: List::default(),
-            table: SlotTable::default(),
-            ghosts: Arena::default(),
-            a1out: List::default(),
-            ghost_table: SlotTable::default(),
-            place: RecencyPlacement::new(d, cfg.promote),
+            dram_cap: d,
+            promote: cfg.promote,
+            entries: Vec::new(),
+            a1in: IdList::default(),
+            am: IdList::default(),
+            a1out: IdList::default(),
+            dram: IdList::default(),
+            meter: Meter::default(),
             ghost_hits: 0,
         })
     }
@@ -108,132 +152,202 @@ impl PolicyDef for HybridTwoQ {
 
 impl HybridTwoQ {
     pub fn meter(&self) -> &Meter {
-        &self.place.meter
+        &self.meter
     }
 
-    /// Pages of A1in (newest first), Am (MRU first), and page numbers in DRAM.
+    /// Pages of A1in (newest first) and Am (MRU first).
     pub fn queues(&self) -> (Vec<u64>, Vec<u64>) {
-        let pages = |l: &List| {
-            l.iter(&self.arena)
-                .map(|s| self.arena.get(s).f.page)
+        let pages = |l: &IdList<Q>| {
+            l.iter(&self.entries)
+                .map(|id| self.entries[id as usize].page)
                 .collect::<Vec<_>>()
         };
         (pages(&self.a1in), pages(&self.am))
     }
 
+    /// Page ids in DRAM, MRU first.
     pub fn dram_ids(&self) -> Vec<PageId> {
-        self.place.dram.ids()
+        self.dram.iter(&self.entries).collect()
     }
 
+    /// Starts loading the entry before `id`'s in list pair `w`: the one a later pop from that
+    /// list's back reaches after `id` (a speed hint).
+    #[inline(always)]
+    fn prefetch_before(&self, id: PageId, w: usize) {
+        if id != NIL {
+            let p = self.entries[id as usize].links[w][0];
+            if p != NIL {
+                prefetch(&self.entries, p as usize);
+            }
+        }
+    }
+
+    /// Puts page `id` (new, or moving up from PCM) at DRAM's MRU end, demoting DRAM's LRU page
+    /// to PCM first when DRAM is full; returns the tier it ends in (PCM when DRAM has no
+    /// frames) and reports the migrations.
+    #[inline]
+    fn place<S: Sink>(&mut self, id: PageId, page: u64, from_pcm: bool, sink: &mut S) -> u8 {
+        if self.dram_cap == 0 {
+            return PCM;
+        }
+        if self.dram.len() == self.dram_cap {
+            let v = self.dram.pop_back(&mut self.entries);
+            let ve = &mut self.entries[v as usize];
+            ve.in_dram = false;
+            let vpage = ve.page;
+            self.meter.migrate(sink, v, vpage, DRAM, PCM);
+            // The next demotion's page: the entry after it, and its wear count in PCM.
+            let t = self.dram.tail();
+            self.prefetch_before(t, D);
+            if t != NIL {
+                sink.prefetch(t);
+            }
+        }
+        if from_pcm {
+            self.meter.migrate(sink, id, page, PCM, DRAM);
+        }
+        self.entries[id as usize].in_dram = true;
+        self.dram.push_front(&mut self.entries, id);
+        DRAM
+    }
+
+    /// Keeps evicted page `id` as A1out's newest ghost, forgetting the oldest when A1out is
+    /// full.
+    #[inline]
     fn remember(&mut self, id: PageId) {
         if self.kout == 0 {
+            self.entries[id as usize].state = ABSENT;
             return;
         }
         if self.a1out.len() == self.kout {
-            let g = self
-                .a1out
-                .pop_back(&mut self.ghosts)
-                .expect("full A1out has a tail");
-            self.ghost_table.clear(*self.ghosts.get(g));
-            self.ghosts.release(g);
-            self.a1out
-                .prefetch_back(&self.ghosts, |&id| self.ghost_table.prefetch(id));
+            let g = self.a1out.pop_back(&mut self.entries);
+            self.entries[g as usize].state = ABSENT;
+            self.prefetch_before(self.a1out.tail(), Q);
         }
-        let g = self.ghosts.alloc(id);
-        self.a1out.push_front(&mut self.ghosts, g);
-        self.ghost_table.set(id, g);
+        self.entries[id as usize].state = GHOST;
+        self.a1out.push_front(&mut self.entries, id);
     }
 
-    /// Evicts the 2Q victim; returns its slot for reuse.
-    fn evict<S: Sink>(&mut self, sink: &mut S) -> u32 {
+    /// Evicts the 2Q victim.
+    #[inline]
+    fn evict<S: Sink>(&mut self, sink: &mut S) {
         let from_a1in = self.a1in.len() > self.kin || self.am.is_empty();
         let v = if from_a1in {
-            self.a1in.pop_back(&mut self.arena)
+            self.a1in.pop_back(&mut self.entries)
         } else {
-            self.am.pop_back(&mut self.arena)
-        }
-        .expect("full memory has a victim");
-        let e = *self.arena.get(v);
-        self.table.clear(e.f.id);
-        self.place.evict(&e.f, sink);
+            self.am.pop_back(&mut self.entries)
+        };
+        debug_assert!(v != NIL, "full memory has a victim");
+        let e = self.entries[v as usize];
+        let tier = if e.in_dram {
+            self.dram.unlink(&mut self.entries, v);
+            self.entries[v as usize].in_dram = false;
+            DRAM
+        } else {
+            PCM
+        };
+        self.meter.evict_owned(
+            sink,
+            PageOut {
+                id: v,
+                page: e.page,
+                kind: e.kind,
+                dirty: e.dirty,
+                tier,
+            },
+            e.owner,
+        );
         if from_a1in {
-            self.remember(e.f.id);
+            self.remember(v);
+        } else {
+            self.entries[v as usize].state = ABSENT;
         }
-        // The next victims' entries (a speed hint).
-        for l in [&self.a1in, &self.am] {
-            l.prefetch_back(&self.arena, |e| {
-                self.table.prefetch(e.f.id);
-                self.place.prefetch_victim(e.f.id);
-            });
+        // The next victims' entries (a speed hint): each queue's back entry is cached by now
+        // or on its way; start loading the one before it.
+        for t in [self.a1in.tail(), self.am.tail()] {
+            self.prefetch_before(t, Q);
         }
-        v
     }
 }
 
 impl Policy for HybridTwoQ {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-        // A miss on a ghost unlinks it from A1out: its node loads too.
-        self.ghost_table
-            .prefetch_ahead(near, far, |g| self.ghosts.prefetch(g));
-        self.place.prefetch(near, far);
+        prefetch(&self.entries, far as usize);
+        // `near`'s entry arrived since it was `far`: load the entries a reference to it
+        // rewrites (its neighbours in Am, which a hit moves it out of, or in A1out, which a
+        // ghost hit unlinks it from; and in DRAM's order).
+        if let Some(e) = self.entries.get(near as usize) {
+            if e.state == AM || e.state == GHOST {
+                prefetch_neighbours(&self.entries, e, Q);
+            }
+            if e.in_dram {
+                prefetch_neighbours(&self.entries, e, D);
+            }
+        }
     }
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.place.begin(r);
-        let slot = self.table.get(r.id);
-        if slot != NIL {
-            let e = self.arena.get_mut(slot);
-            e.f.dirty |= r.is_write();
-            if e.in_am {
-                self.am.move_to_front(&mut self.arena, slot);
+        self.meter.begin_unowned(r);
+        let id = r.id;
+        let e = &mut self.entries[id as usize];
+        let state = e.state;
+        if state == A1IN || state == AM {
+            e.dirty |= r.is_write();
+            e.owner = r.app();
+            let in_dram = e.in_dram;
+            if state == AM {
+                self.am.move_to_front(&mut self.entries, id);
             }
-            self.place.hit(r, sink);
+            let tier = if in_dram {
+                self.dram.move_to_front(&mut self.entries, id);
+                DRAM
+            } else if self.promote {
+                self.place(id, r.page(), true, sink)
+            } else {
+                PCM
+            };
+            self.meter.hit(sink, r, tier);
             return;
         }
         if self.cap == 0 {
             sink.miss_bypass(r);
             return;
         }
-        let g = self.ghost_table.get(r.id);
-        let in_am = g != NIL;
+        let in_am = state == GHOST;
         if in_am {
             self.ghost_hits += 1;
-            self.a1out.unlink(&mut self.ghosts, g);
-            self.ghosts.release(g);
-            self.ghost_table.clear(r.id);
+            self.a1out.unlink(&mut self.entries, id);
+            self.entries[id as usize].state = ABSENT;
         }
-        let entry = Entry {
-            f: Frame::of(r),
-            in_am,
-        };
-        let slot = if self.a1in.len() + self.am.len() == self.cap {
-            let v = self.evict(sink);
-            *self.arena.get_mut(v) = entry;
-            v
-        } else {
-            self.arena.alloc(entry)
-        };
+        if self.a1in.len() + self.am.len() == self.cap {
+            self.evict(sink);
+        }
+        let e = &mut self.entries[id as usize];
+        e.page = r.page();
+        e.kind = r.kind();
+        e.dirty = r.is_write();
+        e.owner = r.app();
         if in_am {
-            self.am.push_front(&mut self.arena, slot);
+            e.state = AM;
+            self.am.push_front(&mut self.entries, id);
         } else {
-            self.a1in.push_front(&mut self.arena, slot);
+            e.state = A1IN;
+            self.a1in.push_front(&mut self.entries, id);
         }
-        self.table.set(r.id, slot);
-        self.place.fill(r, sink);
+        let tier = self.place(id, r.page(), false, sink);
+        self.meter.miss(sink, r, tier);
     }
 
     fn event<S: Sink>(&mut self, e: &Event, _sink: &mut S) {
-        self.place.event(e);
+        self.meter.event(e);
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
-        self.ghost_table.grow(n);
-        self.place.grow(n);
+        if self.entries.len() < n {
+            self.entries.resize(n, EMPTY);
+        }
     }
 
     fn resident(&self) -> usize {
@@ -241,7 +355,7 @@ impl Policy for HybridTwoQ {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut c = self.place.meter.counters();
+        let mut c = self.meter.counters();
         c.push(("ghost_hits", self.ghost_hits));
         c
     }
