@@ -83,6 +83,7 @@
 //!   block when it has no note), and the victim's lines are hinted only when it changed.
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
+use std::cell::Cell;
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
@@ -177,6 +178,50 @@ impl Node {
     }
 }
 
+/// The sketch's hashes of the pages the replay loop hinted last ([`Policy::prefetch_ref`],
+/// which hashes a page to load its counters and doorkeeper word), so that a miss, about
+/// [`crate::policy::PREFETCH_FAR`] references later, does not hash the page again (XXH64's
+/// chain of five multiplications stood between the reference and the doorkeeper test, whose
+/// branch goes either way on a miss-heavy trace): direct-mapped by page id, each entry holding
+/// the page it is for; an entry of another page is not used. A speed hint only: the hash is a
+/// function of the page, so the answer is the same either way.
+struct HashCache {
+    e: [(Cell<u64>, Cell<u64>); HASH_CACHE],
+}
+
+/// Entries in [`HashCache`]: page ids are dense and numbered in first-seen order, so the
+/// pages hinted within a few references rarely share an entry.
+const HASH_CACHE: usize = 256;
+
+impl HashCache {
+    /// A cache of `hash` (the paper's sketch's or libCacheSim's filter's), which its callers
+    /// pass again to [`HashCache::get`].
+    fn new(hash: fn(u64) -> u64) -> Self {
+        // Every entry holds a page and its hash (page 0), so a match is always right.
+        let h0 = hash(0);
+        HashCache {
+            e: std::array::from_fn(|_| (Cell::new(0), Cell::new(h0))),
+        }
+    }
+    #[inline(always)]
+    fn put(&self, id: PageId, page: u64, h: u64) {
+        let e = &self.e[id as usize % HASH_CACHE];
+        e.0.set(page);
+        e.1.set(h);
+    }
+    /// The hash of `page` (whose id is `id`): the entry's when it is `page`'s, else worked
+    /// out.
+    #[inline(always)]
+    fn get(&self, id: PageId, page: u64, hash: impl FnOnce(u64) -> u64) -> u64 {
+        let e = &self.e[id as usize % HASH_CACHE];
+        if e.0.get() == page {
+            e.1.get()
+        } else {
+            hash(page)
+        }
+    }
+}
+
 pub struct WTinyLfu {
     lcs: bool,
     cap: u64,
@@ -194,6 +239,8 @@ pub struct WTinyLfu {
     cbf: LcsCbf,
     /// The main victim whose sketch entries [`WTinyLfu::prefetch_admission`] last loaded.
     hinted_victim: u32,
+    /// The sketch's (or the filter's) hashes of recently hinted pages ([`HashCache`]).
+    hashes: HashCache,
     /// The sketch's resets when the window's notes were last checked.
     resets_seen: u64,
     main_hits: u64,
@@ -262,6 +309,11 @@ impl PolicyDef for WTinyLfu {
             sketch,
             cbf,
             hinted_victim: NIL,
+            hashes: HashCache::new(if cfg.libcachesim {
+                LcsCbf::hash
+            } else {
+                FreqSketch::hash
+            }),
             resets_seen: 0,
             main_hits: 0,
             decay_every,
@@ -543,9 +595,13 @@ impl Policy for WTinyLfu {
     #[inline(always)]
     fn prefetch_ref(&self, r: &PageRef) {
         if self.lcs {
-            self.cbf.prefetch(r.page());
+            let h = LcsCbf::hash(r.page());
+            self.cbf.prefetch_hashed(h);
+            self.hashes.put(r.id, r.page(), h);
         } else {
-            self.sketch.prefetch(r.page());
+            let h = FreqSketch::hash(r.page());
+            self.sketch.prefetch_hashed(h);
+            self.hashes.put(r.id, r.page(), h);
         }
     }
 
@@ -590,7 +646,7 @@ impl Policy for WTinyLfu {
         }
         let size = r.size();
         if self.lcs {
-            let h = LcsCbf::hash(r.page());
+            let h = self.hashes.get(r.id, r.page(), LcsCbf::hash);
             if size > self.cap || size > self.wcap || size > self.seg_max[PROBATION] {
                 sink.miss_bypass(r);
                 return;
@@ -605,7 +661,7 @@ impl Policy for WTinyLfu {
             sink.miss(r, 0);
             self.prefetch_admission();
         } else {
-            let h = FreqSketch::hash(r.page());
+            let h = self.hashes.get(r.id, r.page(), FreqSketch::hash);
             let noted = self.record_noting(h);
             if size > self.cap {
                 sink.miss_bypass(r);
