@@ -331,6 +331,7 @@ impl WTinyLfu {
     fn node(&self, s: u32) -> &Node {
         self.arena.get(s)
     }
+    #[inline(always)]
     fn unlink(&mut self, s: u32) {
         let n = *self.arena.get(s);
         self.lists[n.seg as usize].unlink(&mut self.arena, s);
@@ -474,11 +475,13 @@ impl WTinyLfu {
     /// Moves window overflow into the main cache through TinyLFU's admission test.
     fn drain_window<S: Sink>(&mut self, sink: &mut S) {
         while self.used[WINDOW] > self.wcap {
+            // The window's back, unlinked here (not by `unlink`): its own copy of the list
+            // code, whose branches (no node after it) this call site always takes alike.
             let c = self.lists[WINDOW]
-                .back()
+                .pop_back(&mut self.arena)
                 .expect("an over-full window has objects");
             let size = self.node(c).size as u64;
-            self.unlink(c);
+            self.used[WINDOW] -= size;
             let mut admit = size <= self.main_cap;
             while admit && self.main_used() + size > self.main_cap {
                 let v = self.main_victim().expect("a full main cache has objects");
