@@ -67,7 +67,11 @@ pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
 /// and seven doorkeeper words per line), one line per lookup instead of two. It moved the miss
 /// counts by -0.24% to +0.49% but ran 7-13% *slower* on telegram at 10% and 30% in the same
 /// interleaved runs (why is not established: at 30% of telegram its one array is 8 MB where
-/// the two here are 2 + 4 MB), so the layout and every result stay as they were.
+/// the two here are 2 + 4 MB), so the layout and every result stay as they were. Nor 4-bit
+/// counters packed two to a byte (blocks of 32 bytes, two to a line: the same counts from a
+/// table half the size, 1 MB at 30% of telegram): 0.312 of `lru` against 0.326 at 30% of
+/// telegram (benches/README.md, "W-TinyLFU on telegram, 2026-11-27 (fourth session)"); the
+/// extraction and insertion of half-bytes cost more than the smaller table saves.
 pub struct FreqSketch {
     /// Counters (one per byte; only values 0..=15 are used), in blocks of 64 aligned to
     /// cache lines (a `Vec<u8>` is not, and a key's block then straddled two lines).
@@ -738,6 +742,44 @@ mod tests {
         let mut t = FreqSketch::new(1, 0, 4, 1);
         assert_eq!(t.record_noting(FreqSketch::hash(9)), Noted::NONE);
         assert_eq!(t.resets(), 1);
+    }
+
+    #[test]
+    fn record_notes_the_smallest_counter() {
+        // The one-pass record (increment and smallest counter together) against the plain
+        // estimate just after it, which is that counter plus the doorkeeper's 1, at the
+        // unrolled default depth and the general one; keys collide in 4 blocks, counters
+        // saturate and resets come every 128 samples.
+        for depth in [4, 3, 7] {
+            let mut s = FreqSketch::new(64, 0, depth, 2);
+            let mut x = 5u64;
+            let (mut noted, mut increments) = (0, 0);
+            for _ in 0..20_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let key = ((x >> 33) % 200) * ((x >> 13) % 200) / 200;
+                let h = FreqSketch::hash(key);
+                let sp = s.spot(h);
+                let bits = FreqSketch::door_bits(&sp);
+                let increments_now = s.door[sp.word] & bits == bits;
+                let resets = s.resets();
+                let n = s.record_noting(h);
+                if s.resets() != resets {
+                    assert_eq!(n, Noted::NONE);
+                    continue;
+                }
+                assert_eq!(n.stamp as u64, s.samples);
+                assert_eq!(
+                    n.min as u32 + 1,
+                    s.estimate_hashed(h),
+                    "depth {depth} key {key}"
+                );
+                noted += 1;
+                increments += increments_now as u32;
+            }
+            assert!(noted > 15_000 && increments > 3_000, "{noted} {increments}");
+        }
     }
 
     #[test]

@@ -56,8 +56,10 @@
 //! with the cache (about 14 bytes per page), so on a large cache each lookup was a cache miss,
 //! which is why this policy fell from 0.32 of `lru` at 1% to 0.08 at 30% on a miss-heavy
 //! trace: the replay loop now hints each reference's sketch line and doorkeeper word 16
-//! references ahead ([`Policy::prefetch_ref`]), each node keeps its page's hash (admission tests
-//! do not hash again), and after a miss the next candidates' and the victim's sketch entries
+//! references ahead ([`Policy::prefetch_ref`]), a miss takes its page's hash from that hint
+//! (`HashCache`: XXH64's chain of multiplications no longer stands between the reference and
+//! its doorkeeper test), each node keeps its page's hash (admission tests do not hash again),
+//! and after a miss the next candidates' and the victim's sketch entries
 //! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
 //! only: every decision is the same. The sketch's layout is described, with the alternative
 //! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
@@ -83,13 +85,13 @@
 //!   block when it has no note), and the victim's lines are hinted only when it changed.
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
-use std::cell::Cell;
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -705,6 +707,24 @@ impl Policy for WTinyLfu {
 mod tests {
     use crate::policy::object::testing::replay_objects;
     use crate::sim::check::replay_spec_ids;
+
+    #[test]
+    fn hash_cache_answers_the_hash() {
+        use super::{FreqSketch, HashCache, LcsCbf, HASH_CACHE};
+        for hash in [FreqSketch::hash as fn(u64) -> u64, LcsCbf::hash] {
+            let c = HashCache::new(hash);
+            // Fresh, every entry is page 0's; another page is hashed.
+            assert_eq!(c.get(5, 0, |_| unreachable!()), hash(0));
+            assert_eq!(c.get(5, 77, hash), hash(77));
+            c.put(5, 77, hash(77));
+            assert_eq!(c.get(5, 77, |_| unreachable!()), hash(77));
+            // The same entry for another page is not its hash.
+            let other = 5 + HASH_CACHE as u32;
+            assert_eq!(c.get(other, 78, hash), hash(78));
+            c.put(other, 78, hash(78));
+            assert_eq!(c.get(5, 77, hash), hash(77));
+        }
+    }
 
     /// Rows wide enough that the few pages of a hand-worked trace do not collide.
     const WIDE: &str = "wtinylfu(width=1024)";
