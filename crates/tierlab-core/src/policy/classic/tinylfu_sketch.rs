@@ -67,7 +67,11 @@ pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
 /// and seven doorkeeper words per line), one line per lookup instead of two. It moved the miss
 /// counts by -0.24% to +0.49% but ran 7-13% *slower* on telegram at 10% and 30% in the same
 /// interleaved runs (why is not established: at 30% of telegram its one array is 8 MB where
-/// the two here are 2 + 4 MB), so the layout and every result stay as they were.
+/// the two here are 2 + 4 MB), so the layout and every result stay as they were. Nor 4-bit
+/// counters packed two to a byte (blocks of 32 bytes, two to a line: the same counts from a
+/// table half the size, 1 MB at 30% of telegram): 0.312 of `lru` against 0.326 at 30% of
+/// telegram (benches/README.md, "W-TinyLFU on telegram, 2026-11-27 (fourth session)"); the
+/// extraction and insertion of half-bytes cost more than the smaller table saves.
 pub struct FreqSketch {
     /// Counters (one per byte; only values 0..=15 are used), in blocks of 64 aligned to
     /// cache lines (a `Vec<u8>` is not, and a key's block then straddled two lines).
@@ -127,6 +131,28 @@ const DOOR_HASHES: u32 = 4;
 #[repr(C, align(64))]
 struct Block([u8; 64]);
 
+impl Block {
+    /// Counter `i` (`i < 64`).
+    #[inline(always)]
+    fn get(&self, i: usize) -> u8 {
+        self.0[i]
+    }
+    /// Adds 1 to counter `i` unless it is at [`MAX_COUNT`]; its value after.
+    #[inline(always)]
+    fn bump(&mut self, i: usize) -> u8 {
+        let c = &mut self.0[i];
+        *c += (*c < MAX_COUNT) as u8;
+        *c
+    }
+    /// Halves every counter (integer division).
+    #[inline(always)]
+    fn halve(&mut self) {
+        for c in &mut self.0 {
+            *c >>= 1;
+        }
+    }
+}
+
 /// Where one key's counters and doorkeeper bits are.
 #[derive(Clone, Copy)]
 struct Spot {
@@ -138,6 +164,18 @@ struct Spot {
     d: u32,
     e: u32,
     f: u32,
+}
+
+/// Where one key's counters and doorkeeper bits are, worked out from its hash
+/// ([`FreqSketch::place`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Place {
+    /// The key's [`FreqSketch::hash`].
+    pub h: u64,
+    block: u32,
+    word: u32,
+    /// The key's doorkeeper bits within its word.
+    bits: u64,
 }
 
 impl FreqSketch {
@@ -203,6 +241,18 @@ impl FreqSketch {
         (s.c.wrapping_add(i.wrapping_mul(s.d)) & 63) as usize
     }
 
+    /// The place of the key whose [`FreqSketch::hash`] is `h`.
+    #[inline(always)]
+    pub fn place(&self, h: u64) -> Place {
+        let s = self.spot(h);
+        Place {
+            h,
+            block: s.block as u32,
+            word: s.word as u32,
+            bits: Self::door_bits(&s),
+        }
+    }
+
     /// Starts loading the counter block and doorkeeper word of `key` (a hint, no state
     /// change): the replay loop calls it a few references ahead, so that on a large cache,
     /// whose sketch and doorkeeper are far larger than the CPU's caches, `record` does not wait
@@ -235,35 +285,7 @@ impl FreqSketch {
     /// [`FreqSketch::record`] of the key whose [`FreqSketch::hash`] is `h`.
     #[inline(always)]
     pub fn record_hashed(&mut self, h: u64) {
-        let s = self.spot(h);
-        // A remembered estimate whose counter block or doorkeeper word this record may change
-        // is forgotten (conservatively: another key's counters in the same block too).
-        if s.block == self.memo.block || s.word == self.memo.word {
-            self.memo.valid = false;
-        }
-        let bits = Self::door_bits(&s);
-        let door = &mut self.door[s.word];
-        if *door & bits == bits {
-            let b = &mut self.counters[s.block].0;
-            // Branch-free: hot keys' counters sit at the ceiling half the time.
-            let mut bump = |i: u32| {
-                let c = &mut b[Self::counter(&s, i)];
-                *c += (*c < MAX_COUNT) as u8;
-            };
-            if self.depth == 4 {
-                (0..4).for_each(&mut bump);
-            } else {
-                (0..self.depth).for_each(bump);
-            }
-            // Sample counts stay below `W` (a reset halves them), so they fit when stamping.
-            self.stamps[s.block] = (self.samples + 1) as u32;
-        } else {
-            *door |= bits;
-        }
-        self.samples += 1;
-        if self.samples >= self.sample_size {
-            self.reset();
-        }
+        self.record_at(self.place(h))
     }
 
     /// [`FreqSketch::record_hashed`], noting this record's sample count and the key's smallest
@@ -274,15 +296,81 @@ impl FreqSketch {
     /// loop's hint has it in cache, instead of at the admission test.
     #[inline(always)]
     pub fn record_noting(&mut self, h: u64) -> Noted {
-        let resets = self.resets;
-        self.record_hashed(h);
-        if !self.stamping || self.resets != resets {
+        self.record_noting_at(self.place(h))
+    }
+
+    /// [`FreqSketch::record_noting`] of the key at `p`, in one pass: the smallest counter is
+    /// taken from the values the increment writes (the key's `depth` places in its block are
+    /// distinct: the step is odd, so `c + i d mod 64` differ for `i < 64`), or read when the
+    /// record only sets doorkeeper bits.
+    #[inline(always)]
+    pub fn record_noting_at(&mut self, p: Place) -> Noted {
+        let (block, word) = (p.block as usize, p.word as usize);
+        // As in `record_at`.
+        if block == self.memo.block || word == self.memo.word {
+            self.memo.valid = false;
+        }
+        let s = self.spot(p.h);
+        let door = &mut self.door[word];
+        let min = if *door & p.bits == p.bits {
+            let b = &mut self.counters[block];
+            let mut bump = |i: u32| b.bump(Self::counter(&s, i));
+            let min = if self.depth == 4 {
+                let [x, y, z, w] = [0, 1, 2, 3].map(&mut bump);
+                x.min(y).min(z.min(w))
+            } else {
+                (0..self.depth).map(bump).fold(MAX_COUNT, u8::min)
+            };
+            self.stamps[block] = (self.samples + 1) as u32;
+            min
+        } else {
+            *door |= p.bits;
+            self.min_count(&s) as u8
+        };
+        self.samples += 1;
+        if self.samples >= self.sample_size {
+            self.reset();
             return Noted::NONE;
         }
-        let s = self.spot(h);
+        if !self.stamping {
+            return Noted::NONE;
+        }
         Noted {
             stamp: self.samples as u32,
-            min: self.min_count(&s) as u8,
+            min,
+        }
+    }
+
+    /// [`FreqSketch::record_hashed`] of the key at `p`.
+    #[inline(always)]
+    pub fn record_at(&mut self, p: Place) {
+        let (block, word) = (p.block as usize, p.word as usize);
+        // A remembered estimate whose counter block or doorkeeper word this record may change
+        // is forgotten (conservatively: another key's counters in the same block too).
+        if block == self.memo.block || word == self.memo.word {
+            self.memo.valid = false;
+        }
+        let door = &mut self.door[word];
+        if *door & p.bits == p.bits {
+            let s = self.spot(p.h);
+            let b = &mut self.counters[block];
+            // Branch-free: hot keys' counters sit at the ceiling half the time.
+            let mut bump = |i: u32| {
+                b.bump(Self::counter(&s, i));
+            };
+            if self.depth == 4 {
+                (0..4).for_each(&mut bump);
+            } else {
+                (0..self.depth).for_each(bump);
+            }
+            // Sample counts stay below `W` (a reset halves them), so they fit when stamping.
+            self.stamps[block] = (self.samples + 1) as u32;
+        } else {
+            *door |= p.bits;
+        }
+        self.samples += 1;
+        if self.samples >= self.sample_size {
+            self.reset();
         }
     }
 
@@ -360,13 +448,13 @@ impl FreqSketch {
     /// The smallest of the key's `depth` counters.
     #[inline(always)]
     fn min_count(&self, s: &Spot) -> u32 {
-        let b = &self.counters[s.block].0;
+        let b = &self.counters[s.block];
         let min = if self.depth == 4 {
             // The default depth, unrolled: two independent minima instead of a chain.
-            let [x, y, z, w] = [0, 1, 2, 3].map(|i| b[Self::counter(s, i)]);
+            let [x, y, z, w] = [0, 1, 2, 3].map(|i| b.get(Self::counter(s, i)));
             x.min(y).min(z.min(w))
         } else {
-            (0..self.depth).fold(MAX_COUNT, |m, i| m.min(b[Self::counter(s, i)]))
+            (0..self.depth).fold(MAX_COUNT, |m, i| m.min(b.get(Self::counter(s, i))))
         };
         min as u32
     }
@@ -374,9 +462,7 @@ impl FreqSketch {
     /// Section 3.3's reset: halve every counter and the sample count; clear the doorkeeper.
     fn reset(&mut self) {
         for b in &mut self.counters {
-            for c in &mut b.0 {
-                *c >>= 1;
-            }
+            b.halve();
         }
         self.door.fill(0);
         self.memo.valid = false;
@@ -656,6 +742,44 @@ mod tests {
         let mut t = FreqSketch::new(1, 0, 4, 1);
         assert_eq!(t.record_noting(FreqSketch::hash(9)), Noted::NONE);
         assert_eq!(t.resets(), 1);
+    }
+
+    #[test]
+    fn record_notes_the_smallest_counter() {
+        // The one-pass record (increment and smallest counter together) against the plain
+        // estimate just after it, which is that counter plus the doorkeeper's 1, at the
+        // unrolled default depth and the general one; keys collide in 4 blocks, counters
+        // saturate and resets come every 128 samples.
+        for depth in [4, 3, 7] {
+            let mut s = FreqSketch::new(64, 0, depth, 2);
+            let mut x = 5u64;
+            let (mut noted, mut increments) = (0, 0);
+            for _ in 0..20_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let key = ((x >> 33) % 200) * ((x >> 13) % 200) / 200;
+                let h = FreqSketch::hash(key);
+                let sp = s.spot(h);
+                let bits = FreqSketch::door_bits(&sp);
+                let increments_now = s.door[sp.word] & bits == bits;
+                let resets = s.resets();
+                let n = s.record_noting(h);
+                if s.resets() != resets {
+                    assert_eq!(n, Noted::NONE);
+                    continue;
+                }
+                assert_eq!(n.stamp as u64, s.samples);
+                assert_eq!(
+                    n.min as u32 + 1,
+                    s.estimate_hashed(h),
+                    "depth {depth} key {key}"
+                );
+                noted += 1;
+                increments += increments_now as u32;
+            }
+            assert!(noted > 15_000 && increments > 3_000, "{noted} {increments}");
+        }
     }
 
     #[test]

@@ -56,8 +56,10 @@
 //! with the cache (about 14 bytes per page), so on a large cache each lookup was a cache miss,
 //! which is why this policy fell from 0.32 of `lru` at 1% to 0.08 at 30% on a miss-heavy
 //! trace: the replay loop now hints each reference's sketch line and doorkeeper word 16
-//! references ahead ([`Policy::prefetch_ref`]), each node keeps its page's hash (admission tests
-//! do not hash again), and after a miss the next candidates' and the victim's sketch entries
+//! references ahead ([`Policy::prefetch_ref`]), a miss takes its page's hash from that hint
+//! (`HashCache`: XXH64's chain of multiplications no longer stands between the reference and
+//! its doorkeeper test), each node keeps its page's hash (admission tests do not hash again),
+//! and after a miss the next candidates' and the victim's sketch entries
 //! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
 //! only: every decision is the same. The sketch's layout is described, with the alternative
 //! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
@@ -89,6 +91,7 @@ use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor}
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -177,6 +180,50 @@ impl Node {
     }
 }
 
+/// The sketch's hashes of the pages the replay loop hinted last ([`Policy::prefetch_ref`],
+/// which hashes a page to load its counters and doorkeeper word), so that a miss, about
+/// [`crate::policy::PREFETCH_FAR`] references later, does not hash the page again (XXH64's
+/// chain of five multiplications stood between the reference and the doorkeeper test, whose
+/// branch goes either way on a miss-heavy trace): direct-mapped by page id, each entry holding
+/// the page it is for; an entry of another page is not used. A speed hint only: the hash is a
+/// function of the page, so the answer is the same either way.
+struct HashCache {
+    e: [(Cell<u64>, Cell<u64>); HASH_CACHE],
+}
+
+/// Entries in [`HashCache`]: page ids are dense and numbered in first-seen order, so the
+/// pages hinted within a few references rarely share an entry.
+const HASH_CACHE: usize = 256;
+
+impl HashCache {
+    /// A cache of `hash` (the paper's sketch's or libCacheSim's filter's), which its callers
+    /// pass again to [`HashCache::get`].
+    fn new(hash: fn(u64) -> u64) -> Self {
+        // Every entry holds a page and its hash (page 0), so a match is always right.
+        let h0 = hash(0);
+        HashCache {
+            e: std::array::from_fn(|_| (Cell::new(0), Cell::new(h0))),
+        }
+    }
+    #[inline(always)]
+    fn put(&self, id: PageId, page: u64, h: u64) {
+        let e = &self.e[id as usize % HASH_CACHE];
+        e.0.set(page);
+        e.1.set(h);
+    }
+    /// The hash of `page` (whose id is `id`): the entry's when it is `page`'s, else worked
+    /// out.
+    #[inline(always)]
+    fn get(&self, id: PageId, page: u64, hash: impl FnOnce(u64) -> u64) -> u64 {
+        let e = &self.e[id as usize % HASH_CACHE];
+        if e.0.get() == page {
+            e.1.get()
+        } else {
+            hash(page)
+        }
+    }
+}
+
 pub struct WTinyLfu {
     lcs: bool,
     cap: u64,
@@ -194,6 +241,8 @@ pub struct WTinyLfu {
     cbf: LcsCbf,
     /// The main victim whose sketch entries [`WTinyLfu::prefetch_admission`] last loaded.
     hinted_victim: u32,
+    /// The sketch's (or the filter's) hashes of recently hinted pages ([`HashCache`]).
+    hashes: HashCache,
     /// The sketch's resets when the window's notes were last checked.
     resets_seen: u64,
     main_hits: u64,
@@ -262,6 +311,11 @@ impl PolicyDef for WTinyLfu {
             sketch,
             cbf,
             hinted_victim: NIL,
+            hashes: HashCache::new(if cfg.libcachesim {
+                LcsCbf::hash
+            } else {
+                FreqSketch::hash
+            }),
             resets_seen: 0,
             main_hits: 0,
             decay_every,
@@ -279,6 +333,7 @@ impl WTinyLfu {
     fn node(&self, s: u32) -> &Node {
         self.arena.get(s)
     }
+    #[inline(always)]
     fn unlink(&mut self, s: u32) {
         let n = *self.arena.get(s);
         self.lists[n.seg as usize].unlink(&mut self.arena, s);
@@ -422,11 +477,13 @@ impl WTinyLfu {
     /// Moves window overflow into the main cache through TinyLFU's admission test.
     fn drain_window<S: Sink>(&mut self, sink: &mut S) {
         while self.used[WINDOW] > self.wcap {
+            // The window's back, unlinked here (not by `unlink`): its own copy of the list
+            // code, whose branches (no node after it) this call site always takes alike.
             let c = self.lists[WINDOW]
-                .back()
+                .pop_back(&mut self.arena)
                 .expect("an over-full window has objects");
             let size = self.node(c).size as u64;
-            self.unlink(c);
+            self.used[WINDOW] -= size;
             let mut admit = size <= self.main_cap;
             while admit && self.main_used() + size > self.main_cap {
                 let v = self.main_victim().expect("a full main cache has objects");
@@ -543,9 +600,13 @@ impl Policy for WTinyLfu {
     #[inline(always)]
     fn prefetch_ref(&self, r: &PageRef) {
         if self.lcs {
-            self.cbf.prefetch(r.page());
+            let h = LcsCbf::hash(r.page());
+            self.cbf.prefetch_hashed(h);
+            self.hashes.put(r.id, r.page(), h);
         } else {
-            self.sketch.prefetch(r.page());
+            let h = FreqSketch::hash(r.page());
+            self.sketch.prefetch_hashed(h);
+            self.hashes.put(r.id, r.page(), h);
         }
     }
 
@@ -590,7 +651,7 @@ impl Policy for WTinyLfu {
         }
         let size = r.size();
         if self.lcs {
-            let h = LcsCbf::hash(r.page());
+            let h = self.hashes.get(r.id, r.page(), LcsCbf::hash);
             if size > self.cap || size > self.wcap || size > self.seg_max[PROBATION] {
                 sink.miss_bypass(r);
                 return;
@@ -605,7 +666,7 @@ impl Policy for WTinyLfu {
             sink.miss(r, 0);
             self.prefetch_admission();
         } else {
-            let h = FreqSketch::hash(r.page());
+            let h = self.hashes.get(r.id, r.page(), FreqSketch::hash);
             let noted = self.record_noting(h);
             if size > self.cap {
                 sink.miss_bypass(r);
@@ -646,6 +707,24 @@ impl Policy for WTinyLfu {
 mod tests {
     use crate::policy::object::testing::replay_objects;
     use crate::sim::check::replay_spec_ids;
+
+    #[test]
+    fn hash_cache_answers_the_hash() {
+        use super::{FreqSketch, HashCache, LcsCbf, HASH_CACHE};
+        for hash in [FreqSketch::hash as fn(u64) -> u64, LcsCbf::hash] {
+            let c = HashCache::new(hash);
+            // Fresh, every entry is page 0's; another page is hashed.
+            assert_eq!(c.get(5, 0, |_| unreachable!()), hash(0));
+            assert_eq!(c.get(5, 77, hash), hash(77));
+            c.put(5, 77, hash(77));
+            assert_eq!(c.get(5, 77, |_| unreachable!()), hash(77));
+            // The same entry for another page is not its hash.
+            let other = 5 + HASH_CACHE as u32;
+            assert_eq!(c.get(other, 78, hash), hash(78));
+            c.put(other, 78, hash(78));
+            assert_eq!(c.get(5, 77, hash), hash(77));
+        }
+    }
 
     /// Rows wide enough that the few pages of a hand-worked trace do not collide.
     const WIDE: &str = "wtinylfu(width=1024)";
