@@ -38,13 +38,23 @@
 //! - counts are unbounded unless `max_count` > 0 caps them;
 //! - with no DRAM frames (tiny memories) foreground misses go to PCM; with no PCM
 //!   frames DRAM victims go straight to storage.
+//!
+//! Layout (as [`super::two_q`] and [`super::lru`]): everything about a page is one 32-byte entry
+//! per page id (page ids are dense): its links in the one list it is in (DRAM's or PCM's), its
+//! reference count, whether it is resident and in which tier, its page number, kind, dirty bit
+//! and owner (the app of its latest reference, which the [`Meter`] reads when the page leaves
+//! memory). A reference reads that one entry instead of an id -> slot table, an arena node and
+//! the meter's owner table; the prefetch hint loads it 16 references ahead and its list
+//! neighbours 6 ahead, and after a tier gives up its victim the entry before its new LRU end is
+//! prefetched. Memory: 32 bytes per distinct page, whatever the memory size (benches/README.md,
+//! "hybrid-lru and app-aware, 2026-11-27 (fourth session)").
 
 use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
-use crate::trace::Event;
+use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::{Event, Kind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -69,13 +79,36 @@ impl Default for AppAwareConfig {
     }
 }
 
-/// A resident page.
+/// Everything about one page id, in one 32-byte entry (32-aligned, so never across two cache
+/// lines): its links in its tier's list (a page is in one list, so one pair), its reference
+/// count, whether it is resident and its tier, its page number, kind and dirty bit, and its
+/// owner (the app of its latest reference, which the [`Meter`] needs when the page leaves
+/// memory).
 #[derive(Debug, Clone, Copy)]
-struct Page {
-    f: Frame,
-    tier: u8,
+#[repr(align(32))]
+struct Entry {
+    links: [[u32; 2]; 1],
+    page: u64,
+    owner: u32,
     count: u32,
+    resident: bool,
+    tier: u8,
+    dirty: bool,
+    kind: Kind,
 }
+id_links_in_field!(Entry);
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
+const EMPTY: Entry = Entry {
+    links: [[NIL; 2]; 1],
+    page: 0,
+    owner: u32::MAX,
+    count: 0,
+    resident: false,
+    tier: PCM,
+    dirty: false,
+    kind: Kind::File,
+};
 
 /// Where a resident page is, as tests inspect it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,10 +123,9 @@ pub struct AppAware {
     pcm_cap: usize,
     migrate_count: u32,
     max_count: u32,
-    arena: Arena<Page>,
-    dram: List,
-    pcm: List,
-    table: SlotTable,
+    entries: Vec<Entry>,
+    dram: IdList<0>,
+    pcm: IdList<0>,
     meter: Meter,
     second_chances: u64,
 }
@@ -119,10 +151,9 @@ impl PolicyDef for AppAware {
             } else {
                 cfg.max_count
             },
-            arena: Arena::with_capacity(ctx.capacity),
-            dram: List::default(),
-            pcm: List::default(),
-            table: SlotTable::default(),
+            entries: Vec::new(),
+            dram: IdList::default(),
+            pcm: IdList::default(),
             meter: Meter::default(),
             second_chances: 0,
         })
@@ -138,13 +169,13 @@ impl AppAware {
     /// Pages of `tier`, MRU first.
     pub fn list(&self, tier: u8) -> Vec<PageState> {
         let l = if tier == DRAM { &self.dram } else { &self.pcm };
-        l.iter(&self.arena)
-            .map(|s| {
-                let p = self.arena.get(s);
+        l.iter(&self.entries)
+            .map(|id| {
+                let e = &self.entries[id as usize];
                 PageState {
-                    page: p.f.page,
-                    count: p.count,
-                    dirty: p.f.dirty,
+                    page: e.page,
+                    count: e.count,
+                    dirty: e.dirty,
                 }
             })
             .collect()
@@ -154,117 +185,145 @@ impl AppAware {
         &self.meter
     }
 
-    /// The list of `tier` and the arena, borrowed together.
+    /// The list of `tier` and the entries, borrowed together.
     #[inline]
-    fn parts(&mut self, tier: u8) -> (&mut List, &mut Arena<Page>) {
+    fn parts(&mut self, tier: u8) -> (&mut IdList<0>, &mut Vec<Entry>) {
         if tier == DRAM {
-            (&mut self.dram, &mut self.arena)
+            (&mut self.dram, &mut self.entries)
         } else {
-            (&mut self.pcm, &mut self.arena)
+            (&mut self.pcm, &mut self.entries)
         }
     }
 
     /// Picks and unlinks the victim of `tier`: the LRU page with count 0; LRU
     /// pages with a count lose 1 and go to the MRU end.
-    fn take_victim(&mut self, tier: u8) -> u32 {
-        let (list, arena) = self.parts(tier);
+    fn take_victim(&mut self, tier: u8) -> PageId {
+        let (list, entries) = self.parts(tier);
         let mut chances = 0;
         let v = loop {
-            let t = list.back().expect("victim of an empty list");
-            let p = arena.get_mut(t);
-            if p.count == 0 {
-                list.unlink(arena, t);
+            let t = list.tail();
+            debug_assert!(t != NIL, "victim of an empty list");
+            let e = &mut entries[t as usize];
+            if e.count == 0 {
+                list.unlink(entries, t);
                 break t;
             }
-            p.count -= 1;
+            e.count -= 1;
             chances += 1;
-            list.move_to_front(arena, t);
+            // The next candidate (a speed hint).
+            let p = e.links[0][0];
+            if p != NIL {
+                prefetch(entries, p as usize);
+            }
+            list.move_to_front(entries, t);
         };
         self.second_chances += chances;
         v
     }
 
-    /// Evicts the victim of `tier` to storage; returns its slot, free for reuse.
-    fn evict_from<S: Sink>(&mut self, tier: u8, sink: &mut S) -> u32 {
+    /// Evicts the victim of `tier` to storage.
+    fn evict_from<S: Sink>(&mut self, tier: u8, sink: &mut S) {
         let v = self.take_victim(tier);
-        let p = *self.arena.get(v);
-        self.table.clear(p.f.id);
-        self.meter.evict(sink, p.f.out(tier));
+        let e = &mut self.entries[v as usize];
+        e.resident = false;
+        let e = *e;
+        self.meter.evict_owned(
+            sink,
+            PageOut {
+                id: v,
+                page: e.page,
+                kind: e.kind,
+                dirty: e.dirty,
+                tier,
+            },
+            e.owner,
+        );
         self.prefetch_victim(tier, sink);
-        v
     }
 
     /// Moves DRAM's victim to PCM's MRU end (PCM must have a free frame).
     fn demote<S: Sink>(&mut self, sink: &mut S) {
         let v = self.take_victim(DRAM);
-        let p = self.arena.get_mut(v);
-        p.tier = PCM;
-        let (id, page) = (p.f.id, p.f.page);
-        self.pcm.push_front(&mut self.arena, v);
-        self.meter.migrate(sink, id, page, DRAM, PCM);
+        let e = &mut self.entries[v as usize];
+        e.tier = PCM;
+        let page = e.page;
+        self.pcm.push_front(&mut self.entries, v);
+        self.meter.migrate(sink, v, page, DRAM, PCM);
         self.prefetch_victim(DRAM, sink);
     }
 
-    /// A speed hint after `tier` gave up its victim: starts loading what its next victim (its
-    /// LRU page, unless that gets a second chance) will touch.
+    /// A speed hint after `tier` gave up its victim: its LRU page (the next candidate) is cached
+    /// by now or on its way; start loading the entry before it, and the new LRU page's wear
+    /// count in the sink.
     #[inline(always)]
     fn prefetch_victim<S: Sink>(&self, tier: u8, sink: &S) {
-        let l = if tier == DRAM { &self.dram } else { &self.pcm };
-        l.prefetch_back(&self.arena, |p| {
-            self.table.prefetch(p.f.id);
-            self.meter.prefetch(p.f.id);
-            sink.prefetch(p.f.id);
-        });
+        let t = if tier == DRAM {
+            self.dram.tail()
+        } else {
+            self.pcm.tail()
+        };
+        if t != NIL {
+            let p = self.entries[t as usize].links[0][0];
+            if p != NIL {
+                prefetch(&self.entries, p as usize);
+            }
+            sink.prefetch(t);
+        }
     }
 
     /// Makes a free DRAM frame (DRAM must be full and have frames).
-    fn free_dram<S: Sink>(&mut self, sink: &mut S) -> Option<u32> {
+    fn free_dram<S: Sink>(&mut self, sink: &mut S) {
         if self.pcm_cap == 0 {
-            return Some(self.evict_from(DRAM, sink));
+            self.evict_from(DRAM, sink);
+            return;
         }
-        let mut freed = None;
         if self.pcm.len() == self.pcm_cap {
-            freed = Some(self.evict_from(PCM, sink));
+            self.evict_from(PCM, sink);
         }
         self.demote(sink);
-        freed
     }
 }
 
 impl Policy for AppAware {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-        self.meter.prefetch(far);
+        prefetch(&self.entries, far as usize);
+        // `near`'s entry arrived since it was `far`: load the entries a hit on it rewrites (its
+        // neighbours in its list).
+        if let Some(e) = self.entries.get(near as usize) {
+            if e.resident {
+                prefetch_neighbours(&self.entries, e, 0);
+            }
+        }
     }
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let fg = self.meter.begin(r);
-        let slot = self.table.get(r.id);
-        if slot != NIL {
-            let max = self.max_count;
-            let p = self.arena.get_mut(slot);
-            p.f.dirty |= r.is_write();
-            p.count = p.count.saturating_add(1).min(max);
-            if p.tier == DRAM {
-                self.dram.move_to_front(&mut self.arena, slot);
+        let fg = self.meter.begin_unowned(r);
+        let id = r.id;
+        let max = self.max_count;
+        let e = &mut self.entries[id as usize];
+        if e.resident {
+            e.owner = r.app();
+            e.dirty |= r.is_write();
+            e.count = e.count.saturating_add(1).min(max);
+            if e.tier == DRAM {
+                self.dram.move_to_front(&mut self.entries, id);
                 self.meter.hit(sink, r, DRAM);
-            } else if fg && p.f.dirty && p.count >= self.migrate_count && self.dram_cap > 0 {
+            } else if fg && e.dirty && e.count >= self.migrate_count && self.dram_cap > 0 {
                 // Figure 2(a): migrate to DRAM's MRU end; 2(c): DRAM's victim
                 // takes the PCM frame this page frees.
-                self.pcm.unlink(&mut self.arena, slot);
+                self.pcm.unlink(&mut self.entries, id);
                 if self.dram.len() == self.dram_cap {
                     self.demote(sink);
                 }
-                self.arena.get_mut(slot).tier = DRAM;
-                self.dram.push_front(&mut self.arena, slot);
-                self.meter.migrate(sink, r.id, r.page(), PCM, DRAM);
+                self.entries[id as usize].tier = DRAM;
+                self.dram.push_front(&mut self.entries, id);
+                self.meter.migrate(sink, id, r.page(), PCM, DRAM);
                 self.meter.hit(sink, r, DRAM);
             } else {
                 // Figure 2(b).
-                self.pcm.move_to_front(&mut self.arena, slot);
+                self.pcm.move_to_front(&mut self.entries, id);
                 self.meter.hit(sink, r, PCM);
             }
             return;
@@ -279,32 +338,26 @@ impl Policy for AppAware {
             PCM
         };
         // Figure 2(d): a full tier gives up its victim first.
-        let freed = if tier == DRAM {
+        if tier == DRAM {
             if self.dram.len() == self.dram_cap {
-                self.free_dram(sink)
-            } else {
-                None
+                self.free_dram(sink);
             }
         } else if self.pcm.len() == self.pcm_cap {
-            Some(self.evict_from(PCM, sink))
-        } else {
-            None
-        };
-        let page = Page {
-            f: Frame::of(r),
-            tier,
+            self.evict_from(PCM, sink);
+        }
+        let e = &mut self.entries[id as usize];
+        *e = Entry {
+            links: e.links,
+            page: r.page(),
+            owner: r.app(),
             count: 0,
+            resident: true,
+            tier,
+            dirty: r.is_write(),
+            kind: r.kind(),
         };
-        let s = match freed {
-            Some(s) => {
-                *self.arena.get_mut(s) = page;
-                s
-            }
-            None => self.arena.alloc(page),
-        };
-        let (list, arena) = self.parts(tier);
-        list.push_front(arena, s);
-        self.table.set(r.id, s);
+        let (list, entries) = self.parts(tier);
+        list.push_front(entries, id);
         self.meter.miss(sink, r, tier);
     }
 
@@ -313,8 +366,9 @@ impl Policy for AppAware {
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
-        self.meter.grow(n);
+        if self.entries.len() < n {
+            self.entries.resize(n, EMPTY);
+        }
     }
 
     fn resident(&self) -> usize {

@@ -15,13 +15,23 @@
 //! exactly that of plain LRU with the same number of frames (tested). With
 //! `promote = false` a PCM hit only refreshes the page's recency and it stays in
 //! PCM.
+//!
+//! Layout (as [`super::two_q`]): everything about a page is one 32-byte entry per page id
+//! (page ids are dense): its links in the LRU stack and in DRAM's recency order, whether it is
+//! resident and whether it is in DRAM, its page number, kind, dirty bit and owner (the app of
+//! its latest reference, which the [`Meter`] reads when the page leaves memory). A reference
+//! reads that one entry instead of an id -> slot table, a stack node, DRAM's table and node and
+//! the meter's owner table; the prefetch hint loads it 16 references ahead and its neighbours
+//! in the stack and in DRAM 6 ahead, and each pop from the stack's or DRAM's back starts
+//! loading the entry before the new back. Memory: 32 bytes per distinct page, whatever the
+//! memory size (benches/README.md, "hybrid-lru and app-aware, 2026-11-27 (fourth session)").
 
-use super::{hybrid_ctx, Meter, RecencyPlacement, PAPER_DRAM_RATIO};
+use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
-use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
-use crate::trace::Event;
+use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::{Policy, PolicyCtx, PolicyDef};
+use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::trace::{Event, Kind};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -42,12 +52,47 @@ impl Default for HybridLruConfig {
     }
 }
 
+/// The link pairs of an [`Entry`]: its place in the LRU stack (resident pages) and in DRAM's
+/// recency order (pages in DRAM).
+const S: usize = 0;
+const D: usize = 1;
+
+/// Everything about one page id, in one 32-byte entry (32-aligned, so never across two cache
+/// lines): its links in the stack and in DRAM's order, whether it is resident and in DRAM, its
+/// page number, kind and dirty bit, and its owner (the app of its latest reference, which the
+/// [`Meter`] needs when the page leaves memory).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+struct Entry {
+    links: [[u32; 2]; 2],
+    page: u64,
+    owner: u32,
+    resident: bool,
+    in_dram: bool,
+    dirty: bool,
+    kind: Kind,
+}
+id_links_in_field!(Entry);
+const _: () = assert!(std::mem::size_of::<Entry>() == 32);
+
+const EMPTY: Entry = Entry {
+    links: [[NIL; 2]; 2],
+    page: 0,
+    owner: u32::MAX,
+    resident: false,
+    in_dram: false,
+    dirty: false,
+    kind: Kind::File,
+};
+
 pub struct HybridLru {
     cap: usize,
-    arena: Arena<Frame>,
-    stack: List,
-    table: SlotTable,
-    place: RecencyPlacement,
+    dram_cap: usize,
+    promote: bool,
+    entries: Vec<Entry>,
+    stack: IdList<S>,
+    dram: IdList<D>,
+    meter: Meter,
 }
 
 impl PolicyDef for HybridLru {
@@ -62,10 +107,12 @@ impl PolicyDef for HybridLru {
         let (d, _) = hybrid_ctx(Self::NAME, ctx, cfg.dram_ratio)?;
         Ok(HybridLru {
             cap: ctx.capacity,
-            arena: Arena::with_capacity(ctx.capacity),
-            stack: List::default(),
-            table: SlotTable::default(),
-            place: RecencyPlacement::new(d, cfg.promote),
+            dram_cap: d,
+            promote: cfg.promote,
+            entries: Vec::new(),
+            stack: IdList::default(),
+            dram: IdList::default(),
+            meter: Meter::default(),
         })
     }
 }
@@ -73,91 +120,172 @@ impl PolicyDef for HybridLru {
 impl HybridLru {
     /// Pages in DRAM, MRU first.
     pub fn dram_pages(&self) -> Vec<u64> {
-        self.stack_pages()
-            .into_iter()
-            .filter(|p| self.place.dram.contains(p.1))
-            .map(|p| p.0)
-            .collect()
+        self.stack_pages(true)
     }
     /// Resident pages, MRU first.
     pub fn resident_pages(&self) -> Vec<u64> {
-        self.stack_pages().into_iter().map(|p| p.0).collect()
-    }
-    /// Resident pages (page, id), MRU first.
-    fn stack_pages(&self) -> Vec<(u64, u32)> {
         self.stack
-            .iter(&self.arena)
-            .map(|s| {
-                let f = self.arena.get(s);
-                (f.page, f.id)
-            })
+            .iter(&self.entries)
+            .map(|id| self.entries[id as usize].page)
             .collect()
+    }
+    /// Resident pages whose `in_dram` is `dram`, MRU first (in the stack's order).
+    fn stack_pages(&self, dram: bool) -> Vec<u64> {
+        self.stack
+            .iter(&self.entries)
+            .map(|id| &self.entries[id as usize])
+            .filter(|e| e.in_dram == dram)
+            .map(|e| e.page)
+            .collect()
+    }
+    /// Page ids in DRAM, in DRAM's own recency order (MRU first).
+    pub fn dram_ids(&self) -> Vec<PageId> {
+        self.dram.iter(&self.entries).collect()
     }
     /// Pages in PCM, most recently used first.
     pub fn pcm_pages(&self) -> Vec<u64> {
-        self.stack_pages()
-            .into_iter()
-            .filter(|p| !self.place.dram.contains(p.1))
-            .map(|p| p.0)
-            .collect()
+        self.stack_pages(false)
     }
     pub fn meter(&self) -> &Meter {
-        &self.place.meter
+        &self.meter
+    }
+
+    /// Starts loading the entry before `id`'s in list pair `w`: the one a later pop from that
+    /// list's back reaches after `id` (a speed hint).
+    #[inline(always)]
+    fn prefetch_before(&self, id: PageId, w: usize) {
+        if id != NIL {
+            let p = self.entries[id as usize].links[w][0];
+            if p != NIL {
+                prefetch(&self.entries, p as usize);
+            }
+        }
+    }
+
+    /// Puts page `id` (new, or moving up from PCM) at DRAM's MRU end, demoting DRAM's LRU page
+    /// to PCM first when DRAM is full; returns the tier it ends in (PCM when DRAM has no
+    /// frames) and reports the migrations.
+    #[inline]
+    fn place<S: Sink>(&mut self, id: PageId, page: u64, from_pcm: bool, sink: &mut S) -> u8 {
+        if self.dram_cap == 0 {
+            return PCM;
+        }
+        if self.dram.len() == self.dram_cap {
+            let v = self.dram.pop_back(&mut self.entries);
+            let ve = &mut self.entries[v as usize];
+            ve.in_dram = false;
+            let vpage = ve.page;
+            self.meter.migrate(sink, v, vpage, DRAM, PCM);
+            // The next demotion's page: the entry after it, and its wear count in PCM.
+            let t = self.dram.tail();
+            self.prefetch_before(t, D);
+            if t != NIL {
+                sink.prefetch(t);
+            }
+        }
+        if from_pcm {
+            self.meter.migrate(sink, id, page, PCM, DRAM);
+        }
+        self.entries[id as usize].in_dram = true;
+        self.dram.push_front(&mut self.entries, id);
+        DRAM
+    }
+
+    /// Evicts the stack's LRU page from whichever tier holds it.
+    #[inline]
+    fn evict<S: Sink>(&mut self, sink: &mut S) {
+        let v = self.stack.pop_back(&mut self.entries);
+        debug_assert!(v != NIL, "full memory has a victim");
+        let e = self.entries[v as usize];
+        let tier = if e.in_dram {
+            self.dram.unlink(&mut self.entries, v);
+            DRAM
+        } else {
+            PCM
+        };
+        let ve = &mut self.entries[v as usize];
+        ve.in_dram = false;
+        ve.resident = false;
+        self.meter.evict_owned(
+            sink,
+            PageOut {
+                id: v,
+                page: e.page,
+                kind: e.kind,
+                dirty: e.dirty,
+                tier,
+            },
+            e.owner,
+        );
+        // The next victim's entry (a speed hint): the back entry is cached by now or on its
+        // way; start loading the one before it.
+        self.prefetch_before(self.stack.tail(), S);
     }
 }
 
 impl Policy for HybridLru {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-        self.place.prefetch(near, far);
+        prefetch(&self.entries, far as usize);
+        // `near`'s entry arrived since it was `far`: load the entries a hit on it rewrites (its
+        // neighbours in the stack and in DRAM's order).
+        if let Some(e) = self.entries.get(near as usize) {
+            if e.resident {
+                prefetch_neighbours(&self.entries, e, S);
+            }
+            if e.in_dram {
+                prefetch_neighbours(&self.entries, e, D);
+            }
+        }
     }
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.place.begin(r);
-        let slot = self.table.get(r.id);
-        if slot != NIL {
-            self.arena.get_mut(slot).dirty |= r.is_write();
-            self.stack.move_to_front(&mut self.arena, slot);
-            self.place.hit(r, sink);
+        self.meter.begin_unowned(r);
+        let id = r.id;
+        let e = &mut self.entries[id as usize];
+        if e.resident {
+            e.dirty |= r.is_write();
+            e.owner = r.app();
+            let in_dram = e.in_dram;
+            self.stack.move_to_front(&mut self.entries, id);
+            let tier = if in_dram {
+                self.dram.move_to_front(&mut self.entries, id);
+                DRAM
+            } else if self.promote {
+                self.place(id, r.page(), true, sink)
+            } else {
+                PCM
+            };
+            self.meter.hit(sink, r, tier);
             return;
         }
         if self.cap == 0 {
             sink.miss_bypass(r);
             return;
         }
-        let slot = if self.stack.len() == self.cap {
-            let v = self
-                .stack
-                .pop_back(&mut self.arena)
-                .expect("full memory has a tail");
-            let victim = *self.arena.get(v);
-            self.table.clear(victim.id);
-            self.place.evict(&victim, sink);
-            // The next victim's entries (a speed hint).
-            self.stack.prefetch_back(&self.arena, |f| {
-                self.table.prefetch(f.id);
-                self.place.prefetch_victim(f.id);
-            });
-            *self.arena.get_mut(v) = Frame::of(r);
-            v
-        } else {
-            self.arena.alloc(Frame::of(r))
-        };
-        self.stack.push_front(&mut self.arena, slot);
-        self.table.set(r.id, slot);
-        self.place.fill(r, sink);
+        if self.stack.len() == self.cap {
+            self.evict(sink);
+        }
+        let e = &mut self.entries[id as usize];
+        e.page = r.page();
+        e.kind = r.kind();
+        e.dirty = r.is_write();
+        e.owner = r.app();
+        e.resident = true;
+        self.stack.push_front(&mut self.entries, id);
+        let tier = self.place(id, r.page(), false, sink);
+        self.meter.miss(sink, r, tier);
     }
 
     fn event<S: Sink>(&mut self, e: &Event, _sink: &mut S) {
-        self.place.event(e);
+        self.meter.event(e);
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
-        self.place.grow(n);
+        if self.entries.len() < n {
+            self.entries.resize(n, EMPTY);
+        }
     }
 
     fn resident(&self) -> usize {
@@ -165,6 +293,6 @@ impl Policy for HybridLru {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.place.meter.counters()
+        self.meter.counters()
     }
 }

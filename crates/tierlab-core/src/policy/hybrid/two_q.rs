@@ -24,8 +24,7 @@
 //! table, a DRAM table, the meter's owner table and a node per list; the prefetch hint loads
 //! it 16 references ahead and its neighbours in Am / A1out and in DRAM 6 ahead. Memory: 32
 //! bytes per distinct page, whatever the memory size (benches/README.md, "hybrid-2q on Zipf,
-//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the shared
-//! [`super::RecencyPlacement`] instead.
+//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the same kind of entry.
 
 use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
