@@ -45,8 +45,8 @@
 //! and owner (the app of its latest reference, which the [`Meter`] reads when the page leaves
 //! memory). A reference reads that one entry instead of an id -> slot table, an arena node and
 //! the meter's owner table; the prefetch hint loads it 16 references ahead and its list
-//! neighbours 6 ahead, and after a tier gives up its victim the entry before its new LRU end is
-//! prefetched. Memory: 32 bytes per distinct page, whatever the memory size (benches/README.md,
+//! neighbours 6 ahead; a second chance starts loading the next candidate, and after a tier gives
+//! up its victim the entry before its new LRU end is prefetched. Memory: 32 bytes per distinct page, whatever the memory size (benches/README.md,
 //! "hybrid-lru and app-aware, 2026-11-27 (fourth session)").
 
 use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
