@@ -152,6 +152,18 @@ pub fn prefetch_neighbours<E: IdLinks>(entries: &[E], e: &E, w: usize) {
     }
 }
 
+/// Starts loading the entry before `id`'s in list pair `w` (toward the front): the one a later
+/// pop from that list's back reaches after `id`. Nothing when `id` or its predecessor is NIL.
+#[inline(always)]
+pub fn prefetch_before<E: IdLinks>(entries: &[E], id: u32, w: usize) {
+    if id != NIL {
+        let p = entries[id as usize].links()[w][0];
+        if p != NIL {
+            prefetch(entries, p as usize);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

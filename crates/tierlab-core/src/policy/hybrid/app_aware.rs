@@ -51,7 +51,9 @@
 
 use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
-use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::list::{
+    id_links_in_field, prefetch, prefetch_before, prefetch_neighbours, IdList, NIL,
+};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Event, Kind};
@@ -211,10 +213,7 @@ impl AppAware {
             e.count -= 1;
             chances += 1;
             // The next candidate (a speed hint).
-            let p = e.links[0][0];
-            if p != NIL {
-                prefetch(entries, p as usize);
-            }
+            prefetch_before(entries, t, 0);
             list.move_to_front(entries, t);
         };
         self.second_chances += chances;
@@ -262,11 +261,8 @@ impl AppAware {
         } else {
             self.pcm.tail()
         };
+        prefetch_before(&self.entries, t, 0);
         if t != NIL {
-            let p = self.entries[t as usize].links[0][0];
-            if p != NIL {
-                prefetch(&self.entries, p as usize);
-            }
             sink.prefetch(t);
         }
     }

@@ -16,7 +16,8 @@
 //! `promote = false` a PCM hit only refreshes the page's recency and it stays in
 //! PCM.
 //!
-//! Layout (as [`super::two_q`]): everything about a page is one 32-byte entry per page id
+//! Layout (as [`super::two_q`], sharing its [`super::PageEntry`] and [`super::DramOrder`]):
+//! everything about a page is one 32-byte entry per page id
 //! (page ids are dense): its links in the LRU stack and in DRAM's recency order, whether it is
 //! resident and whether it is in DRAM, its page number, kind, dirty bit and owner (the app of
 //! its latest reference, which the [`Meter`] reads when the page leaves memory). A reference
@@ -26,12 +27,12 @@
 //! loading the entry before the new back. Memory: 32 bytes per distinct page, whatever the
 //! memory size (benches/README.md, "hybrid-lru and app-aware, 2026-11-27 (fourth session)").
 
-use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
+use super::{hybrid_ctx, DramOrder, Meter, PageEntry, ABSENT, OWN as S, PAPER_DRAM_RATIO};
 use crate::error::Result;
-use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::list::{prefetch, prefetch_before, prefetch_neighbours, IdList, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
-use crate::trace::{Event, Kind};
+use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,46 +53,15 @@ impl Default for HybridLruConfig {
     }
 }
 
-/// The link pairs of an [`Entry`]: its place in the LRU stack (resident pages) and in DRAM's
-/// recency order (pages in DRAM).
-const S: usize = 0;
-const D: usize = 1;
-
-/// Everything about one page id, in one 32-byte entry (32-aligned, so never across two cache
-/// lines): its links in the stack and in DRAM's order, whether it is resident and in DRAM, its
-/// page number, kind and dirty bit, and its owner (the app of its latest reference, which the
-/// [`Meter`] needs when the page leaves memory).
-#[derive(Debug, Clone, Copy)]
-#[repr(align(32))]
-struct Entry {
-    links: [[u32; 2]; 2],
-    page: u64,
-    owner: u32,
-    resident: bool,
-    in_dram: bool,
-    dirty: bool,
-    kind: Kind,
-}
-id_links_in_field!(Entry);
-const _: () = assert!(std::mem::size_of::<Entry>() == 32);
-
-const EMPTY: Entry = Entry {
-    links: [[NIL; 2]; 2],
-    page: 0,
-    owner: u32::MAX,
-    resident: false,
-    in_dram: false,
-    dirty: false,
-    kind: Kind::File,
-};
+/// `PageEntry::state` of a page in the LRU stack (a resident page); `ABSENT` otherwise.
+const RESIDENT: u8 = 1;
 
 pub struct HybridLru {
     cap: usize,
-    dram_cap: usize,
     promote: bool,
-    entries: Vec<Entry>,
+    entries: Vec<PageEntry>,
     stack: IdList<S>,
-    dram: IdList<D>,
+    dram: DramOrder,
     meter: Meter,
 }
 
@@ -107,11 +77,10 @@ impl PolicyDef for HybridLru {
         let (d, _) = hybrid_ctx(Self::NAME, ctx, cfg.dram_ratio)?;
         Ok(HybridLru {
             cap: ctx.capacity,
-            dram_cap: d,
             promote: cfg.promote,
             entries: Vec::new(),
             stack: IdList::default(),
-            dram: IdList::default(),
+            dram: DramOrder::new(d),
             meter: Meter::default(),
         })
     }
@@ -140,7 +109,7 @@ impl HybridLru {
     }
     /// Page ids in DRAM, in DRAM's own recency order (MRU first).
     pub fn dram_ids(&self) -> Vec<PageId> {
-        self.dram.iter(&self.entries).collect()
+        self.dram.ids(&self.entries)
     }
     /// Pages in PCM, most recently used first.
     pub fn pcm_pages(&self) -> Vec<u64> {
@@ -150,62 +119,14 @@ impl HybridLru {
         &self.meter
     }
 
-    /// Starts loading the entry before `id`'s in list pair `w`: the one a later pop from that
-    /// list's back reaches after `id` (a speed hint).
-    #[inline(always)]
-    fn prefetch_before(&self, id: PageId, w: usize) {
-        if id != NIL {
-            let p = self.entries[id as usize].links[w][0];
-            if p != NIL {
-                prefetch(&self.entries, p as usize);
-            }
-        }
-    }
-
-    /// Puts page `id` (new, or moving up from PCM) at DRAM's MRU end, demoting DRAM's LRU page
-    /// to PCM first when DRAM is full; returns the tier it ends in (PCM when DRAM has no
-    /// frames) and reports the migrations.
-    #[inline]
-    fn place<S: Sink>(&mut self, id: PageId, page: u64, from_pcm: bool, sink: &mut S) -> u8 {
-        if self.dram_cap == 0 {
-            return PCM;
-        }
-        if self.dram.len() == self.dram_cap {
-            let v = self.dram.pop_back(&mut self.entries);
-            let ve = &mut self.entries[v as usize];
-            ve.in_dram = false;
-            let vpage = ve.page;
-            self.meter.migrate(sink, v, vpage, DRAM, PCM);
-            // The next demotion's page: the entry after it, and its wear count in PCM.
-            let t = self.dram.tail();
-            self.prefetch_before(t, D);
-            if t != NIL {
-                sink.prefetch(t);
-            }
-        }
-        if from_pcm {
-            self.meter.migrate(sink, id, page, PCM, DRAM);
-        }
-        self.entries[id as usize].in_dram = true;
-        self.dram.push_front(&mut self.entries, id);
-        DRAM
-    }
-
     /// Evicts the stack's LRU page from whichever tier holds it.
     #[inline]
     fn evict<S: Sink>(&mut self, sink: &mut S) {
         let v = self.stack.pop_back(&mut self.entries);
         debug_assert!(v != NIL, "full memory has a victim");
         let e = self.entries[v as usize];
-        let tier = if e.in_dram {
-            self.dram.unlink(&mut self.entries, v);
-            DRAM
-        } else {
-            PCM
-        };
-        let ve = &mut self.entries[v as usize];
-        ve.in_dram = false;
-        ve.resident = false;
+        let tier = self.dram.leave(&mut self.entries, v);
+        self.entries[v as usize].state = ABSENT;
         self.meter.evict_owned(
             sink,
             PageOut {
@@ -219,7 +140,7 @@ impl HybridLru {
         );
         // The next victim's entry (a speed hint): the back entry is cached by now or on its
         // way; start loading the one before it.
-        self.prefetch_before(self.stack.tail(), S);
+        prefetch_before(&self.entries, self.stack.tail(), S);
     }
 }
 
@@ -230,12 +151,10 @@ impl Policy for HybridLru {
         // `near`'s entry arrived since it was `far`: load the entries a hit on it rewrites (its
         // neighbours in the stack and in DRAM's order).
         if let Some(e) = self.entries.get(near as usize) {
-            if e.resident {
+            if e.state == RESIDENT {
                 prefetch_neighbours(&self.entries, e, S);
             }
-            if e.in_dram {
-                prefetch_neighbours(&self.entries, e, D);
-            }
+            DramOrder::prefetch_neighbours(&self.entries, e);
         }
     }
 
@@ -244,19 +163,18 @@ impl Policy for HybridLru {
         self.meter.begin_unowned(r);
         let id = r.id;
         let e = &mut self.entries[id as usize];
-        if e.resident {
+        if e.state == RESIDENT {
             e.dirty |= r.is_write();
             e.owner = r.app();
-            let in_dram = e.in_dram;
             self.stack.move_to_front(&mut self.entries, id);
-            let tier = if in_dram {
-                self.dram.move_to_front(&mut self.entries, id);
-                DRAM
-            } else if self.promote {
-                self.place(id, r.page(), true, sink)
-            } else {
-                PCM
-            };
+            let tier = self.dram.hit(
+                &mut self.entries,
+                &mut self.meter,
+                id,
+                r.page(),
+                self.promote,
+                sink,
+            );
             self.meter.hit(sink, r, tier);
             return;
         }
@@ -272,9 +190,16 @@ impl Policy for HybridLru {
         e.kind = r.kind();
         e.dirty = r.is_write();
         e.owner = r.app();
-        e.resident = true;
+        e.state = RESIDENT;
         self.stack.push_front(&mut self.entries, id);
-        let tier = self.place(id, r.page(), false, sink);
+        let tier = self.dram.place(
+            &mut self.entries,
+            &mut self.meter,
+            id,
+            r.page(),
+            false,
+            sink,
+        );
         self.meter.miss(sink, r, tier);
     }
 
@@ -284,7 +209,7 @@ impl Policy for HybridLru {
 
     fn grow(&mut self, n: usize) {
         if self.entries.len() < n {
-            self.entries.resize(n, EMPTY);
+            self.entries.resize(n, PageEntry::EMPTY);
         }
     }
 

@@ -27,10 +27,12 @@ pub mod lru;
 pub mod two_q;
 
 use crate::error::{Error, Result};
-use crate::policy::list::prefetch;
+use crate::policy::list::{
+    id_links_in_field, prefetch, prefetch_before, prefetch_neighbours, IdList, NIL,
+};
 use crate::policy::{check_fraction, PolicyCtx};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
-use crate::trace::{Event, EventKind};
+use crate::trace::{Event, EventKind, Kind};
 
 /// Tier index of DRAM.
 pub const DRAM: u8 = 0;
@@ -285,6 +287,147 @@ impl Meter {
             M::FgStorageEvictions,
             self.cur_fg || owner_fg,
         );
+    }
+}
+
+/// The link pairs of a [`PageEntry`]: its place in the policy's own residency order (the LRU
+/// stack, or the one 2Q queue it is in) and in DRAM's recency order.
+pub(crate) const OWN: usize = 0;
+pub(crate) const IN_DRAM: usize = 1;
+
+/// `PageEntry::state` of a page the policy holds nowhere (the policy numbers the others).
+pub(crate) const ABSENT: u8 = 0;
+
+/// Everything about one page id for `hybrid-lru` and `hybrid-2q`, in one 32-byte entry
+/// (32-aligned, so never across two cache lines): its links in the policy's own order and in
+/// DRAM's, where the policy holds it (`state`), whether it is in DRAM, its page number, kind
+/// and dirty bit, and its owner (the app of its latest reference, which the [`Meter`] needs
+/// when the page leaves memory).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(32))]
+pub(crate) struct PageEntry {
+    pub links: [[u32; 2]; 2],
+    pub page: u64,
+    pub owner: u32,
+    pub state: u8,
+    pub in_dram: bool,
+    pub dirty: bool,
+    pub kind: Kind,
+}
+id_links_in_field!(PageEntry);
+const _: () = assert!(std::mem::size_of::<PageEntry>() == 32);
+
+impl PageEntry {
+    pub const EMPTY: PageEntry = PageEntry {
+        links: [[NIL; 2]; 2],
+        page: 0,
+        owner: u32::MAX,
+        state: ABSENT,
+        in_dram: false,
+        dirty: false,
+        kind: Kind::File,
+    };
+}
+
+/// DRAM's recency order over [`PageEntry`]s (link pair [`IN_DRAM`]), as `hybrid-lru` and
+/// `hybrid-2q` place pages: new pages and promoted PCM pages enter at DRAM's MRU end, and
+/// DRAM's LRU page demotes to PCM when DRAM is full.
+#[derive(Debug, Default)]
+pub(crate) struct DramOrder {
+    list: IdList<IN_DRAM>,
+    cap: usize,
+}
+
+impl DramOrder {
+    pub fn new(cap: usize) -> DramOrder {
+        DramOrder {
+            list: IdList::default(),
+            cap,
+        }
+    }
+
+    /// Page ids in DRAM, MRU first.
+    pub fn ids(&self, entries: &[PageEntry]) -> Vec<PageId> {
+        self.list.iter(entries).collect()
+    }
+
+    /// Puts page `id` (new, or moving up from PCM) at DRAM's MRU end, demoting DRAM's LRU page
+    /// to PCM first when DRAM is full; returns the tier it ends in (PCM when DRAM has no
+    /// frames) and reports the migrations.
+    #[inline]
+    pub fn place<S: Sink>(
+        &mut self,
+        entries: &mut [PageEntry],
+        meter: &mut Meter,
+        id: PageId,
+        page: u64,
+        from_pcm: bool,
+        sink: &mut S,
+    ) -> u8 {
+        if self.cap == 0 {
+            return PCM;
+        }
+        if self.list.len() == self.cap {
+            let v = self.list.pop_back(entries);
+            let ve = &mut entries[v as usize];
+            ve.in_dram = false;
+            let vpage = ve.page;
+            meter.migrate(sink, v, vpage, DRAM, PCM);
+            // The next demotion's page: the entry after it, and its wear count in PCM.
+            let t = self.list.tail();
+            prefetch_before(entries, t, IN_DRAM);
+            if t != NIL {
+                sink.prefetch(t);
+            }
+        }
+        if from_pcm {
+            meter.migrate(sink, id, page, PCM, DRAM);
+        }
+        entries[id as usize].in_dram = true;
+        self.list.push_front(entries, id);
+        DRAM
+    }
+
+    /// The tier of a page hit that was in DRAM (moved to DRAM's MRU end) or in PCM (promoted
+    /// when `promote`, else left in PCM).
+    #[inline]
+    pub fn hit<S: Sink>(
+        &mut self,
+        entries: &mut [PageEntry],
+        meter: &mut Meter,
+        id: PageId,
+        page: u64,
+        promote: bool,
+        sink: &mut S,
+    ) -> u8 {
+        if entries[id as usize].in_dram {
+            self.list.move_to_front(entries, id);
+            DRAM
+        } else if promote {
+            self.place(entries, meter, id, page, true, sink)
+        } else {
+            PCM
+        }
+    }
+
+    /// Takes page `id`, leaving memory, out of DRAM if it is there; returns the tier it left.
+    #[inline]
+    pub fn leave(&mut self, entries: &mut [PageEntry], id: PageId) -> u8 {
+        if entries[id as usize].in_dram {
+            self.list.unlink(entries, id);
+            entries[id as usize].in_dram = false;
+            DRAM
+        } else {
+            PCM
+        }
+    }
+
+    /// Starts loading the entries a move of `e` to DRAM's MRU end rewrites (a speed hint).
+    #[inline(always)]
+    pub fn prefetch_neighbours(entries: &[PageEntry], e: &PageEntry) {
+        if e.in_dram {
+            prefetch_neighbours(entries, e, IN_DRAM);
+        }
     }
 }
 

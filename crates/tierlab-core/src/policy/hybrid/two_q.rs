@@ -24,14 +24,15 @@
 //! table, a DRAM table, the meter's owner table and a node per list; the prefetch hint loads
 //! it 16 references ahead and its neighbours in Am / A1out and in DRAM 6 ahead. Memory: 32
 //! bytes per distinct page, whatever the memory size (benches/README.md, "hybrid-2q on Zipf,
-//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the same kind of entry.
+//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the same entry
+//! ([`super::PageEntry`]) and places pages in DRAM through the same [`super::DramOrder`].
 
-use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
+use super::{hybrid_ctx, DramOrder, Meter, PageEntry, ABSENT, OWN as Q, PAPER_DRAM_RATIO};
 use crate::error::Result;
-use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::list::{prefetch, prefetch_before, prefetch_neighbours, IdList, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
-use crate::trace::{Event, Kind};
+use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -58,56 +59,21 @@ impl Default for HybridTwoQConfig {
     }
 }
 
-/// Which of 2Q's queues holds a page.
-const ABSENT: u8 = 0;
+/// Which of 2Q's queues holds a page (`PageEntry::state`; `ABSENT` for none).
 const A1IN: u8 = 1;
 const AM: u8 = 2;
 const GHOST: u8 = 3;
-
-/// The link pairs of an [`Entry`]: its place in A1in, Am or A1out (a page is in at most one),
-/// and in DRAM's recency order.
-const Q: usize = 0;
-const D: usize = 1;
-
-/// Everything about one page id, in one 32-byte entry (32-aligned, so never across two cache
-/// lines): its links in 2Q's queue and in DRAM's order, its queue, whether it is in DRAM, its
-/// page number, kind and dirty bit, and its owner (the app of its latest reference, which the
-/// [`Meter`] needs when the page leaves memory).
-#[derive(Debug, Clone, Copy)]
-#[repr(align(32))]
-struct Entry {
-    links: [[u32; 2]; 2],
-    page: u64,
-    owner: u32,
-    state: u8,
-    in_dram: bool,
-    dirty: bool,
-    kind: Kind,
-}
-id_links_in_field!(Entry);
-const _: () = assert!(std::mem::size_of::<Entry>() == 32);
-
-const EMPTY: Entry = Entry {
-    links: [[NIL; 2]; 2],
-    page: 0,
-    owner: u32::MAX,
-    state: ABSENT,
-    in_dram: false,
-    dirty: false,
-    kind: Kind::File,
-};
 
 pub struct HybridTwoQ {
     cap: usize,
     kin: usize,
     kout: usize,
-    dram_cap: usize,
     promote: bool,
-    entries: Vec<Entry>,
+    entries: Vec<PageEntry>,
     a1in: IdList<Q>,
     am: IdList<Q>,
     a1out: IdList<Q>,
-    dram: IdList<D>,
+    dram: DramOrder,
     meter: Meter,
     ghost_hits: u64,
 }
@@ -136,13 +102,12 @@ impl PolicyDef for HybridTwoQ {
             cap,
             kin: ((cap as f64 * cfg.kin).round() as usize).max(1),
             kout: (cap as f64 * cfg.kout).round() as usize,
-            dram_cap: d,
             promote: cfg.promote,
             entries: Vec::new(),
             a1in: IdList::default(),
             am: IdList::default(),
             a1out: IdList::default(),
-            dram: IdList::default(),
+            dram: DramOrder::new(d),
             meter: Meter::default(),
             ghost_hits: 0,
         })
@@ -166,48 +131,7 @@ impl HybridTwoQ {
 
     /// Page ids in DRAM, MRU first.
     pub fn dram_ids(&self) -> Vec<PageId> {
-        self.dram.iter(&self.entries).collect()
-    }
-
-    /// Starts loading the entry before `id`'s in list pair `w`: the one a later pop from that
-    /// list's back reaches after `id` (a speed hint).
-    #[inline(always)]
-    fn prefetch_before(&self, id: PageId, w: usize) {
-        if id != NIL {
-            let p = self.entries[id as usize].links[w][0];
-            if p != NIL {
-                prefetch(&self.entries, p as usize);
-            }
-        }
-    }
-
-    /// Puts page `id` (new, or moving up from PCM) at DRAM's MRU end, demoting DRAM's LRU page
-    /// to PCM first when DRAM is full; returns the tier it ends in (PCM when DRAM has no
-    /// frames) and reports the migrations.
-    #[inline]
-    fn place<S: Sink>(&mut self, id: PageId, page: u64, from_pcm: bool, sink: &mut S) -> u8 {
-        if self.dram_cap == 0 {
-            return PCM;
-        }
-        if self.dram.len() == self.dram_cap {
-            let v = self.dram.pop_back(&mut self.entries);
-            let ve = &mut self.entries[v as usize];
-            ve.in_dram = false;
-            let vpage = ve.page;
-            self.meter.migrate(sink, v, vpage, DRAM, PCM);
-            // The next demotion's page: the entry after it, and its wear count in PCM.
-            let t = self.dram.tail();
-            self.prefetch_before(t, D);
-            if t != NIL {
-                sink.prefetch(t);
-            }
-        }
-        if from_pcm {
-            self.meter.migrate(sink, id, page, PCM, DRAM);
-        }
-        self.entries[id as usize].in_dram = true;
-        self.dram.push_front(&mut self.entries, id);
-        DRAM
+        self.dram.ids(&self.entries)
     }
 
     /// Keeps evicted page `id` as A1out's newest ghost, forgetting the oldest when A1out is
@@ -221,7 +145,7 @@ impl HybridTwoQ {
         if self.a1out.len() == self.kout {
             let g = self.a1out.pop_back(&mut self.entries);
             self.entries[g as usize].state = ABSENT;
-            self.prefetch_before(self.a1out.tail(), Q);
+            prefetch_before(&self.entries, self.a1out.tail(), Q);
         }
         self.entries[id as usize].state = GHOST;
         self.a1out.push_front(&mut self.entries, id);
@@ -238,13 +162,7 @@ impl HybridTwoQ {
         };
         debug_assert!(v != NIL, "full memory has a victim");
         let e = self.entries[v as usize];
-        let tier = if e.in_dram {
-            self.dram.unlink(&mut self.entries, v);
-            self.entries[v as usize].in_dram = false;
-            DRAM
-        } else {
-            PCM
-        };
+        let tier = self.dram.leave(&mut self.entries, v);
         self.meter.evict_owned(
             sink,
             PageOut {
@@ -264,7 +182,7 @@ impl HybridTwoQ {
         // The next victims' entries (a speed hint): each queue's back entry is cached by now
         // or on its way; start loading the one before it.
         for t in [self.a1in.tail(), self.am.tail()] {
-            self.prefetch_before(t, Q);
+            prefetch_before(&self.entries, t, Q);
         }
     }
 }
@@ -280,9 +198,7 @@ impl Policy for HybridTwoQ {
             if e.state == AM || e.state == GHOST {
                 prefetch_neighbours(&self.entries, e, Q);
             }
-            if e.in_dram {
-                prefetch_neighbours(&self.entries, e, D);
-            }
+            DramOrder::prefetch_neighbours(&self.entries, e);
         }
     }
 
@@ -295,18 +211,17 @@ impl Policy for HybridTwoQ {
         if state == A1IN || state == AM {
             e.dirty |= r.is_write();
             e.owner = r.app();
-            let in_dram = e.in_dram;
             if state == AM {
                 self.am.move_to_front(&mut self.entries, id);
             }
-            let tier = if in_dram {
-                self.dram.move_to_front(&mut self.entries, id);
-                DRAM
-            } else if self.promote {
-                self.place(id, r.page(), true, sink)
-            } else {
-                PCM
-            };
+            let tier = self.dram.hit(
+                &mut self.entries,
+                &mut self.meter,
+                id,
+                r.page(),
+                self.promote,
+                sink,
+            );
             self.meter.hit(sink, r, tier);
             return;
         }
@@ -335,7 +250,14 @@ impl Policy for HybridTwoQ {
             e.state = A1IN;
             self.a1in.push_front(&mut self.entries, id);
         }
-        let tier = self.place(id, r.page(), false, sink);
+        let tier = self.dram.place(
+            &mut self.entries,
+            &mut self.meter,
+            id,
+            r.page(),
+            false,
+            sink,
+        );
         self.meter.miss(sink, r, tier);
     }
 
@@ -345,7 +267,7 @@ impl Policy for HybridTwoQ {
 
     fn grow(&mut self, n: usize) {
         if self.entries.len() < n {
-            self.entries.resize(n, EMPTY);
+            self.entries.resize(n, PageEntry::EMPTY);
         }
     }
 
