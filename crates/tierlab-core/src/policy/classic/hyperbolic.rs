@@ -158,19 +158,16 @@ fn gathered_block(keys: &[Key], drawn: &[u32], now: u64, ranker: &mut Ranker) ->
     #[cfg(target_arch = "x86_64")]
     if drawn.len() == BATCH && keys.len() < 1 << 30 && ranker.argmin.is_avx512() {
         let drawn: &[u32; BATCH] = drawn.try_into().ok()?;
-        let k = if now < u32::MAX as u64 {
-            // SAFETY: AVX-512 was detected (the ranker chose its kernel), every draw is below
-            // `keys.len()` (drawn from `0..len`), `2 * len` fits an i32 index, and every key
-            // was inserted at or before `now`, so its `t0` fits 32 bits.
-            ranker.rank(BATCH, |count, age, t0| unsafe {
-                gather_packed_keys_avx512(keys, drawn, now, count, age, t0)
-            })
-        } else {
-            // SAFETY: as above, without the bound on `t0`.
-            ranker.rank(BATCH, |count, age, t0| unsafe {
-                gather_keys_avx512(keys, drawn, now, count, age, t0)
-            })
-        };
+        // SAFETY: AVX-512 was detected (the ranker chose its kernel), every draw is below
+        // `keys.len()` (drawn from `0..len`), `2 * len` fits an i32 index, and while `now` is
+        // below 2^32 every key, inserted at or before `now`, has a `t0` that fits 32 bits.
+        let k = ranker.rank(BATCH, |count, age, t0| unsafe {
+            if now < u32::MAX as u64 {
+                gather_keys_avx512::<true>(keys, drawn, now, count, age, t0)
+            } else {
+                gather_keys_avx512::<false>(keys, drawn, now, count, age, t0)
+            }
+        });
         return Some(drawn[k] as usize);
     }
     None
@@ -194,13 +191,18 @@ fn ages_avx512(
 
 /// Loads the `n` and `t0` of `keys[drawn[k]]` for the 64 draws into `count` and `t0`, and their
 /// ages into `age`, 8 at a time by gathers: `Key` is `repr(C)`, 16 bytes, `n` at byte 4 and
-/// `t0` at byte 8, so key `i` is at 8-byte index `2 i`.
+/// `t0` at byte 8, so key `i` is at 8-byte index `2 i`. With `PACKED`, where every `t0` fits
+/// 32 bits (a trace shorter than 2^32 references), one gather per 8 keys instead of two: the 8
+/// bytes at byte 4 of a key are its `n` and the low half of its `t0` (little-endian), which is
+/// then all of it. Gathers are most of an eviction's cost on a cache that fits the CPU's
+/// caches.
 ///
 /// # Safety
-/// AVX-512F must be available, every `drawn[k] < keys.len()`, and `2 * keys.len() < 2^31`.
+/// AVX-512F must be available, every `drawn[k] < keys.len()`, `2 * keys.len() < 2^31`, and with
+/// `PACKED` every sampled key's `t0 < 2^32`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn gather_keys_avx512(
+unsafe fn gather_keys_avx512<const PACKED: bool>(
     keys: &[Key],
     drawn: &[u32; BATCH],
     now: u64,
@@ -209,51 +211,31 @@ unsafe fn gather_keys_avx512(
     t0: &mut [u64; BATCH],
 ) {
     use std::arch::x86_64::*;
-    debug_assert!(drawn.iter().all(|&d| (d as usize) < keys.len()));
+    debug_assert!(
+        drawn
+            .iter()
+            .all(|&d| (d as usize) < keys.len()
+                && (!PACKED || keys[d as usize].t0 <= u32::MAX as u64))
+    );
     let base = keys.as_ptr() as *const u8;
-    let now_v = _mm512_set1_epi64(now as i64);
-    for c in 0..BATCH / 8 {
-        let idx = _mm256_loadu_si256(drawn.as_ptr().add(8 * c) as *const __m256i);
-        let idx = _mm256_slli_epi32::<1>(idx);
-        let n = _mm512_i32gather_epi64::<8>(idx, base as *const i64);
-        let t = _mm512_i32gather_epi64::<8>(idx, base.add(8) as *const i64);
-        let n = _mm512_srli_epi64::<32>(n);
-        _mm512_storeu_si512(count.as_mut_ptr().add(8 * c) as *mut _, n);
-        _mm512_storeu_si512(age.as_mut_ptr().add(8 * c) as *mut _, ages_avx512(now_v, t));
-        _mm512_storeu_si512(t0.as_mut_ptr().add(8 * c) as *mut _, t);
-    }
-}
-
-/// `gather_keys_avx512` with one gather per 8 keys instead of two, where every `t0` fits 32
-/// bits (a trace shorter than 2^32 references): the 8 bytes at byte 4 of a key are its `n`
-/// and the low half of its `t0` (little-endian), which is then all of it. Gathers are most of
-/// an eviction's cost on a cache that fits the CPU's caches.
-///
-/// # Safety
-/// As `gather_keys_avx512`, and every sampled key's `t0 < 2^32`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-unsafe fn gather_packed_keys_avx512(
-    keys: &[Key],
-    drawn: &[u32; BATCH],
-    now: u64,
-    count: &mut [u64; BATCH],
-    age: &mut [u64; BATCH],
-    t0: &mut [u64; BATCH],
-) {
-    use std::arch::x86_64::*;
-    debug_assert!(drawn
-        .iter()
-        .all(|&d| (d as usize) < keys.len() && keys[d as usize].t0 <= u32::MAX as u64));
-    let base = (keys.as_ptr() as *const u8).add(4);
     let now_v = _mm512_set1_epi64(now as i64);
     let low32 = _mm512_set1_epi64(u32::MAX as i64);
     for c in 0..BATCH / 8 {
         let idx = _mm256_loadu_si256(drawn.as_ptr().add(8 * c) as *const __m256i);
         let idx = _mm256_slli_epi32::<1>(idx);
-        let packed = _mm512_i32gather_epi64::<8>(idx, base as *const i64);
-        let n = _mm512_and_si512(packed, low32);
-        let t = _mm512_srli_epi64::<32>(packed);
+        // The 8 bytes at byte 4: `n` in the low half, `t0`'s low half in the high one.
+        let n_and_low_t0 = _mm512_i32gather_epi64::<8>(idx, base.add(4) as *const i64);
+        let (n, t) = if PACKED {
+            (
+                _mm512_and_si512(n_and_low_t0, low32),
+                _mm512_srli_epi64::<32>(n_and_low_t0),
+            )
+        } else {
+            (
+                _mm512_and_si512(n_and_low_t0, low32),
+                _mm512_i32gather_epi64::<8>(idx, base.add(8) as *const i64),
+            )
+        };
         _mm512_storeu_si512(count.as_mut_ptr().add(8 * c) as *mut _, n);
         _mm512_storeu_si512(age.as_mut_ptr().add(8 * c) as *mut _, ages_avx512(now_v, t));
         _mm512_storeu_si512(t0.as_mut_ptr().add(8 * c) as *mut _, t);
