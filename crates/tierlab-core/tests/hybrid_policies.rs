@@ -470,6 +470,32 @@ fn hybrid_two_q_queues() {
     assert_eq!(c["ghost_hits"], 1);
 }
 
+/// Takes page `p` out of `v` (a model's queue); whether it was there.
+fn remove(v: &mut Vec<u64>, p: u64) -> bool {
+    let i = v.iter().position(|&x| x == p);
+    if let Some(i) = i {
+        v.remove(i);
+    }
+    i.is_some()
+}
+
+/// The models' DRAM placement: puts `p` at the MRU end of `d` (DRAM of `dram` frames, MRU
+/// first), demoting DRAM's LRU page first, and logs the migrations; returns `p`'s tier.
+fn model_place(dram: usize, d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, from_pcm: bool) -> u8 {
+    if dram == 0 {
+        return 1;
+    }
+    if d.len() == dram {
+        let v = d.pop().unwrap();
+        log.push(format!("mig {v} 0->1"));
+    }
+    if from_pcm {
+        log.push(format!("mig {p} 1->0"));
+    }
+    d.insert(0, p);
+    0
+}
+
 /// hybrid-2q as written in the plainest way: 2Q's three queues and DRAM's order as vectors of
 /// page numbers (front = newest / MRU), searched linearly. Returns the sink's log, A1in and Am
 /// at the end, and the ghost hits.
@@ -484,28 +510,6 @@ fn two_q_model(
     let (mut a1in, mut am, mut a1out, mut d) = (vec![], vec![], vec![], vec![]);
     let mut dirty = std::collections::HashMap::new();
     let (mut log, mut ghost_hits) = (vec![], 0);
-    let remove = |v: &mut Vec<u64>, p: u64| {
-        let i = v.iter().position(|&x| x == p);
-        if let Some(i) = i {
-            v.remove(i);
-        }
-        i.is_some()
-    };
-    // Puts `p` at DRAM's MRU end (demoting DRAM's LRU page first); returns its tier.
-    let place = |d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, from_pcm: bool| {
-        if dram == 0 {
-            return 1;
-        }
-        if d.len() == dram {
-            let v = d.pop().unwrap();
-            log.push(format!("mig {v} 0->1"));
-        }
-        if from_pcm {
-            log.push(format!("mig {p} 1->0"));
-        }
-        d.insert(0, p);
-        0
-    };
     for &(p, w) in refs {
         if a1in.contains(&p) || am.contains(&p) {
             *dirty.get_mut(&p).unwrap() |= w;
@@ -516,7 +520,7 @@ fn two_q_model(
                 d.insert(0, p);
                 0
             } else if promote {
-                place(&mut d, &mut log, p, true)
+                model_place(dram, &mut d, &mut log, p, true)
             } else {
                 1
             };
@@ -548,7 +552,7 @@ fn two_q_model(
         } else {
             a1in.insert(0, p);
         }
-        let tier = place(&mut d, &mut log, p, false);
+        let tier = model_place(dram, &mut d, &mut log, p, false);
         log.push(format!("miss {p} t{tier}"));
     }
     (log, a1in, am, ghost_hits)
@@ -603,27 +607,6 @@ fn lru_model(
     let mut owner = std::collections::HashMap::new();
     let mut fg: Option<u32> = None;
     let (mut log, mut fg_evictions) = (vec![], 0);
-    let remove = |v: &mut Vec<u64>, p: u64| {
-        let i = v.iter().position(|&x| x == p);
-        if let Some(i) = i {
-            v.remove(i);
-        }
-        i.is_some()
-    };
-    let place = |d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, from_pcm: bool| {
-        if dram == 0 {
-            return 1;
-        }
-        if d.len() == dram {
-            let v = d.pop().unwrap();
-            log.push(format!("mig {v} 0->1"));
-        }
-        if from_pcm {
-            log.push(format!("mig {p} 1->0"));
-        }
-        d.insert(0, p);
-        0
-    };
     for s in steps {
         let (app, p, w) = match *s {
             R(a, p) => (a, p, false),
@@ -646,7 +629,7 @@ fn lru_model(
                 d.insert(0, p);
                 0
             } else if promote {
-                place(&mut d, &mut log, p, true)
+                model_place(dram, &mut d, &mut log, p, true)
             } else {
                 1
             };
@@ -667,7 +650,7 @@ fn lru_model(
         stack.insert(0, p);
         dirty.insert(p, w);
         owner.insert(p, app);
-        let tier = place(&mut d, &mut log, p, false);
+        let tier = model_place(dram, &mut d, &mut log, p, false);
         log.push(format!("miss {p} t{tier}"));
     }
     (log, stack, d, fg_evictions)
