@@ -1,5 +1,6 @@
-"""The Zipf trace the throughput benchmarks share: tierlab's ``zipf:`` generator converted to the
-native format, and the same references as a libCacheSim oracleGeneral file."""
+"""The traces the throughput benchmarks share with libCacheSim: tierlab's ``zipf:`` generator (or
+any trace tierlab reads) converted to the native format, and the same page references as a
+libCacheSim oracleGeneral file."""
 
 from __future__ import annotations
 
@@ -19,3 +20,12 @@ def zipf_trace(tmp: Path, alpha: float, pages: int, n: int) -> tuple[str, Path, 
     seq = page_sequence(tierlab.Trace.of(native))
     oracle = write_oracle_general(seq, Path(tmp) / "zipf.oracleGeneral.bin")
     return spec, native, seq, oracle
+
+
+def file_trace(tmp: Path, path: str) -> tuple[str, Path, np.ndarray, Path]:
+    """``zipf_trace`` for a trace file tierlab reads (a real trace): requests expanded into pages."""
+    native = Path(tmp) / "trace.tlt"
+    tierlab.convert.convert(tierlab.Trace.of(path), native)
+    seq = page_sequence(tierlab.Trace.of(native))
+    oracle = write_oracle_general(seq, Path(tmp) / "trace.oracleGeneral.bin")
+    return path, native, seq, oracle
