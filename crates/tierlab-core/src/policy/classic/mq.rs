@@ -361,7 +361,100 @@ impl Policy for Mq {
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::{replay_ids, replay_spec_ids};
+    use super::{Mq, MqConfig};
+    use crate::sim::check::{build, replay_ids, replay_spec_ids, skewed_pages, steps, Step};
+    use std::collections::VecDeque;
+
+    /// The paper's MQ written plainly (Figure 6): `m` queues of `(page, count, expireTime)`
+    /// with the LRU end at the front, a page found by a scan and moved by a removal from the
+    /// middle, `Adjust` demoting the LRU page of each upper queue whose expire time has passed
+    /// to the MRU end of the queue below (queues 1..m in turn), `Qout` a FIFO of `(page,
+    /// count)`.
+    /// Also counts demotions, and those that leave an expired page at the queue's LRU end (the
+    /// one-page-per-queue-per-reference backlog a lazy scheme must keep).
+    fn model(cfg: &MqConfig, cap: usize, pages: &[u64]) -> (Vec<Step>, usize, usize) {
+        let qout_cap = (cap as f64 * cfg.qout_ratio) as usize;
+        let queue_of = |f: u32| (f.max(1).ilog2() as usize).min(cfg.m - 1);
+        let mut queues: Vec<VecDeque<(u32, u32, u64)>> = vec![VecDeque::new(); cfg.m];
+        let mut qout: VecDeque<(u32, u32)> = VecDeque::new();
+        let mut ids = std::collections::HashMap::new();
+        let mut now = 0u64;
+        let mut out = Vec::new();
+        let (mut demoted, mut behind) = (0, 0);
+        for &page in pages {
+            let n = ids.len() as u32;
+            let id = *ids.entry(page).or_insert(n);
+            let found = queues
+                .iter()
+                .enumerate()
+                .find_map(|(q, l)| l.iter().position(|e| e.0 == id).map(|i| (q, i)));
+            let freq = if let Some((q, i)) = found {
+                let (_, f, _) = queues[q].remove(i).expect("found");
+                out.push(Step::Hit(id));
+                f + 1
+            } else if cap == 0 {
+                out.push(Step::Bypass(id));
+                continue;
+            } else {
+                let mut f = 1;
+                if let Some(i) = qout.iter().position(|g| g.0 == id) {
+                    f = qout.remove(i).expect("found").1 + 1;
+                }
+                if queues.iter().map(VecDeque::len).sum::<usize>() == cap {
+                    let q = queues.iter().position(|l| !l.is_empty()).expect("full");
+                    let (v, vf, _) = queues[q].pop_front().expect("non-empty");
+                    if qout_cap > 0 {
+                        if qout.len() == qout_cap {
+                            qout.pop_front();
+                        }
+                        qout.push_back((v, vf));
+                    }
+                    out.push(Step::Evict(v));
+                }
+                out.push(Step::Miss(id));
+                f
+            };
+            queues[queue_of(freq)].push_back((id, freq, now + cfg.lifetime));
+            now += 1;
+            for k in 1..cfg.m {
+                if queues[k].front().is_some_and(|e| e.2 < now) {
+                    let (p, f, _) = queues[k].pop_front().expect("front");
+                    queues[k - 1].push_back((p, f, now + cfg.lifetime));
+                    demoted += 1;
+                    behind += usize::from(queues[k].front().is_some_and(|e| e.2 < now));
+                }
+            }
+        }
+        (out, demoted, behind)
+    }
+
+    /// [`Mq`] against [`model`] step by step (every hit, miss and eviction) on skewed random
+    /// traces, with lifetimes short enough that pages are demoted, several at once and behind
+    /// each other, and with and without `Qout`.
+    #[test]
+    fn agrees_with_the_plain_model() {
+        let (mut demotions, mut backlogs) = (0, 0);
+        for round in 0..3000u64 {
+            let cap = round as usize % 9;
+            let cfg = MqConfig {
+                m: 1 + round as usize % 8,
+                lifetime: [0, 1, 2, 3, 5, 8, 20, 10_000][(round / 8) as usize % 8],
+                qout_ratio: [4.0, 0.0, 1.5][(round / 64) as usize % 3],
+            };
+            let len = 40 + round as usize % 400;
+            let pages = skewed_pages(round, len, 2 + round % 11, 60, 4);
+            let mut p = build::<Mq>(&cfg, cap);
+            let got = steps(&mut p, &pages, |_| {});
+            let (want, demoted, behind) = model(&cfg, cap, &pages);
+            assert_eq!(got, want, "{cfg:?} memory {cap} on {pages:?}");
+            demotions += demoted;
+            backlogs += behind;
+        }
+        assert!(
+            demotions > 10_000 && backlogs > 1_000,
+            "{demotions} {backlogs}"
+        );
+    }
 
     #[test]
     fn hand_worked() {
