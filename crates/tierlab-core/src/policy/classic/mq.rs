@@ -15,27 +15,19 @@
 //! as memory has pages). The defaults are checked against pip `libcachesim` by
 //! tests/libcachesim_conformance.rs.
 //!
-//! Per reference: O(m) = O(1) amortized. The queues are lazy: each queue is a ring of entries
-//! `(expireTime, slot, version)` in the order pages were linked at its MRU end, and a hit does not
-//! unlink the page from the middle of its queue: it bumps the page's version and appends a new
-//! entry to its new queue, leaving the old entry stale (its version no longer the page's). A
-//! queue's LRU end is its first entry whose version is current; stale entries are dropped when
-//! they reach the front, and all of them in one pass once they outnumber the resident pages (by
-//! 1024), or every 2^31 references (so a stale version cannot come round again). This keeps the
-//! paper's order exactly: a queue's live entries are its pages in the order they were linked,
-//! and since entries are appended with non-decreasing expire times, a stale front that has not
-//! expired means the live LRU page has not either, so `Adjust` still moves at most one page per
-//! queue per reference, the LRU one, whenever it has expired (tested step by step against a
-//! plain model of the paper's queues). A hit reads the page's id -> slot table entry and its
-//! 8-byte tag (version and count; the node is only written for a write), and appends to a ring
-//! end that stays in cache; a demotion reads its ring's next entries in order and the entry's
-//! tag (the tags are dense, 8 bytes per page) and appends to the queue below, touching no page's
-//! node or neighbours. Per resident page: a 16-byte node (page, id, kind, dirty), an 8-byte
-//! tag, one 16-byte live entry and at most one stale one (plus 1024) in the rings, and 4
-//! entries of `Qout` (16 bytes each); per distinct page a 4-byte table entry shared by resident
-//! pages and `Qout` (a ghost's entry is its `Qout` slot with [`GHOST`] set). The replay loop's
-//! three prefetch stages load a hit's chain one after the other (`far`: the table entry; `mid`:
-//! the tag, or the `Qout` entry; `near`: the node).
+//! Per reference: O(m) = O(1): `Adjust` compares the expire time of each upper queue's LRU end,
+//! kept beside the queue (`tail_expire`, one hot cache line for all queues: pages are linked at
+//! the MRU end with the newest expire time, so a queue's LRU end has its smallest and changes
+//! only when that page leaves, by a hit, a demotion or an eviction, which already touch the
+//! link before it), so only an expired page's link is read. The queues' links and expire
+//! times are 16 bytes per page in one array, apart from the rest of the page (a 24-byte node:
+//! page, id, kind, dirty, count), so the links a hit and a demotion rewrite are dense like
+//! LRU's; a demotion touches no node. One id -> slot table serves resident pages and `Qout`'s
+//! entries (a ghost's entry is its `Qout` slot with [`GHOST`] set), so a reference reads one
+//! table entry. Per resident page: 40 bytes, and 4 entries of `Qout` (16 bytes each); per
+//! distinct page a 4-byte table entry. The replay loop's three prefetch stages load a hit's
+//! chain one after the other (`far`: the table entry; `mid`: the node and link, or the `Qout`
+//! entry; `near`: the neighbours' links, which the move to the MRU end rewrites).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
@@ -43,7 +35,6 @@ use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -66,27 +57,21 @@ impl Default for MqConfig {
     }
 }
 
-/// One link of a page at a queue's MRU end: when it expires and which version of the page it
-/// is (stale when the page has since been hit, or evicted).
+/// A resident page's place in its queue and its `expireTime`: the part of a page that `Adjust`
+/// and the queues' links read and write, 16 bytes, apart from the rest ([`Node`]).
 #[derive(Debug, Clone, Copy)]
-struct Entry {
+struct Link {
+    prev: u32,
+    next: u32,
     expire: u64,
-    slot: u32,
-    ver: u32,
 }
 
-/// What a hit and a liveness test read: bumped at every hit and insertion of the slot.
-#[derive(Debug, Clone, Copy)]
-struct Tag {
-    ver: u32,
-    freq: u32,
-}
-
-/// The rest of a resident page: written on a write hit, read on its eviction.
+/// The rest of a resident page: read on a hit (its count, its dirty bit) and on its eviction.
 #[derive(Debug, Clone, Copy)]
 struct Node {
     page: u64,
     id: u32,
+    freq: u32,
     kind: Kind,
     dirty: bool,
 }
@@ -100,33 +85,19 @@ struct Ghost {
 /// Marks a table entry that is a `Qout` slot (a remembered page), not a resident page's slot.
 const GHOST: u32 = 1 << 31;
 
-/// Stale entries allowed beyond the resident pages' count before a sweep drops them all.
-const STALE_SLACK: usize = 1024;
-
-/// Longest run of references without a sweep: a stale entry is then younger than 2^31 of its
-/// slot's versions, so a 32-bit version never matches a stale entry again.
-const SWEEP_EVERY: u64 = 1 << 31;
-
-/// How many entries ahead of a queue's front the demotion and eviction paths load tags.
-const AHEAD: usize = 8;
-
-/// How many entries ahead of a queue's front the pops load the ring itself.
-const RING_AHEAD: usize = 32;
-
-/// Queues `Q0..Q(m-1)` as rings of [`Entry`] (front = LRU end), pages in slots `0..capacity`
-/// (a victim's slot goes to the page that replaces it).
+/// The queues are doubly linked lists through `links`, each with a sentinel: slot `k < m` is
+/// `Qk`'s (its `next` the MRU end, its `prev` the LRU end; a queue is empty when they are the
+/// sentinel itself), so no link is ever missing, and a page's slot after a link to a sentinel
+/// is its queue's LRU end. Pages' slots are `m..m + capacity` (a victim's slot goes to the page
+/// that replaces it).
 pub struct Mq {
     cap: usize,
     lifetime: u64,
     /// Number of queues (`m`).
     m: usize,
-    /// Per queue: the expire time of its ring's front entry, live or stale (`u64::MAX` when
-    /// the ring is empty); never later than its live LRU page's.
+    /// Per queue: the expire time of its LRU end (`u64::MAX` when empty).
     tail_expire: Vec<u64>,
-    rings: Vec<VecDeque<Entry>>,
-    /// Entries in all rings (one live per resident page, the rest stale).
-    entries: usize,
-    tags: Vec<Tag>,
+    links: Vec<Link>,
     nodes: Vec<Node>,
     /// Page id -> resident slot, or `GHOST | Qout slot`, or [`NIL`].
     table: SlotTable,
@@ -134,10 +105,6 @@ pub struct Mq {
     qout: List,
     ghosts: Arena<Ghost>,
     now: u64,
-    /// [`STALE_SLACK`] and [`SWEEP_EVERY`] (fields so that tests can sweep often).
-    stale_slack: usize,
-    sweep_every: u64,
-    next_sweep: u64,
 }
 
 impl PolicyDef for Mq {
@@ -160,30 +127,44 @@ impl PolicyDef for Mq {
             )));
         }
         let qout_cap = (ctx.capacity as f64 * cfg.qout_ratio) as usize;
-        if ctx.capacity >= GHOST as usize || qout_cap >= GHOST as usize {
+        if ctx.capacity + cfg.m >= GHOST as usize || qout_cap >= GHOST as usize {
             return Err(Error::config(format!(
                 "policy 'mq': memory ({} pages) and Qout ({qout_cap} entries) must each be \
                  below 2^31",
                 ctx.capacity
             )));
         }
+        let m = cfg.m;
+        let mut links = Vec::with_capacity(m + ctx.capacity);
+        links.extend((0..m as u32).map(|q| Link {
+            prev: q,
+            next: q,
+            expire: 0,
+        }));
+        let mut nodes = Vec::with_capacity(m + ctx.capacity);
+        // The sentinels' slots hold no page.
+        nodes.resize(
+            m,
+            Node {
+                page: 0,
+                id: NIL,
+                freq: 0,
+                kind: Kind::File,
+                dirty: false,
+            },
+        );
         Ok(Mq {
             cap: ctx.capacity,
             lifetime: cfg.lifetime,
-            m: cfg.m,
-            tail_expire: vec![u64::MAX; cfg.m],
-            rings: vec![VecDeque::new(); cfg.m],
-            entries: 0,
-            tags: Vec::new(),
-            nodes: Vec::new(),
+            m,
+            tail_expire: vec![u64::MAX; m],
+            links,
+            nodes,
             table: SlotTable::default(),
             qout_cap,
             qout: List::default(),
             ghosts: Arena::with_capacity(0),
             now: 0,
-            stale_slack: STALE_SLACK,
-            sweep_every: SWEEP_EVERY,
-            next_sweep: SWEEP_EVERY,
         })
     }
 }
@@ -195,99 +176,69 @@ impl Mq {
         (freq.max(1).ilog2() as usize).min(self.m - 1)
     }
 
+    /// Links `slot` at `queue`'s MRU end with a new expire time.
     #[inline(always)]
-    fn live(&self, e: &Entry) -> bool {
-        self.tags[e.slot as usize].ver == e.ver
-    }
-
-    /// Links version `ver` of `slot` at `queue`'s MRU end with a new expire time.
-    #[inline(always)]
-    fn push(&mut self, slot: u32, ver: u32, queue: usize) {
+    fn link(&mut self, slot: u32, queue: usize) {
         let expire = self.now + self.lifetime;
-        let ring = &mut self.rings[queue];
-        if ring.is_empty() {
+        let q = queue as u32;
+        let first = self.links[queue].next;
+        if first == q {
             self.tail_expire[queue] = expire;
         }
-        ring.push_back(Entry { expire, slot, ver });
-        self.entries += 1;
+        self.links[slot as usize] = Link {
+            prev: q,
+            next: first,
+            expire,
+        };
+        self.links[first as usize].prev = slot;
+        self.links[queue].next = slot;
     }
 
-    /// Drops `queue`'s front entry and returns it; its `tail_expire` follows the new front.
+    /// Unlinks `slot`, keeping its queue's `tail_expire` when it was the LRU end (the new LRU end
+    /// is the slot before it, whose link the unlink has just written).
     #[inline(always)]
-    fn pop(&mut self, queue: usize) -> Entry {
-        let ring = &mut self.rings[queue];
-        let e = ring.pop_front().expect("pop from a non-empty queue");
-        self.tail_expire[queue] = ring.front().map_or(u64::MAX, |f| f.expire);
-        if let Some(a) = ring.get(AHEAD) {
-            prefetch(&self.tags, a.slot as usize);
+    fn unlink(&mut self, slot: u32) {
+        let Link { prev, next, .. } = self.links[slot as usize];
+        self.links[prev as usize].next = next;
+        self.links[next as usize].prev = prev;
+        if (next as usize) < self.m {
+            // `slot` was the LRU end of queue `next`.
+            self.tail_expire[next as usize] = if prev == next {
+                u64::MAX
+            } else {
+                // `prev` leaves next from this queue (demoted or evicted), which rewrites the
+                // link before it: start loading that (and, in `Q0`, where the victims come
+                // from, the page's node, read by its eviction).
+                let p = self.links[prev as usize];
+                prefetch(&self.links, p.prev as usize);
+                if next == 0 {
+                    prefetch(&self.nodes, prev as usize);
+                }
+                p.expire
+            };
         }
-        // The ring's line that `AHEAD` reaches a few pops later (its lines were written
-        // `lifetime` references ago, out of cache by now).
-        if let Some(a) = ring.get(RING_AHEAD) {
-            prefetch(std::slice::from_ref(a), 0);
-        }
-        self.entries -= 1;
-        e
+    }
+
+    /// `queue`'s LRU end, if any.
+    #[inline]
+    fn back(&self, queue: usize) -> Option<u32> {
+        let b = self.links[queue].prev;
+        (b as usize != queue).then_some(b)
     }
 
     /// The paper's `Adjust`: time advances and expired LRU pages go one queue down.
-    #[inline(always)]
+    #[inline]
     fn adjust(&mut self) {
         self.now += 1;
         for k in 1..self.m {
             if self.tail_expire[k] < self.now {
-                self.demote(k);
+                let v = self
+                    .back(k)
+                    .expect("a queue with an expire time has a back");
+                self.unlink(v);
+                self.link(v, k - 1);
             }
         }
-        if self.entries > 2 * self.nodes.len() + self.stale_slack || self.now >= self.next_sweep {
-            self.sweep();
-        }
-    }
-
-    /// Queue `k`'s front has expired: drops stale entries until the live LRU page, which goes
-    /// to `Q(k-1)`'s MRU end if it has expired too.
-    #[inline]
-    fn demote(&mut self, k: usize) {
-        loop {
-            let e = self.pop(k);
-            if self.live(&e) {
-                self.push(e.slot, e.ver, k - 1);
-                return;
-            }
-            if self.tail_expire[k] >= self.now {
-                return;
-            }
-        }
-    }
-
-    /// Drops every stale entry.
-    #[cold]
-    fn sweep(&mut self) {
-        let tags = &self.tags;
-        for (ring, tail) in self.rings.iter_mut().zip(self.tail_expire.iter_mut()) {
-            ring.retain(|e| tags[e.slot as usize].ver == e.ver);
-            *tail = ring.front().map_or(u64::MAX, |f| f.expire);
-        }
-        self.entries = self.nodes.len();
-        self.next_sweep = self.now + self.sweep_every;
-    }
-
-    /// The LRU page of the lowest non-empty queue, unlinked (stale fronts on the way dropped).
-    #[inline]
-    fn take_victim(&mut self) -> u32 {
-        for q in 0..self.m {
-            while let Some(e) = self.rings[q].front() {
-                let e = *e;
-                self.pop(q);
-                if self.live(&e) {
-                    if let Some(a) = self.rings[q].get(AHEAD) {
-                        prefetch(&self.nodes, a.slot as usize);
-                    }
-                    return e.slot;
-                }
-            }
-        }
-        unreachable!("a full cache has a page")
     }
 
     fn remember(&mut self, id: u32, freq: u32) {
@@ -312,10 +263,13 @@ impl Policy for Mq {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch(far);
-        // A write hit sets the node's dirty bit.
+        // `near`'s link (loaded by `prefetch_mid`) names the neighbours a hit rewrites.
         let s = self.table.lookup(near);
         if s < GHOST {
-            prefetch(&self.nodes, s as usize);
+            if let Some(l) = self.links.get(s as usize) {
+                prefetch(&self.links, l.prev as usize);
+                prefetch(&self.links, l.next as usize);
+            }
         }
     }
 
@@ -324,7 +278,8 @@ impl Policy for Mq {
     fn prefetch_mid(&self, mid: PageId) {
         let s = self.table.lookup(mid);
         if s < GHOST {
-            prefetch(&self.tags, s as usize);
+            prefetch(&self.nodes, s as usize);
+            prefetch(&self.links, s as usize);
         } else if s != NIL {
             self.ghosts.prefetch(s & !GHOST);
         }
@@ -333,14 +288,12 @@ impl Policy for Mq {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot < GHOST {
-            let t = &mut self.tags[slot as usize];
-            t.ver = t.ver.wrapping_add(1);
-            t.freq = t.freq.saturating_add(1);
-            let (ver, freq) = (t.ver, t.freq);
-            if r.is_write() {
-                self.nodes[slot as usize].dirty = true;
-            }
-            self.push(slot, ver, self.queue_of(freq));
+            let n = &mut self.nodes[slot as usize];
+            n.dirty |= r.is_write();
+            n.freq = n.freq.saturating_add(1);
+            let freq = n.freq;
+            self.unlink(slot);
+            self.link(slot, self.queue_of(freq));
             self.adjust();
             sink.hit(r, 0);
             return;
@@ -360,19 +313,27 @@ impl Policy for Mq {
         let node = Node {
             page: r.page(),
             id: r.id,
+            freq,
             kind: r.kind(),
             dirty: r.is_write(),
         };
-        let (slot, ver) = if self.nodes.len() < self.cap {
+        let slot = if self.nodes.len() - self.m < self.cap {
+            self.links.push(Link {
+                prev: NIL,
+                next: NIL,
+                expire: 0,
+            });
             self.nodes.push(node);
-            self.tags.push(Tag { ver: 0, freq });
-            ((self.nodes.len() - 1) as u32, 0)
+            (self.nodes.len() - 1) as u32
         } else {
-            let v = self.take_victim();
+            let q = (0..self.m)
+                .find(|&i| self.back(i).is_some())
+                .expect("a full cache has a page");
+            let v = self.back(q).expect("non-empty");
+            self.unlink(v);
             let n = self.nodes[v as usize];
-            let t = self.tags[v as usize];
             self.table.clear(n.id);
-            self.remember(n.id, t.freq);
+            self.remember(n.id, n.freq);
             sink.evict(PageOut {
                 id: n.id,
                 page: n.page,
@@ -381,12 +342,9 @@ impl Policy for Mq {
                 tier: 0,
             });
             self.nodes[v as usize] = node;
-            // A new version: the victim's stale entries stay stale.
-            let ver = t.ver.wrapping_add(1);
-            self.tags[v as usize] = Tag { ver, freq };
-            (v, ver)
+            v
         };
-        self.push(slot, ver, self.queue_of(freq));
+        self.link(slot, self.queue_of(freq));
         self.adjust();
         self.table.set(r.id, slot);
         sink.miss(r, 0);
@@ -397,7 +355,7 @@ impl Policy for Mq {
     }
 
     fn resident(&self) -> usize {
-        self.nodes.len()
+        self.nodes.len() - self.m
     }
 }
 
@@ -486,16 +444,7 @@ mod tests {
             let len = 40 + round as usize % 400;
             let pages = skewed_pages(round, len, 2 + round % 11, 60, 4);
             let mut p = build::<Mq>(&cfg, cap);
-            if round % 2 == 1 {
-                // Sweep the stale entries often: on every reference in some rounds.
-                p.stale_slack = round as usize % 3;
-                p.sweep_every = 1 + round % 50;
-                p.next_sweep = p.sweep_every;
-            }
-            let got = steps(&mut p, &pages, |p| {
-                assert!(p.entries <= 2 * p.nodes.len() + p.stale_slack + 1);
-                assert_eq!(p.entries, p.rings.iter().map(VecDeque::len).sum::<usize>());
-            });
+            let got = steps(&mut p, &pages, |_| {});
             let (want, demoted, behind) = model(&cfg, cap, &pages);
             assert_eq!(got, want, "{cfg:?} memory {cap} on {pages:?}");
             demotions += demoted;
