@@ -226,19 +226,45 @@ impl Mq {
         (b as usize != queue).then_some(b)
     }
 
-    /// The paper's `Adjust`: time advances and expired LRU pages go one queue down.
+    /// The paper's `Adjust`: time advances and expired LRU pages go one queue down. Which
+    /// queues demote is decided first, for all of them, without a branch: a demotion from `Qk`
+    /// changes only the LRU ends of `Qk` and `Q(k-1)`, both already looked at when the queues
+    /// are visited upwards as the paper does, so every queue is tested against the same
+    /// `tail_expire` as in that loop; then only the queues whose bit is set are visited.
     #[inline]
     fn adjust(&mut self) {
         self.now += 1;
-        for k in 1..self.m {
-            if self.tail_expire[k] < self.now {
-                let v = self
-                    .back(k)
-                    .expect("a queue with an expire time has a back");
-                self.unlink(v);
-                self.link(v, k - 1);
-            }
+        let mut due = 0u64;
+        for (k, &e) in self.tail_expire.iter().enumerate().skip(1) {
+            due |= u64::from(e < self.now) << k;
         }
+        while due != 0 {
+            let k = due.trailing_zeros() as usize;
+            due &= due - 1;
+            self.demote(k);
+        }
+    }
+
+    /// Moves `Qk`'s LRU page (which has expired) to the MRU end of `Q(k-1)`.
+    #[inline(always)]
+    fn demote(&mut self, k: usize) {
+        let v = self.links[k].prev;
+        debug_assert!(
+            v as usize >= self.m,
+            "a queue with an expire time has a back"
+        );
+        let p = self.links[v as usize].prev;
+        self.links[p as usize].next = k as u32;
+        self.links[k].prev = p;
+        self.tail_expire[k] = if p as usize == k {
+            u64::MAX
+        } else {
+            // `p` is the next to leave: start loading the link before it.
+            let l = self.links[p as usize];
+            prefetch(&self.links, l.prev as usize);
+            l.expire
+        };
+        self.link(v, k - 1);
     }
 
     fn remember(&mut self, id: u32, freq: u32) {
