@@ -296,6 +296,9 @@ impl Policy for Mq {
                 prefetch(&self.links, l.prev as usize);
                 prefetch(&self.links, l.next as usize);
             }
+        } else if s != NIL {
+            // A return from `Qout` unlinks its entry there.
+            self.ghosts.prefetch_neighbours(s & !GHOST);
         }
     }
 
