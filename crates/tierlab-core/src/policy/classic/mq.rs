@@ -19,7 +19,8 @@
 //! kept beside the queue (`tail_expire`, one hot cache line for all queues: pages are linked at
 //! the MRU end with the newest expire time, so a queue's LRU end has its smallest and changes
 //! only when that page leaves, by a hit, a demotion or an eviction, which already touch the
-//! link before it), so only an expired page's link is read. The queues' links and expire
+//! link before it), so only an expired page's link is read; the comparisons give one bit mask
+//! of the queues that demote (no branch per queue), and only those are visited. The queues' links and expire
 //! times are 16 bytes per page in one array, apart from the rest of the page (a 24-byte node:
 //! page, id, kind, dirty, count), so the links a hit and a demotion rewrite are dense like
 //! LRU's; a demotion touches no node. One id -> slot table serves resident pages and `Qout`'s
@@ -27,7 +28,13 @@
 //! table entry. Per resident page: 40 bytes, and 4 entries of `Qout` (16 bytes each); per
 //! distinct page a 4-byte table entry. The replay loop's three prefetch stages load a hit's
 //! chain one after the other (`far`: the table entry; `mid`: the node and link, or the `Qout`
-//! entry; `near`: the neighbours' links, which the move to the MRU end rewrites).
+//! entry; `near`: the neighbours' links, which the move to the MRU end rewrites, or the
+//! neighbours of a returning page's `Qout` entry, which its unlink rewrites).
+//!
+//! Tried and not kept (benches/README.md, "MQ at 10% of Zipf, 2026-11-27 (fifth session)"):
+//! lazy queues, rings of `(expireTime, slot, version)` entries in link order where a hit
+//! appends a new entry and leaves the old one stale (the same decisions, tested, but slower:
+//! stale entries must be popped and their versions read at the queues' LRU ends).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
