@@ -19,7 +19,8 @@
 //! kept beside the queue (`tail_expire`, one hot cache line for all queues: pages are linked at
 //! the MRU end with the newest expire time, so a queue's LRU end has its smallest and changes
 //! only when that page leaves, by a hit, a demotion or an eviction, which already touch the
-//! link before it), so only an expired page's link is read. The queues' links and expire
+//! link before it), so only an expired page's link is read; the comparisons give one bit mask
+//! of the queues that demote (no branch per queue), and only those are visited. The queues' links and expire
 //! times are 16 bytes per page in one array, apart from the rest of the page (a 24-byte node:
 //! page, id, kind, dirty, count), so the links a hit and a demotion rewrite are dense like
 //! LRU's; a demotion touches no node. One id -> slot table serves resident pages and `Qout`'s
@@ -27,7 +28,13 @@
 //! table entry. Per resident page: 40 bytes, and 4 entries of `Qout` (16 bytes each); per
 //! distinct page a 4-byte table entry. The replay loop's three prefetch stages load a hit's
 //! chain one after the other (`far`: the table entry; `mid`: the node and link, or the `Qout`
-//! entry; `near`: the neighbours' links, which the move to the MRU end rewrites).
+//! entry; `near`: the neighbours' links, which the move to the MRU end rewrites, or the
+//! neighbours of a returning page's `Qout` entry, which its unlink rewrites).
+//!
+//! Tried and not kept (benches/README.md, "MQ at 10% of Zipf, 2026-11-27 (fifth session)"):
+//! lazy queues, rings of `(expireTime, slot, version)` entries in link order where a hit
+//! appends a new entry and leaves the old one stale (the same decisions, tested, but slower:
+//! stale entries must be popped and their versions read at the queues' LRU ends).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
@@ -226,19 +233,45 @@ impl Mq {
         (b as usize != queue).then_some(b)
     }
 
-    /// The paper's `Adjust`: time advances and expired LRU pages go one queue down.
+    /// The paper's `Adjust`: time advances and expired LRU pages go one queue down. Which
+    /// queues demote is decided first, for all of them, without a branch: a demotion from `Qk`
+    /// changes only the LRU ends of `Qk` and `Q(k-1)`, both already looked at when the queues
+    /// are visited upwards as the paper does, so every queue is tested against the same
+    /// `tail_expire` as in that loop; then only the queues whose bit is set are visited.
     #[inline]
     fn adjust(&mut self) {
         self.now += 1;
-        for k in 1..self.m {
-            if self.tail_expire[k] < self.now {
-                let v = self
-                    .back(k)
-                    .expect("a queue with an expire time has a back");
-                self.unlink(v);
-                self.link(v, k - 1);
-            }
+        let mut due = 0u64;
+        for (k, &e) in self.tail_expire.iter().enumerate().skip(1) {
+            due |= u64::from(e < self.now) << k;
         }
+        while due != 0 {
+            let k = due.trailing_zeros() as usize;
+            due &= due - 1;
+            self.demote(k);
+        }
+    }
+
+    /// Moves `Qk`'s LRU page (which has expired) to the MRU end of `Q(k-1)`.
+    #[inline(always)]
+    fn demote(&mut self, k: usize) {
+        let v = self.links[k].prev;
+        debug_assert!(
+            v as usize >= self.m,
+            "a queue with an expire time has a back"
+        );
+        let p = self.links[v as usize].prev;
+        self.links[p as usize].next = k as u32;
+        self.links[k].prev = p;
+        self.tail_expire[k] = if p as usize == k {
+            u64::MAX
+        } else {
+            // `p` is the next to leave: start loading the link before it.
+            let l = self.links[p as usize];
+            prefetch(&self.links, l.prev as usize);
+            l.expire
+        };
+        self.link(v, k - 1);
     }
 
     fn remember(&mut self, id: u32, freq: u32) {
@@ -270,6 +303,9 @@ impl Policy for Mq {
                 prefetch(&self.links, l.prev as usize);
                 prefetch(&self.links, l.next as usize);
             }
+        } else if s != NIL {
+            // A return from `Qout` unlinks its entry there.
+            self.ghosts.prefetch_neighbours(s & !GHOST);
         }
     }
 
@@ -361,7 +397,100 @@ impl Policy for Mq {
 
 #[cfg(test)]
 mod tests {
-    use crate::sim::check::{replay_ids, replay_spec_ids};
+    use super::{Mq, MqConfig};
+    use crate::sim::check::{build, replay_ids, replay_spec_ids, skewed_pages, steps, Step};
+    use std::collections::VecDeque;
+
+    /// The paper's MQ written plainly (Figure 6): `m` queues of `(page, count, expireTime)`
+    /// with the LRU end at the front, a page found by a scan and moved by a removal from the
+    /// middle, `Adjust` demoting the LRU page of each upper queue whose expire time has passed
+    /// to the MRU end of the queue below (queues 1..m in turn), `Qout` a FIFO of `(page,
+    /// count)`.
+    /// Also counts demotions, and those that leave an expired page at the queue's LRU end (the
+    /// one-page-per-queue-per-reference backlog a lazy scheme must keep).
+    fn model(cfg: &MqConfig, cap: usize, pages: &[u64]) -> (Vec<Step>, usize, usize) {
+        let qout_cap = (cap as f64 * cfg.qout_ratio) as usize;
+        let queue_of = |f: u32| (f.max(1).ilog2() as usize).min(cfg.m - 1);
+        let mut queues: Vec<VecDeque<(u32, u32, u64)>> = vec![VecDeque::new(); cfg.m];
+        let mut qout: VecDeque<(u32, u32)> = VecDeque::new();
+        let mut ids = std::collections::HashMap::new();
+        let mut now = 0u64;
+        let mut out = Vec::new();
+        let (mut demoted, mut behind) = (0, 0);
+        for &page in pages {
+            let n = ids.len() as u32;
+            let id = *ids.entry(page).or_insert(n);
+            let found = queues
+                .iter()
+                .enumerate()
+                .find_map(|(q, l)| l.iter().position(|e| e.0 == id).map(|i| (q, i)));
+            let freq = if let Some((q, i)) = found {
+                let (_, f, _) = queues[q].remove(i).expect("found");
+                out.push(Step::Hit(id));
+                f + 1
+            } else if cap == 0 {
+                out.push(Step::Bypass(id));
+                continue;
+            } else {
+                let mut f = 1;
+                if let Some(i) = qout.iter().position(|g| g.0 == id) {
+                    f = qout.remove(i).expect("found").1 + 1;
+                }
+                if queues.iter().map(VecDeque::len).sum::<usize>() == cap {
+                    let q = queues.iter().position(|l| !l.is_empty()).expect("full");
+                    let (v, vf, _) = queues[q].pop_front().expect("non-empty");
+                    if qout_cap > 0 {
+                        if qout.len() == qout_cap {
+                            qout.pop_front();
+                        }
+                        qout.push_back((v, vf));
+                    }
+                    out.push(Step::Evict(v));
+                }
+                out.push(Step::Miss(id));
+                f
+            };
+            queues[queue_of(freq)].push_back((id, freq, now + cfg.lifetime));
+            now += 1;
+            for k in 1..cfg.m {
+                if queues[k].front().is_some_and(|e| e.2 < now) {
+                    let (p, f, _) = queues[k].pop_front().expect("front");
+                    queues[k - 1].push_back((p, f, now + cfg.lifetime));
+                    demoted += 1;
+                    behind += usize::from(queues[k].front().is_some_and(|e| e.2 < now));
+                }
+            }
+        }
+        (out, demoted, behind)
+    }
+
+    /// [`Mq`] against [`model`] step by step (every hit, miss and eviction) on skewed random
+    /// traces, with lifetimes short enough that pages are demoted, several at once and behind
+    /// each other, and with and without `Qout`.
+    #[test]
+    fn agrees_with_the_plain_model() {
+        let (mut demotions, mut backlogs) = (0, 0);
+        for round in 0..3000u64 {
+            let cap = round as usize % 9;
+            let cfg = MqConfig {
+                m: 1 + round as usize % 8,
+                lifetime: [0, 1, 2, 3, 5, 8, 20, 10_000][(round / 8) as usize % 8],
+                qout_ratio: [4.0, 0.0, 1.5][(round / 64) as usize % 3],
+            };
+            let len = 40 + round as usize % 400;
+            let pages = skewed_pages(round, len, 2 + round % 11, 60, 4);
+            let mut p = build::<Mq>(&cfg, cap);
+            let got = steps(&mut p, &pages, |_| {});
+            let (want, demoted, behind) = model(&cfg, cap, &pages);
+            assert_eq!(got, want, "{cfg:?} memory {cap} on {pages:?}");
+            demotions += demoted;
+            backlogs += behind;
+        }
+        assert!(
+            demotions > 10_000 && backlogs > 1_000,
+            "{demotions} {backlogs}"
+        );
+    }
 
     #[test]
     fn hand_worked() {
