@@ -27,15 +27,22 @@
 //! (tests here).
 //!
 //! Page mode: sizes are 1 and the capacity counts pages. Per eviction: O(samples), or O(n)
-//! with `samples = 0` (resident objects are a dense array; a victim's place is filled by the
-//! last one, so "array order" is not arrival order once evictions begin). A probe reads one
-//! 16-byte `(next, size)` entry of its own dense array (the frames are apart, read only for
-//! the victim), and while every resident object has size 1 (always in page mode) it compares
+//! with `samples = 0` (resident objects are dense arrays by slot; a victim's place is filled by
+//! the last one, so "array order" is not arrival order once evictions begin). A probe reads
+//! only the 8-byte next-access time of its slot, from a dense array of them (the frames are
+//! apart, read only for the victim; sizes are kept only while some resident object is not of
+//! size 1), and while every resident object has size 1 (always in page mode) it compares
 //! `next` alone: same draws, same victim (no two resident objects share a next use, so the
-//! maximum does not depend on the order of the probes). The probes of an eviction are drawn a
-//! block of 128 at a time (independent draws, computed several at once) and prefetched before
-//! the first is read; libCacheSim's own `BeladySize` in its C `cachesim` runs at about a fifth
-//! of this speed on the same traces (benches/README.md).
+//! maximum does not depend on the order of the probes). Then every eviction happens in a full
+//! cache, so the next eviction's probes are drawn (all 128, `IndexSampler`, several at once) at
+//! the end of this one, the same draws in the same order, and an eviction ranks its probes
+//! with `Argmin::first_max_at` (`policy/sampling.rs`: AVX-512 gathers of 8 next-access times
+//! and a running maximum without a branch, tested equal to scalar loads). With sizes the probes
+//! are scored one by one from the same stream (drawn again from where the stream stood if the
+//! draws ahead were made for another number of resident objects). libCacheSim's own
+//! `BeladySize` in its C `cachesim` ran at about a fifth of the speed of this loop's previous
+//! version on the same traces, which this one beats (benches/README.md, "BeladySize at 1% of
+//! Zipf, 2026-11-27 (fifth session)").
 
 use crate::error::Result;
 use crate::policy::list::{prefetch, SlotTable, NIL};
