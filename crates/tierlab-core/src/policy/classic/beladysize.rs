@@ -39,7 +39,8 @@
 //! with `Argmin::first_max_at` (`policy/sampling.rs`: AVX-512 gathers of 8 next-access times
 //! and a running maximum without a branch, tested equal to scalar loads). With sizes the probes
 //! are scored one by one from the same stream (drawn again from where the stream stood if the
-//! draws ahead were made for another number of resident objects). libCacheSim's own
+//! draws ahead were made for another number of resident objects; more than 4,096 probes are
+//! drawn at the eviction, a buffer at a time, and scored one by one). libCacheSim's own
 //! `BeladySize` in its C `cachesim` ran at about a fifth of the speed of this loop's previous
 //! version on the same traces, which this one beats (benches/README.md, "BeladySize at 1% of
 //! Zipf, 2026-11-27 (fifth session)").
@@ -120,8 +121,8 @@ impl PolicyDef for BeladySize {
             before_ahead: sampler.clone(),
             sampler,
             argmin: Argmin::default(),
-            drawn: vec![0; cfg.samples as usize],
-            ahead: vec![0; cfg.samples as usize],
+            drawn: vec![0; (cfg.samples as usize).min(AHEAD_MAX)],
+            ahead: vec![0; (cfg.samples as usize).min(AHEAD_MAX)],
             ahead_len: 0,
         })
     }
@@ -129,6 +130,11 @@ impl PolicyDef for BeladySize {
         Some(v.visit::<Self>())
     }
 }
+
+/// The most probes an eviction draws ahead (and the draw buffers hold): with more, an eviction
+/// draws and scores its probes at the eviction, a buffer at a time, so that a large `samples`
+/// costs time, not memory.
+const AHEAD_MAX: usize = 1 << 12;
 
 impl BeladySize {
     #[inline]
@@ -158,6 +164,9 @@ impl BeladySize {
                 }
             }
             return best;
+        }
+        if self.samples as usize > AHEAD_MAX {
+            return self.victim_blocks(now);
         }
         self.draw(n);
         if self.non_unit != 0 {
@@ -216,6 +225,28 @@ impl BeladySize {
             }
         }
         best
+    }
+
+    /// The sampled victim when there are more probes than the buffers hold (the rule of the
+    /// module doc, the same stream): drawn at the eviction, a buffer at a time, and scored one by
+    /// one; nothing is drawn ahead.
+    fn victim_blocks(&mut self, now: u64) -> usize {
+        let n = self.next.len();
+        let mut best = (0, None);
+        let mut left = self.samples as usize;
+        while left > 0 {
+            let b = left.min(self.drawn.len());
+            self.sampler.fill(n, &mut self.drawn[..b]);
+            for &i in &self.drawn[..b] {
+                let i = i as usize;
+                let s = Self::score(self.size(i), self.next[i], now);
+                if best.1.is_none_or(|x| s > x) {
+                    best = (i, Some(s));
+                }
+            }
+            left -= b;
+        }
+        best.0
     }
 
     /// Removes the object at `i` from the cache and reports it.
@@ -398,7 +429,8 @@ mod tests {
             .collect();
         let unit: Vec<u64> = pages.clone();
         let unit_reqs: Vec<(u64, u32)> = unit.iter().map(|&p| (p, 1)).collect();
-        for (samples, seed) in [(128, 1), (1, 5), (7, 2), (20, 3), (200, 4)] {
+        // 5,000 probes: more than are drawn ahead, drawn at the eviction in buffers.
+        for (samples, seed) in [(128, 1), (1, 5), (7, 2), (20, 3), (200, 4), (5_000, 6)] {
             let spec = format!("beladysize(samples={samples}, seed={seed})");
             for cap in [64u64, 300] {
                 let (hits, misses, _, _) = replay_objects(&spec, cap as usize, &reqs);
