@@ -31,9 +31,12 @@ fn mix(mut z: u64) -> u64 {
 
 /// `floor(r * len / 2^64)` for `len < 2^32`, from 32-bit halves (what vectorises: there is no
 /// 64x64 -> 128-bit multiply in the vector units). Exact: `r * len = hi * len * 2^32 + lo * len`,
-/// and adding the floored low part before the final shift does not change the floor.
+/// and adding the floored low part before the final shift does not change the floor. `len` is
+/// a `u32` so that the compiler knows both factors of each product fit 32 bits and multiplies
+/// with `vpmuludq` (32 x 32 -> 64 bits) rather than the slower 64-bit `vpmullq`.
 #[inline(always)]
-fn scale(r: u64, len: u64) -> u32 {
+fn scale(r: u64, len: u32) -> u32 {
+    let len = len as u64;
     let (hi, lo) = (r >> 32, r & 0xffff_ffff);
     ((hi * len + ((lo * len) >> 32)) >> 32) as u32
 }
@@ -44,11 +47,35 @@ fn output(state: u64, k: usize) -> u64 {
     mix(state.wrapping_add((k as u64).wrapping_add(1).wrapping_mul(GAMMA)))
 }
 
-/// The block body, compiled once per instruction set below (identical integer results).
+/// Draws computed together: one AVX-512 vector of 64-bit lanes.
+const LANES: usize = 8;
+
+/// `(j + 1) * GAMMA` for the lanes `j` of a chunk: a chunk's states are its base plus these, so
+/// no lane multiplies its position by `GAMMA` (the base moves by `LANES * GAMMA` a chunk).
+const STEPS: [u64; LANES] = {
+    let mut steps = [0u64; LANES];
+    let mut j = 0;
+    while j < LANES {
+        steps[j] = ((j + 1) as u64).wrapping_mul(GAMMA);
+        j += 1;
+    }
+    steps
+};
+
+/// The block body, compiled once per instruction set below (identical integer results): the
+/// outputs `k + 1` after `state` for `k` in `0..out.len()`, `LANES` at a time.
 #[inline(always)]
-fn fill_block(state: u64, len: u64, out: &mut [u32]) {
-    for (k, o) in out.iter_mut().enumerate() {
-        *o = scale(output(state, k), len);
+fn fill_block(state: u64, len: u32, out: &mut [u32]) {
+    let mut base = state;
+    let mut chunks = out.chunks_exact_mut(LANES);
+    for chunk in &mut chunks {
+        for (o, step) in chunk.iter_mut().zip(STEPS) {
+            *o = scale(mix(base.wrapping_add(step)), len);
+        }
+        base = base.wrapping_add((LANES as u64).wrapping_mul(GAMMA));
+    }
+    for (o, step) in chunks.into_remainder().iter_mut().zip(STEPS) {
+        *o = scale(mix(base.wrapping_add(step)), len);
     }
 }
 
@@ -74,13 +101,13 @@ fn fill_raw_avx2(state: u64, out: &mut [u64]) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-fn fill_avx512(state: u64, len: u64, out: &mut [u32]) {
+fn fill_avx512(state: u64, len: u32, out: &mut [u32]) {
     fill_block(state, len, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn fill_avx2(state: u64, len: u64, out: &mut [u32]) {
+fn fill_avx2(state: u64, len: u32, out: &mut [u32]) {
     fill_block(state, len, out)
 }
 
@@ -133,7 +160,7 @@ impl IndexSampler {
     /// the stream each, in order. `len` must be in `1..=u32::MAX`.
     pub fn fill(&mut self, len: usize, out: &mut [u32]) {
         debug_assert!(len >= 1 && len <= u32::MAX as usize, "len {len}");
-        let len = len as u64;
+        let len = len as u32;
         match self.kernel {
             Kernel::Portable => fill_block(self.state, len, out),
             // SAFETY: the kernel was chosen by `Kernel::detect`, which checked that this CPU has
@@ -280,6 +307,117 @@ impl Argmin {
     }
 }
 
+/// The first largest `values[drawn[k]]`, by scalar loads (the portable kernel): a running
+/// maximum whose update is a select, not a branch.
+#[inline(always)]
+fn first_max_at_body(values: &[u64], drawn: &[u32]) -> usize {
+    let (mut best, mut at) = (0u64, 0usize);
+    for (k, &d) in drawn.iter().enumerate() {
+        let v = *values.get(d as usize).expect(DRAW_PAST_VALUES);
+        let better = v > best;
+        best = if better { v } else { best };
+        at = if better { k } else { at };
+    }
+    at
+}
+
+const DRAW_PAST_VALUES: &str = "a draw past the values";
+
+/// [`first_max_at_body`] with the values loaded by AVX-512 gathers, 8 draws a gather, in two
+/// running maxima (even and odd chunks of 8) so that consecutive gathers do not wait on each
+/// other's compare. Lane `j` of a maximum keeps the largest value it has seen and the first
+/// position holding it (a strictly larger value replaces it); at the end the first position
+/// among the lanes holding the overall maximum is the answer. Both start at value 0, position
+/// 0: a lane that never sees more than 0 keeps position 0, which is the answer exactly when
+/// every value is 0. A draw past the values panics, after gathers that were clamped to the
+/// last value (one vector minimum a chunk, cheaper than checking the draws before).
+///
+/// # Safety
+/// AVX-512F must be available, `values` not empty and `values.len() <= 2^31` (the gathers'
+/// indices are signed 32-bit).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn first_max_at_avx512(values: &[u64], drawn: &[u32]) -> usize {
+    use std::arch::x86_64::*;
+    debug_assert!(!values.is_empty() && values.len() <= 1 << 31);
+    let base = values.as_ptr() as *const i64;
+    let last = _mm256_set1_epi32((values.len() - 1) as i32);
+    let mut top_draw = _mm256_setzero_si256();
+    // One chunk: the values of 8 draws (`live` lanes of them), into `best` / `best_at`.
+    let mut step =
+        |idx: __m256i, live: __mmask8, at: __m512i, best: &mut __m512i, best_at: &mut __m512i| {
+            top_draw = _mm256_max_epu32(top_draw, idx);
+            let idx = _mm256_min_epu32(idx, last);
+            // SAFETY: every index is clamped to `values.len() - 1`, which fits an i32; lanes off
+            // `live` load nothing and hold 0, which never replaces a maximum.
+            let v = unsafe {
+                _mm512_mask_i32gather_epi64::<8>(_mm512_setzero_si512(), live, idx, base)
+            };
+            let larger = _mm512_cmpgt_epu64_mask(v, *best);
+            *best = _mm512_mask_mov_epi64(*best, larger, v);
+            *best_at = _mm512_mask_mov_epi64(*best_at, larger, at);
+        };
+    let load = |k: usize| unsafe {
+        // SAFETY: the callers below read 8 draws from `k` only within `drawn`.
+        _mm256_loadu_si256(drawn.as_ptr().add(k) as *const __m256i)
+    };
+    let eight = _mm512_set1_epi64(LANES as i64);
+    let zero = _mm512_setzero_si512();
+    let (mut best0, mut best1, mut at0, mut at1) = (zero, zero, zero, zero);
+    let mut at = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0);
+    let pairs = drawn.len() / (2 * LANES);
+    for p in 0..pairs {
+        let k = 2 * LANES * p;
+        step(load(k), 0xff, at, &mut best0, &mut at0);
+        at = _mm512_add_epi64(at, eight);
+        step(load(k + LANES), 0xff, at, &mut best1, &mut at1);
+        at = _mm512_add_epi64(at, eight);
+    }
+    let mut k = 2 * LANES * pairs;
+    if drawn.len() - k >= LANES {
+        step(load(k), 0xff, at, &mut best0, &mut at0);
+        at = _mm512_add_epi64(at, eight);
+        k += LANES;
+    }
+    let rest = drawn.len() - k;
+    if rest > 0 {
+        let mut tail = [0u32; LANES];
+        tail[..rest].copy_from_slice(&drawn[k..]);
+        let idx = _mm256_loadu_si256(tail.as_ptr() as *const __m256i);
+        step(idx, (1u8 << rest) - 1, at, &mut best0, &mut at0);
+    }
+    let mut draws = [0u32; LANES];
+    _mm256_storeu_si256(draws.as_mut_ptr() as *mut __m256i, top_draw);
+    assert!(
+        draws.iter().all(|&d| (d as usize) < values.len()),
+        "{DRAW_PAST_VALUES}"
+    );
+    let top = _mm512_reduce_max_epu64(best0).max(_mm512_reduce_max_epu64(best1));
+    let top_v = _mm512_set1_epi64(top as i64);
+    let first = |best: __m512i, best_at: __m512i| {
+        _mm512_mask_reduce_min_epu64(_mm512_cmpeq_epi64_mask(best, top_v), best_at)
+    };
+    first(best0, at0).min(first(best1, at1)) as usize
+}
+
+impl Argmin {
+    /// The position in `drawn` of the largest `values[drawn[k]]`, the first on ties (0 when
+    /// `drawn` is empty): a sampling policy's candidate of largest key, when its key is one
+    /// `u64` per slot in a dense array (BeladySize's next access). With AVX-512 the values are
+    /// loaded by gathers, 8 at a time (tested equal to the scalar loads); elsewhere by a loop
+    /// without a branch per candidate. Panics if a draw is not below `values.len()`.
+    #[inline]
+    pub fn first_max_at(&self, values: &[u64], drawn: &[u32]) -> usize {
+        #[cfg(target_arch = "x86_64")]
+        if self.is_avx512() && !values.is_empty() && values.len() <= 1 << 31 {
+            // SAFETY: AVX-512F was detected (the kernel); `values` is not empty and its
+            // indices fit the gathers'.
+            return unsafe { first_max_at_avx512(values, drawn) };
+        }
+        first_max_at_body(values, drawn)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -339,7 +477,7 @@ mod tests {
                         assert_eq!(r, reference.next_u64(), "{kernel:?} raw");
                         let i = IndexSampler::index_of(r, len) as u32;
                         assert_eq!(i, expected(&mut check, len as u64));
-                        assert_eq!(i, scale(r, len as u64));
+                        assert_eq!(i, scale(r, len as u32));
                     }
                     assert_eq!(sampler.next_raw(), reference.next_u64());
                 }
@@ -392,6 +530,44 @@ mod tests {
             assert_eq!(argmin.find_ratio(&num, &den, &minor, 2), 1, "{kernel:?}");
             assert_eq!(argmin.find_ratio(&num, &den, &minor, 1), 0, "{kernel:?}");
         }
+    }
+
+    #[test]
+    fn first_max_is_the_scalar_first_max_through_every_kernel() {
+        use rand::RngExt;
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        for kernel in kernels_here() {
+            let argmin = Argmin { kernel };
+            for round in 0..3_000usize {
+                // Lengths around the chunks of 8 and the two running maxima (0..=40), and
+                // BeladySize's 128; few distinct values (many ties), or the top of the range
+                // (where a signed compare would be wrong).
+                let n = 1 + round % 97;
+                let values: Vec<u64> = (0..n)
+                    .map(|_| match round % 3 {
+                        0 => rng.random_range(0..4u64),
+                        1 => u64::MAX - rng.random_range(0..3u64),
+                        _ => rng.random_range(0..=u64::MAX),
+                    })
+                    .collect();
+                let len = if round % 5 == 0 { 128 } else { round % 41 };
+                let drawn: Vec<u32> = (0..len).map(|_| rng.random_range(0..n as u32)).collect();
+                let mut want = 0;
+                for k in 0..len {
+                    if values[drawn[k] as usize] > values[drawn[want] as usize] {
+                        want = k;
+                    }
+                }
+                let got = argmin.first_max_at(&values, &drawn);
+                assert_eq!(got, want, "{kernel:?} round {round}: {values:?} {drawn:?}");
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a draw past the values")]
+    fn first_max_refuses_a_draw_past_the_values() {
+        Argmin::default().first_max_at(&[1, 2], &[0, 2]);
     }
 
     #[test]

@@ -27,19 +27,27 @@
 //! (tests here).
 //!
 //! Page mode: sizes are 1 and the capacity counts pages. Per eviction: O(samples), or O(n)
-//! with `samples = 0` (resident objects are a dense array; a victim's place is filled by the
-//! last one, so "array order" is not arrival order once evictions begin). A probe reads one
-//! 16-byte `(next, size)` entry of its own dense array (the frames are apart, read only for
-//! the victim), and while every resident object has size 1 (always in page mode) it compares
+//! with `samples = 0` (resident objects are dense arrays by slot; a victim's place is filled by
+//! the last one, so "array order" is not arrival order once evictions begin). A probe reads
+//! only the 8-byte next-access time of its slot, from a dense array of them (the frames are
+//! apart, read only for the victim; sizes are kept only while some resident object is not of
+//! size 1), and while every resident object has size 1 (always in page mode) it compares
 //! `next` alone: same draws, same victim (no two resident objects share a next use, so the
-//! maximum does not depend on the order of the probes). The probes of an eviction are drawn a
-//! block of 128 at a time (independent draws, computed several at once) and prefetched before
-//! the first is read; libCacheSim's own `BeladySize` in its C `cachesim` runs at about a fifth
-//! of this speed on the same traces (benches/README.md).
+//! maximum does not depend on the order of the probes). Then every eviction happens in a full
+//! cache, so the next eviction's probes are drawn (all 128, `IndexSampler`, several at once) at
+//! the end of this one, the same draws in the same order, and an eviction ranks its probes
+//! with `Argmin::first_max_at` (`policy/sampling.rs`: AVX-512 gathers of 8 next-access times
+//! and a running maximum without a branch, tested equal to scalar loads). With sizes the probes
+//! are scored one by one from the same stream (drawn again from where the stream stood if the
+//! draws ahead were made for another number of resident objects; more than 4,096 probes are
+//! drawn at the eviction, a buffer at a time, and scored one by one). libCacheSim's own
+//! `BeladySize` in its C `cachesim` ran at about a fifth of the speed of this loop's previous
+//! version on the same traces, which this one beats (benches/README.md, "BeladySize at 1% of
+//! Zipf, 2026-11-27 (fifth session)").
 
 use crate::error::Result;
 use crate::policy::list::{prefetch, SlotTable, NIL};
-use crate::policy::sampling::IndexSampler;
+use crate::policy::sampling::{Argmin, IndexSampler};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageRef, Sink, NEVER};
 use serde::{Deserialize, Serialize};
@@ -62,26 +70,32 @@ impl Default for BeladySizeConfig {
     }
 }
 
-/// What a probe reads, dense by slot (16 bytes: one cache line holds four), apart from the
-/// frames, which only the victim's eviction reads.
-#[derive(Debug, Clone, Copy)]
-struct Key {
-    next: u64,
-    size: u64,
-}
-
 pub struct BeladySize {
     cap: u64,
     used: u64,
     samples: u32,
-    /// Resident objects, dense: `keys[i]` and `frames[i]` are slot `i`'s.
-    keys: Vec<Key>,
+    /// Resident objects, dense by slot: `next[i]`, `sizes[i]` and `frames[i]` are slot `i`'s.
+    /// A probe reads `next` alone (8 bytes a slot: what a gather loads), the frames only the
+    /// victim's eviction.
+    next: Vec<u64>,
+    /// Sizes, empty while every resident object has size 1 (always in page mode), so that an
+    /// eviction there touches no size.
+    sizes: Vec<u64>,
     frames: Vec<Frame>,
-    /// Resident objects whose size is not 1: while there are none (always in page mode) a
-    /// score `size * (next - now)` is `next - now`, and its order `next`'s.
+    /// Resident objects whose size is not 1: while there are none a score
+    /// `size * (next - now)` is `next - now`, and its order `next`'s.
     non_unit: usize,
     table: SlotTable,
     sampler: IndexSampler,
+    argmin: Argmin,
+    /// This eviction's draws.
+    drawn: Vec<u32>,
+    /// The next eviction's draws from `0..ahead_len`, made (and prefetched) at the end of the
+    /// previous eviction; `ahead_len` 0 when there are none.
+    ahead: Vec<u32>,
+    ahead_len: usize,
+    /// The sampler as it was before `ahead` was drawn, to draw again from a different range.
+    before_ahead: IndexSampler,
 }
 
 impl PolicyDef for BeladySize {
@@ -94,15 +108,22 @@ impl PolicyDef for BeladySize {
     const NEEDS_FUTURE: bool = true;
     type Config = BeladySizeConfig;
     fn build(cfg: &BeladySizeConfig, ctx: &PolicyCtx) -> Result<Self> {
+        let sampler = IndexSampler::new(cfg.seed);
         Ok(BeladySize {
             cap: ctx.capacity as u64,
             used: 0,
             samples: cfg.samples,
-            keys: Vec::new(),
+            next: Vec::new(),
+            sizes: Vec::new(),
             frames: Vec::new(),
             non_unit: 0,
             table: SlotTable::default(),
-            sampler: IndexSampler::new(cfg.seed),
+            before_ahead: sampler.clone(),
+            sampler,
+            argmin: Argmin::default(),
+            drawn: vec![0; (cfg.samples as usize).min(AHEAD_MAX)],
+            ahead: vec![0; (cfg.samples as usize).min(AHEAD_MAX)],
+            ahead_len: 0,
         })
     }
     fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
@@ -110,65 +131,94 @@ impl PolicyDef for BeladySize {
     }
 }
 
-/// Probes drawn (and prefetched) before the first is read.
-const BLOCK: usize = 128;
+/// The most probes an eviction draws ahead (and the draw buffers hold): with more, an eviction
+/// draws and scores its probes at the eviction, a buffer at a time, so that a large `samples`
+/// costs time, not memory.
+const AHEAD_MAX: usize = 1 << 12;
 
 impl BeladySize {
     #[inline]
-    fn score(k: Key, now: u64) -> u64 {
-        k.size.saturating_mul(k.next.saturating_sub(now))
+    fn score(size: u64, next: u64, now: u64) -> u64 {
+        size.saturating_mul(next.saturating_sub(now))
+    }
+
+    #[inline(always)]
+    fn size(&self, i: usize) -> u64 {
+        if self.sizes.is_empty() {
+            1
+        } else {
+            self.sizes[i]
+        }
     }
 
     fn victim(&mut self, now: u64) -> usize {
-        let n = self.keys.len();
-        let mut best = 0;
-        let mut best_score = None;
+        let n = self.next.len();
         if self.samples == 0 {
-            for (i, &k) in self.keys.iter().enumerate() {
-                let s = Self::score(k, now);
+            let mut best = 0;
+            let mut best_score = None;
+            for (i, &next) in self.next.iter().enumerate() {
+                let s = Self::score(self.size(i), next, now);
                 if best_score.is_none_or(|b| s > b) {
                     best = i;
                     best_score = Some(s);
                 }
             }
-        } else if self.non_unit == 0 {
-            // Unit sizes: every resident object's next use is after `now` (a page referenced
-            // now is either the hit, updated, or the miss, not resident), so `next - now`
-            // never saturates and the highest score is the latest `next`, the first drawn on a
-            // tie as with the scores. Same draws, same victim, fewer instructions per probe.
-            let keys = &self.keys[..];
-            let mut best_next = 0;
-            let mut drawn = [0u32; BLOCK];
-            let mut left = self.samples as usize;
-            while left > 0 {
-                let b = left.min(BLOCK);
-                self.sampler.fill(n, &mut drawn[..b]);
-                drawn[..b].iter().for_each(|&i| prefetch(keys, i as usize));
-                // No branch on the data: the running maximum changes a few times an
-                // eviction, at places no predictor can learn.
-                for &i in &drawn[..b] {
-                    let next = keys[i as usize].next;
-                    let better = next > best_next;
-                    best_next = if better { next } else { best_next };
-                    best = if better { i as usize } else { best };
-                }
-                left -= b;
-            }
-            debug_assert!(best_next > now, "a resident object's next use is after now");
-        } else {
+            return best;
+        }
+        if self.samples as usize > AHEAD_MAX {
+            return self.victim_blocks(now);
+        }
+        self.draw(n);
+        if self.non_unit != 0 {
             return self.victim_general(now);
         }
+        // Unit sizes: every resident object's next use is after `now` (a page referenced now
+        // is either the hit, updated, or the miss, not resident), so `next - now` never
+        // saturates and the highest score is the latest `next`, the first drawn on a tie as
+        // with the scores (a tie is the same object drawn twice: no two resident objects share
+        // a next use). Same draws, same victim, one gathered load and compare per probe.
+        let best = self.drawn[self.argmin.first_max_at(&self.next, &self.drawn)] as usize;
+        debug_assert!(
+            self.next[best] > now,
+            "a resident object's next use is after now"
+        );
+        // With unit sizes every eviction happens in a full cache (`n` = capacity), so the next
+        // one's probes are drawn now, the same draws in the same order as drawing them then:
+        // the draws' arithmetic then overlaps this eviction's loads (the gathers', the victim's
+        // frame and table entry) instead of running ahead of the next eviction's gathers, which
+        // wait on it. Their lines are not prefetched: that was measured slower (benches/README.md,
+        // "BeladySize at 1% of Zipf").
+        prefetch(&self.frames, best);
+        self.before_ahead = self.sampler.clone();
+        self.sampler.fill(n, &mut self.ahead);
+        self.ahead_len = n;
         best
     }
 
-    /// Sampled victim with sizes (the rule of the module doc).
-    fn victim_general(&mut self, now: u64) -> usize {
-        let n = self.keys.len();
+    /// Puts this eviction's draws from `0..n` in `drawn`: the ones drawn ahead when they were
+    /// drawn from the same range, else fresh ones, drawn from where the stream stood before the
+    /// draws ahead (so the stream is the same as drawing every eviction's probes at the
+    /// eviction).
+    #[inline]
+    fn draw(&mut self, n: usize) {
+        if self.ahead_len == n {
+            std::mem::swap(&mut self.drawn, &mut self.ahead);
+        } else {
+            if self.ahead_len != 0 {
+                self.sampler = self.before_ahead.clone();
+            }
+            self.sampler.fill(n, &mut self.drawn);
+        }
+        self.ahead_len = 0;
+    }
+
+    /// Sampled victim with sizes (the rule of the module doc), over `drawn`.
+    fn victim_general(&self, now: u64) -> usize {
         let mut best = 0;
         let mut best_score = None;
-        for _ in 0..self.samples {
-            let i = self.sampler.index(n);
-            let s = Self::score(self.keys[i], now);
+        for &i in &self.drawn {
+            let i = i as usize;
+            let s = Self::score(self.size(i), self.next[i], now);
             if best_score.is_none_or(|b| s > b) {
                 best = i;
                 best_score = Some(s);
@@ -177,16 +227,48 @@ impl BeladySize {
         best
     }
 
+    /// The sampled victim when there are more probes than the buffers hold (the rule of the
+    /// module doc, the same stream): drawn at the eviction, a buffer at a time, and scored one by
+    /// one; nothing is drawn ahead.
+    fn victim_blocks(&mut self, now: u64) -> usize {
+        let n = self.next.len();
+        let mut best = (0, None);
+        let mut left = self.samples as usize;
+        while left > 0 {
+            let b = left.min(self.drawn.len());
+            self.sampler.fill(n, &mut self.drawn[..b]);
+            for &i in &self.drawn[..b] {
+                let i = i as usize;
+                let s = Self::score(self.size(i), self.next[i], now);
+                if best.1.is_none_or(|x| s > x) {
+                    best = (i, Some(s));
+                }
+            }
+            left -= b;
+        }
+        best.0
+    }
+
     /// Removes the object at `i` from the cache and reports it.
     fn remove<S: Sink>(&mut self, i: usize, sink: &mut S) {
-        let k = self.keys.swap_remove(i);
+        self.next.swap_remove(i);
         let f = self.frames.swap_remove(i);
+        let size = if self.sizes.is_empty() {
+            1
+        } else {
+            self.sizes.swap_remove(i)
+        };
         self.table.clear(f.id);
         if let Some(moved) = self.frames.get(i) {
             self.table.set(moved.id, i as u32);
         }
-        self.used -= k.size;
-        self.non_unit -= (k.size != 1) as usize;
+        self.used -= size;
+        if size != 1 {
+            self.non_unit -= 1;
+            if self.non_unit == 0 {
+                self.sizes.clear();
+            }
+        }
         sink.evict(f.out(0));
     }
 }
@@ -195,8 +277,8 @@ impl Policy for BeladySize {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.table.prefetch_ahead(near, far, |s| {
-            crate::policy::list::prefetch(&self.keys, s as usize);
-            crate::policy::list::prefetch(&self.frames, s as usize);
+            prefetch(&self.next, s as usize);
+            prefetch(&self.frames, s as usize);
         });
     }
 
@@ -206,7 +288,7 @@ impl Policy for BeladySize {
         if slot != NIL {
             sink.hit(r, 0);
             self.frames[slot as usize].dirty |= r.is_write();
-            self.keys[slot as usize].next = next;
+            self.next[slot as usize] = next;
             if next == NEVER {
                 self.remove(slot as usize, sink);
             }
@@ -226,11 +308,19 @@ impl Policy for BeladySize {
             sink.miss_bypass(r);
             return;
         }
-        self.table.set(r.id, self.keys.len() as u32);
-        self.keys.push(Key { next, size });
+        self.table.set(r.id, self.next.len() as u32);
+        if size != 1 {
+            if self.sizes.is_empty() {
+                self.sizes.resize(self.next.len(), 1);
+            }
+            self.non_unit += 1;
+        }
+        if !self.sizes.is_empty() || size != 1 {
+            self.sizes.push(size);
+        }
+        self.next.push(next);
         self.frames.push(Frame::of(r));
         self.used += size;
-        self.non_unit += (size != 1) as usize;
         sink.miss(r, 0);
     }
 
@@ -239,7 +329,7 @@ impl Policy for BeladySize {
     }
 
     fn resident(&self) -> usize {
-        self.keys.len()
+        self.next.len()
     }
 }
 
@@ -262,6 +352,97 @@ mod tests {
                 replay_spec_ids("beladysize(samples=0)", cap, &t).1,
                 replay_ids("opt", cap, &t).1
             );
+        }
+    }
+
+    /// The rule of the module doc written plainly: resident objects `(object, size, next)` in
+    /// a vector (a victim's place filled by the last), each eviction's `samples` probes drawn
+    /// one at a time from the seeded stream and scored `size * (next - now)`, the first highest
+    /// winning. Returns `(hits, misses)`.
+    fn reference(reqs: &[(u64, u32)], cap: u64, samples: usize, seed: u64) -> (u64, u64) {
+        use crate::policy::sampling::IndexSampler;
+        let mut next = vec![u64::MAX; reqs.len()];
+        let mut last = std::collections::HashMap::new();
+        for (t, &(obj, _)) in reqs.iter().enumerate().rev() {
+            if let Some(&n) = last.get(&obj) {
+                next[t] = n;
+            }
+            last.insert(obj, t as u64);
+        }
+        let mut sampler = IndexSampler::new(seed);
+        let mut resident: Vec<(u64, u64, u64)> = Vec::new();
+        let (mut used, mut hits, mut misses) = (0u64, 0u64, 0u64);
+        for (t, &(obj, size)) in reqs.iter().enumerate() {
+            let (now, size) = (t as u64, size as u64);
+            if let Some(i) = resident.iter().position(|r| r.0 == obj) {
+                hits += 1;
+                resident[i].2 = next[t];
+                if next[t] == u64::MAX {
+                    used -= resident.swap_remove(i).1;
+                }
+                continue;
+            }
+            misses += 1;
+            if size > cap {
+                continue;
+            }
+            while used + size > cap {
+                let mut best = (0, None);
+                for _ in 0..samples {
+                    let i = sampler.index(resident.len());
+                    let s = resident[i]
+                        .1
+                        .saturating_mul(resident[i].2.saturating_sub(now));
+                    if best.1.is_none_or(|b| s > b) {
+                        best = (i, Some(s));
+                    }
+                }
+                used -= resident.swap_remove(best.0).1;
+            }
+            if next[t] != u64::MAX {
+                resident.push((obj, size, next[t]));
+                used += size;
+            }
+        }
+        (hits, misses)
+    }
+
+    #[test]
+    fn sampled_decisions_are_the_plain_rules() {
+        // Unit sizes, then a stretch where a third of the requests go to objects of 2-6 units
+        // (never requested after it, so they all leave and the unit path returns), then unit
+        // sizes again: evictions alternate between the gathered unit path with its draws made
+        // one eviction ahead and the sized path, which must take the same stream (the draws
+        // ahead when the range is the same, else redrawn from where the stream stood). Any
+        // draw out of order, wrong tie or lost size would change the counts.
+        let pages = crate::sim::check::skewed_pages(3, 24_000, 400, 3_000, 3);
+        let reqs: Vec<(u64, u32)> = pages
+            .iter()
+            .enumerate()
+            .map(|(t, &p)| {
+                if (8_000..16_000).contains(&t) && t % 3 == 0 {
+                    (100_000 + p % 500, 2 + (p % 5) as u32)
+                } else {
+                    (p, 1)
+                }
+            })
+            .collect();
+        let unit: Vec<u64> = pages.clone();
+        let unit_reqs: Vec<(u64, u32)> = unit.iter().map(|&p| (p, 1)).collect();
+        // 5,000 probes: more than are drawn ahead, drawn at the eviction in buffers.
+        for (samples, seed) in [(128, 1), (1, 5), (7, 2), (20, 3), (200, 4), (5_000, 6)] {
+            let spec = format!("beladysize(samples={samples}, seed={seed})");
+            for cap in [64u64, 300] {
+                let (hits, misses, _, _) = replay_objects(&spec, cap as usize, &reqs);
+                let want = reference(&reqs, cap, samples, seed);
+                assert_eq!((hits, misses), want, "{spec} cap {cap}, sizes");
+                assert!(hits > 1_000 && misses > 1_000, "{spec}: {hits} {misses}");
+                assert_eq!(
+                    replay_spec_ids(&spec, cap as usize, &unit),
+                    reference(&unit_reqs, cap, samples, seed),
+                    "{spec} cap {cap}, pages"
+                );
+            }
         }
     }
 
