@@ -316,7 +316,12 @@ pub struct LhdCore {
     cold: Vec<Cold>,
     /// Their sizes with object sizes; empty in page mode (every size is 1).
     sizes: Vec<f32>,
-    /// Key -> index in `stamps` and `cold`, or NIL.
+    /// Key -> index in `stamps` and `cold`, NIL for a key never inserted, and possibly stale:
+    /// an eviction does not clear its victim's entry (a store to a random place in an array of
+    /// 4 bytes per distinct key, which a trace of mostly misses pays at almost every reference),
+    /// so a key is resident exactly when its entry `p` is below `len()` and `cold[p].key` is the
+    /// key ([`LhdCore::index`]): a resident index holds one resident key, and a resident key's
+    /// entry is always its index.
     pos: Vec<u32>,
     /// Per class and coarsened age, class-major (`class * MAX_AGE + age`): the EWMA'd hits and
     /// evictions, and the hit densities modelled from them.
@@ -443,7 +448,15 @@ impl LhdCore {
 
     #[inline]
     pub fn contains(&self, key: u32) -> bool {
-        self.pos.get(key as usize).is_some_and(|&p| p != NIL)
+        self.index(key).is_some()
+    }
+
+    /// The index of `key` in the stamps if it is resident (see `pos`: an entry is checked
+    /// against the key held at its index).
+    #[inline(always)]
+    fn index(&self, key: u32) -> Option<usize> {
+        let p = *self.pos.get(key as usize)? as usize;
+        (p < self.cold.len() && self.cold[p].key == key).then_some(p)
     }
 
     pub fn len(&self) -> usize {
@@ -524,11 +537,11 @@ impl LhdCore {
     /// its index in the stamps.
     pub fn update(&mut self, key: u32, size: f32) -> usize {
         self.grow(key as usize + 1);
-        match self.pos[key as usize] {
-            NIL => self.insert(key, size, 0, 0),
-            i => {
-                self.hit(i as usize, size);
-                i as usize
+        match self.index(key) {
+            None => self.insert(key, size, 0, 0),
+            Some(i) => {
+                self.hit(i, size);
+                i
             }
         }
     }
@@ -764,7 +777,6 @@ impl LhdCore {
         if s.explorer() {
             self.explorer_budget += self.size_with::<UNIT>(victim) as i64;
         }
-        self.pos[c.key as usize] = NIL;
         let last = (n - 1) as u32;
         for w in 0..self.recent_live.len() {
             let mut live = self.recent_live[w];
@@ -926,9 +938,9 @@ impl Policy for Lhd {
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        if let Some(&p) = self.core.pos.get(r.id as usize).filter(|&&p| p != NIL) {
-            self.core.stamps[p as usize].0 |= r.is_write() as u64 * DIRTY_BIT;
-            self.core.hit(p as usize, 1.0);
+        if let Some(p) = self.core.index(r.id) {
+            self.core.stamps[p].0 |= r.is_write() as u64 * DIRTY_BIT;
+            self.core.hit(p, 1.0);
             sink.hit(r, 0);
             return;
         }
@@ -1052,7 +1064,7 @@ mod tests {
             }
             core.update(key, 1.0);
             for (r, (&k, &at)) in core.recent.iter().zip(&core.recent_at).enumerate() {
-                let expected = core.pos.get(k as usize).copied().unwrap_or(NIL);
+                let expected = core.index(k).map_or(NIL, |p| p as u32);
                 assert_eq!(at, expected, "recent key {k}");
                 let live = core.recent_live[r / 64] >> (r % 64) & 1 != 0;
                 assert_eq!(live, at != NIL, "recent {r}: live bit");
