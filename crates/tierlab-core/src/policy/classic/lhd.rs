@@ -216,8 +216,11 @@ struct Cold {
     last_last_hit_age: u16,
 }
 
-/// Raw outputs generated at once (SplitMix64, vectorised: see `policy/sampling.rs`).
-const SAMPLE_BLOCK: usize = 64;
+/// Raw outputs the buffer holds (SplitMix64, generated vectorised: see `policy/sampling.rs`):
+/// when fewer than an eviction needs are left, the rest moves to the front and the buffer is
+/// filled up again, about 60 evictions' worth of 8 at a time (it was 64 outputs at a time, and
+/// the move, resize and call cost about 30 instructions an eviction).
+const SAMPLE_BUF: usize = 512;
 
 /// The eviction samples' stream: raw 64-bit outputs of an [`IndexSampler`], generated a block at
 /// a time into a buffer so that the policy can see the next evictions' outputs before it draws
@@ -226,41 +229,47 @@ const SAMPLE_BLOCK: usize = 64;
 /// exactly those of `IndexSampler::fill(n, ..)` whatever `n` was when they were generated.
 struct Samples {
     sampler: IndexSampler,
+    /// `buf[head..tail]` are the outputs not drawn yet, in the stream's order.
     buf: Vec<u64>,
     head: usize,
+    tail: usize,
 }
 
 impl Samples {
     fn new(seed: u64) -> Samples {
         Samples {
             sampler: IndexSampler::new(seed),
-            buf: Vec::new(),
+            buf: vec![0; SAMPLE_BUF],
             head: 0,
+            tail: 0,
         }
     }
 
     /// At least `k` outputs not drawn yet are in the buffer.
     #[inline(always)]
     fn ensure(&mut self, k: usize) {
-        if self.buf.len() - self.head < k {
+        if self.tail - self.head < k {
             self.generate(k);
         }
     }
 
     #[cold]
     fn generate(&mut self, k: usize) {
-        self.buf.drain(..self.head);
+        self.buf.copy_within(self.head..self.tail, 0);
+        self.tail -= self.head;
         self.head = 0;
-        let old = self.buf.len();
-        self.buf
-            .resize(old + (k - old).next_multiple_of(SAMPLE_BLOCK), 0);
-        self.sampler.fill_raw(&mut self.buf[old..]);
+        if self.buf.len() < k {
+            // More candidates than the buffer holds (a large `associativity`).
+            self.buf.resize(k.next_multiple_of(SAMPLE_BUF), 0);
+        }
+        self.sampler.fill_raw(&mut self.buf[self.tail..]);
+        self.tail = self.buf.len();
     }
 
     /// The outputs not drawn yet (at least as many as the last `ensure` asked for).
     #[inline(always)]
     fn ahead(&self) -> &[u64] {
-        &self.buf[self.head..]
+        &self.buf[self.head..self.tail]
     }
 }
 
