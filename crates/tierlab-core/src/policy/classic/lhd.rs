@@ -45,20 +45,31 @@
 //! it, its explorer bit and, in page mode, its frame's kind and dirty bit, packed in one word)
 //! and a 16-byte `Cold` entry (its key, its last two hit ages and, in page mode, the page the sink
 //! is told on eviction), plus its size with object sizes: in page mode 24 B per resident page and
-//! the 4-byte key -> index entry per distinct page. Hits, evictions and densities are flat
+//! the 4-byte key -> index entry per distinct page. That entry is not cleared when its object is
+//! evicted: a key is resident when its entry is below the resident count and the `Cold` entry
+//! there holds the key (a hit reads that entry anyway), so an eviction does not store to a
+//! random place of a table of every distinct page. Hits, evictions and densities are flat
 //! class-major tables; the densities' last age column holds `f32::MIN`, and 16 more rows hold
 //! each class's densities + 1 (an explorer's rank), so that in page mode (sizes all 1, no
 //! division) a rank is one table load with no test. The recent admissions keep their indices,
 //! updated when an eviction moves an object, so an eviction reads them without going through the
 //! index, and a bit mask of those still resident, so that ranking and the eviction's update visit
 //! only them. The eviction samples come from `Samples`, a buffer of the sampler's raw 64-bit
-//! outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply) only when
+//! outputs (512, refilled when an eviction would run short); an output becomes an index of `0..n`
+//! (one multiply) only when
 //! it is drawn. At the end of an eviction the stamps that the eviction after next will sample
 //! are prefetched (exactly those in page mode, where `n` is the capacity at every eviction), and
 //! their `Cold` entries too once those are larger than an L2 (the victim's is read at once), so
 //! on a trace that mostly misses they are cached before they are drawn. The candidates, their
 //! order and the ranking (first of least density wins) are those of drawing and ranking one at a
 //! time.
+//!
+//! Why the index is not cleared (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27
+//! (fifth session)"): on telegram (85% misses) the store of NIL to the victim's entry, a random
+//! place in 4 MB, was among the largest costs of an eviction; without it 0.22-0.24x of `lru`
+//! became 0.27-0.31x at 10% and 30%. The insertion and the page-mode eviction are inlined into
+//! the access. Ranking the 8 samples with AVX-512 gathers, or as a tree of minima over integer
+//! keys (density bits and place), measured slower than the running compare (same victims).
 //!
 //! Why the split (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27 (later)"): with one
 //! 32-byte tag per object the sampled array was 9.8 MB at 30% of telegram and the samples' loads
