@@ -45,20 +45,31 @@
 //! it, its explorer bit and, in page mode, its frame's kind and dirty bit, packed in one word)
 //! and a 16-byte `Cold` entry (its key, its last two hit ages and, in page mode, the page the sink
 //! is told on eviction), plus its size with object sizes: in page mode 24 B per resident page and
-//! the 4-byte key -> index entry per distinct page. Hits, evictions and densities are flat
+//! the 4-byte key -> index entry per distinct page. That entry is not cleared when its object is
+//! evicted: a key is resident when its entry is below the resident count and the `Cold` entry
+//! there holds the key (a hit reads that entry anyway), so an eviction does not store to a
+//! random place of a table of every distinct page. Hits, evictions and densities are flat
 //! class-major tables; the densities' last age column holds `f32::MIN`, and 16 more rows hold
 //! each class's densities + 1 (an explorer's rank), so that in page mode (sizes all 1, no
 //! division) a rank is one table load with no test. The recent admissions keep their indices,
 //! updated when an eviction moves an object, so an eviction reads them without going through the
 //! index, and a bit mask of those still resident, so that ranking and the eviction's update visit
 //! only them. The eviction samples come from `Samples`, a buffer of the sampler's raw 64-bit
-//! outputs generated 64 at a time; an output becomes an index of `0..n` (one multiply) only when
+//! outputs (512, refilled when an eviction would run short); an output becomes an index of `0..n`
+//! (one multiply) only when
 //! it is drawn. At the end of an eviction the stamps that the eviction after next will sample
 //! are prefetched (exactly those in page mode, where `n` is the capacity at every eviction), and
 //! their `Cold` entries too once those are larger than an L2 (the victim's is read at once), so
 //! on a trace that mostly misses they are cached before they are drawn. The candidates, their
 //! order and the ranking (first of least density wins) are those of drawing and ranking one at a
 //! time.
+//!
+//! Why the index is not cleared (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27
+//! (fifth session)"): on telegram (85% misses) the store of NIL to the victim's entry, a random
+//! place in 4 MB, was among the largest costs of an eviction; without it 0.22-0.24x of `lru`
+//! became 0.27-0.31x at 10% and 30%. The insertion and the page-mode eviction are inlined into
+//! the access. Ranking the 8 samples with AVX-512 gathers, or as a tree of minima over integer
+//! keys (density bits and place), measured slower than the running compare (same victims).
 //!
 //! Why the split (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27 (later)"): with one
 //! 32-byte tag per object the sampled array was 9.8 MB at 30% of telegram and the samples' loads
@@ -216,8 +227,11 @@ struct Cold {
     last_last_hit_age: u16,
 }
 
-/// Raw outputs generated at once (SplitMix64, vectorised: see `policy/sampling.rs`).
-const SAMPLE_BLOCK: usize = 64;
+/// Raw outputs the buffer holds (SplitMix64, generated vectorised: see `policy/sampling.rs`):
+/// when fewer than an eviction needs are left, the rest moves to the front and the buffer is
+/// filled up again, about 60 evictions' worth of 8 at a time (it was 64 outputs at a time, and
+/// the move, resize and call cost about 30 instructions an eviction).
+const SAMPLE_BUF: usize = 512;
 
 /// The eviction samples' stream: raw 64-bit outputs of an [`IndexSampler`], generated a block at
 /// a time into a buffer so that the policy can see the next evictions' outputs before it draws
@@ -226,41 +240,47 @@ const SAMPLE_BLOCK: usize = 64;
 /// exactly those of `IndexSampler::fill(n, ..)` whatever `n` was when they were generated.
 struct Samples {
     sampler: IndexSampler,
+    /// `buf[head..tail]` are the outputs not drawn yet, in the stream's order.
     buf: Vec<u64>,
     head: usize,
+    tail: usize,
 }
 
 impl Samples {
     fn new(seed: u64) -> Samples {
         Samples {
             sampler: IndexSampler::new(seed),
-            buf: Vec::new(),
+            buf: vec![0; SAMPLE_BUF],
             head: 0,
+            tail: 0,
         }
     }
 
     /// At least `k` outputs not drawn yet are in the buffer.
     #[inline(always)]
     fn ensure(&mut self, k: usize) {
-        if self.buf.len() - self.head < k {
+        if self.tail - self.head < k {
             self.generate(k);
         }
     }
 
     #[cold]
     fn generate(&mut self, k: usize) {
-        self.buf.drain(..self.head);
+        self.buf.copy_within(self.head..self.tail, 0);
+        self.tail -= self.head;
         self.head = 0;
-        let old = self.buf.len();
-        self.buf
-            .resize(old + (k - old).next_multiple_of(SAMPLE_BLOCK), 0);
-        self.sampler.fill_raw(&mut self.buf[old..]);
+        if self.buf.len() < k {
+            // More candidates than the buffer holds (a large `associativity`).
+            self.buf.resize(k.next_multiple_of(SAMPLE_BUF), 0);
+        }
+        self.sampler.fill_raw(&mut self.buf[self.tail..]);
+        self.tail = self.buf.len();
     }
 
     /// The outputs not drawn yet (at least as many as the last `ensure` asked for).
     #[inline(always)]
     fn ahead(&self) -> &[u64] {
-        &self.buf[self.head..]
+        &self.buf[self.head..self.tail]
     }
 }
 
@@ -316,7 +336,12 @@ pub struct LhdCore {
     cold: Vec<Cold>,
     /// Their sizes with object sizes; empty in page mode (every size is 1).
     sizes: Vec<f32>,
-    /// Key -> index in `stamps` and `cold`, or NIL.
+    /// Key -> index in `stamps` and `cold`, NIL for a key never inserted, and possibly stale:
+    /// an eviction does not clear its victim's entry (a store to a random place in an array of
+    /// 4 bytes per distinct key, which a trace of mostly misses pays at almost every reference),
+    /// so a key is resident exactly when its entry `p` is below `len()` and `cold[p].key` is the
+    /// key ([`LhdCore::index`]): a resident index holds one resident key, and a resident key's
+    /// entry is always its index.
     pos: Vec<u32>,
     /// Per class and coarsened age, class-major (`class * MAX_AGE + age`): the EWMA'd hits and
     /// evictions, and the hit densities modelled from them.
@@ -443,7 +468,15 @@ impl LhdCore {
 
     #[inline]
     pub fn contains(&self, key: u32) -> bool {
-        self.pos.get(key as usize).is_some_and(|&p| p != NIL)
+        self.index(key).is_some()
+    }
+
+    /// The index of `key` in the stamps if it is resident (see `pos`: an entry is checked
+    /// against the key held at its index).
+    #[inline(always)]
+    fn index(&self, key: u32) -> Option<usize> {
+        let p = *self.pos.get(key as usize)? as usize;
+        (p < self.cold.len() && self.cold[p].key == key).then_some(p)
     }
 
     pub fn len(&self) -> usize {
@@ -524,11 +557,11 @@ impl LhdCore {
     /// its index in the stamps.
     pub fn update(&mut self, key: u32, size: f32) -> usize {
         self.grow(key as usize + 1);
-        match self.pos[key as usize] {
-            NIL => self.insert(key, size, 0, 0),
-            i => {
-                self.hit(i as usize, size);
-                i as usize
+        match self.index(key) {
+            None => self.insert(key, size, 0, 0),
+            Some(i) => {
+                self.hit(i, size);
+                i
             }
         }
     }
@@ -562,7 +595,9 @@ impl LhdCore {
     }
 
     /// The insertion of `key` (not resident), with its frame's page and bits (page mode; 0
-    /// with object sizes); returns its index in the stamps.
+    /// with object sizes); returns its index in the stamps. Inlined into the access (a call's
+    /// saving and restoring of registers was about 17 instructions a miss).
+    #[inline(always)]
     fn insert(&mut self, key: u32, size: f32, page: u64, frame: u64) -> usize {
         debug_assert!(!self.unit_sizes || size == 1.0);
         let i = self.stamps.len();
@@ -712,10 +747,13 @@ impl LhdCore {
     /// comes after all of the former's), as ranking them in one sequence does.
     #[inline(always)]
     fn rank_unit(&self, candidates: usize, n: usize) -> (usize, f32) {
+        debug_assert_eq!(n, self.stamps.len());
         let (mut victim, mut rank) = (usize::MAX, f32::MAX);
         for &r in &self.samples.ahead()[..candidates] {
             let i = IndexSampler::index_of(r, n);
-            let d = self.density_with::<true>(i);
+            // SAFETY: `index_of` draws from `0..n`, and `n` is the number of stamps (the
+            // caller's); no bounds test per candidate.
+            let d = self.density_of::<true>(unsafe { *self.stamps.get_unchecked(i) }, i);
             let less = d < rank;
             victim = if less { i } else { victim };
             rank = if less { d } else { rank };
@@ -728,6 +766,8 @@ impl LhdCore {
         }
     }
 
+    /// Inlined into the page-mode access, as `insert` is.
+    #[inline(always)]
     fn evict_with<const UNIT: bool>(&mut self) -> Frame {
         let n = self.stamps.len();
         let candidates = self.candidates();
@@ -764,7 +804,6 @@ impl LhdCore {
         if s.explorer() {
             self.explorer_budget += self.size_with::<UNIT>(victim) as i64;
         }
-        self.pos[c.key as usize] = NIL;
         let last = (n - 1) as u32;
         for w in 0..self.recent_live.len() {
             let mut live = self.recent_live[w];
@@ -926,9 +965,9 @@ impl Policy for Lhd {
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        if let Some(&p) = self.core.pos.get(r.id as usize).filter(|&&p| p != NIL) {
-            self.core.stamps[p as usize].0 |= r.is_write() as u64 * DIRTY_BIT;
-            self.core.hit(p as usize, 1.0);
+        if let Some(p) = self.core.index(r.id) {
+            self.core.stamps[p].0 |= r.is_write() as u64 * DIRTY_BIT;
+            self.core.hit(p, 1.0);
             sink.hit(r, 0);
             return;
         }
@@ -937,7 +976,7 @@ impl Policy for Lhd {
             return;
         }
         if self.core.len() == self.cap {
-            let frame = self.core.evict_frame();
+            let frame = self.core.evict_with::<true>();
             sink.evict(frame.out(0));
         }
         self.core.grow(r.id as usize + 1);
@@ -1052,7 +1091,7 @@ mod tests {
             }
             core.update(key, 1.0);
             for (r, (&k, &at)) in core.recent.iter().zip(&core.recent_at).enumerate() {
-                let expected = core.pos.get(k as usize).copied().unwrap_or(NIL);
+                let expected = core.index(k).map_or(NIL, |p| p as u32);
                 assert_eq!(at, expected, "recent key {k}");
                 let live = core.recent_live[r / 64] >> (r % 64) & 1 != 0;
                 assert_eq!(live, at != NIL, "recent {r}: live bit");
