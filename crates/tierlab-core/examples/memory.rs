@@ -13,7 +13,8 @@
 //!   trace (frames, list links, ghost entries, free lists, slack), divided by
 //!   the pages resident at the end (== capacity once the cache has filled).
 //!
-//! Hybrid and tiered policies are built for two memory tiers. The policy runs against a sink that keeps nothing, so the engine's own
+//! Every reference carries its next use, as in a run with an offline policy. Hybrid and tiered
+//! policies are built for two memory tiers. The policy runs against a sink that keeps nothing, so the engine's own
 //! per-run state (the accounting sink's swap bitmap: 1 bit per distinct page)
 //! is not included.
 
@@ -67,7 +68,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let mut reader = tierlab_core::trace::open(&TraceSpec::new(&trace))?;
     let page_size = reader.page_size();
-    let (refs, distinct) = tierlab_core::sim::bench::dense_refs(reader.as_mut())?;
+    let (mut refs, distinct) = tierlab_core::sim::bench::dense_refs(reader.as_mut())?;
+    // Each reference's next use, as a run gives the offline policies (OPT, OPT-WB, BeladySize);
+    // without it BeladySize inserts nothing (it skips pages never used again).
+    tierlab_core::sim::engine::fill_next_use(&mut refs, distinct);
     let batches = refs.batches(1 << 16);
     drop(refs);
     let capacity = common::capacity(&trace, frac, distinct);
@@ -100,12 +104,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let total = live() - before;
         let result = inst.finish();
-        let resident = result.resident_at_end.max(1);
+        // A policy may end with nothing resident (BeladySize drops each page at its last use):
+        // then there is nothing to divide by, and `-` says so.
+        let per_resident = match result.resident_at_end {
+            0 => "-".to_string(),
+            n => format!("{:.1}", (total - per_distinct_bytes) as f64 / n as f64),
+        };
         println!(
-            "{:<8} {:>10} {:>13.1} {:>13.1} {:>12.1}",
+            "{:<8} {:>10} {:>13} {:>13.1} {:>12.1}",
             p,
             result.resident_at_end,
-            (total - per_distinct_bytes) as f64 / resident as f64,
+            per_resident,
             per_distinct_bytes as f64 / distinct as f64,
             total as f64 / (1 << 20) as f64
         );
