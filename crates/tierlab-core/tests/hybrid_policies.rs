@@ -496,6 +496,19 @@ fn model_place(dram: usize, d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, fro
     0
 }
 
+/// The models' DRAM side of a hit on `p`: to DRAM's MRU end if it is there, else promoted from
+/// PCM when `promote`, else left in PCM; returns the tier it is served from.
+fn model_hit(dram: usize, d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, promote: bool) -> u8 {
+    if remove(d, p) {
+        d.insert(0, p);
+        0
+    } else if promote {
+        model_place(dram, d, log, p, true)
+    } else {
+        1
+    }
+}
+
 /// hybrid-2q as written in the plainest way: 2Q's three queues and DRAM's order as vectors of
 /// page numbers (front = newest / MRU), searched linearly. Returns the sink's log, A1in and Am
 /// at the end, and the ghost hits.
@@ -516,14 +529,7 @@ fn two_q_model(
             if remove(&mut am, p) {
                 am.insert(0, p);
             }
-            let tier = if remove(&mut d, p) {
-                d.insert(0, p);
-                0
-            } else if promote {
-                model_place(dram, &mut d, &mut log, p, true)
-            } else {
-                1
-            };
+            let tier = model_hit(dram, &mut d, &mut log, p, promote);
             log.push(format!("hit {p} t{tier}"));
             continue;
         }
@@ -625,14 +631,7 @@ fn lru_model(
             stack.insert(0, p);
             *dirty.get_mut(&p).unwrap() |= w;
             owner.insert(p, app);
-            let tier = if remove(&mut d, p) {
-                d.insert(0, p);
-                0
-            } else if promote {
-                model_place(dram, &mut d, &mut log, p, true)
-            } else {
-                1
-            };
+            let tier = model_hit(dram, &mut d, &mut log, p, promote);
             log.push(format!("hit {p} t{tier}"));
             continue;
         }
