@@ -136,6 +136,9 @@ impl PolicyDef for BeladySize {
 /// costs time, not memory.
 const AHEAD_MAX: usize = 1 << 12;
 
+/// No candidate scored yet: [`BeladySize::first_highest`]'s start (any first candidate wins).
+const NONE_YET: (usize, Option<u64>) = (0, None);
+
 impl BeladySize {
     #[inline]
     fn score(size: u64, next: u64, now: u64) -> u64 {
@@ -154,16 +157,7 @@ impl BeladySize {
     fn victim(&mut self, now: u64) -> usize {
         let n = self.next.len();
         if self.samples == 0 {
-            let mut best = 0;
-            let mut best_score = None;
-            for (i, &next) in self.next.iter().enumerate() {
-                let s = Self::score(self.size(i), next, now);
-                if best_score.is_none_or(|b| s > b) {
-                    best = i;
-                    best_score = Some(s);
-                }
-            }
-            return best;
+            return self.first_highest(now, 0..n, NONE_YET).0;
         }
         if self.samples as usize > AHEAD_MAX {
             return self.victim_blocks(now);
@@ -212,19 +206,27 @@ impl BeladySize {
         self.ahead_len = 0;
     }
 
-    /// Sampled victim with sizes (the rule of the module doc), over `drawn`.
-    fn victim_general(&self, now: u64) -> usize {
-        let mut best = 0;
-        let mut best_score = None;
-        for &i in &self.drawn {
-            let i = i as usize;
+    /// The first of `candidates` with the highest score, continuing from `best` (an index and
+    /// its score, or [`NONE_YET`]): a later candidate replaces it only when strictly higher.
+    fn first_highest(
+        &self,
+        now: u64,
+        candidates: impl IntoIterator<Item = usize>,
+        mut best: (usize, Option<u64>),
+    ) -> (usize, Option<u64>) {
+        for i in candidates {
             let s = Self::score(self.size(i), self.next[i], now);
-            if best_score.is_none_or(|b| s > b) {
-                best = i;
-                best_score = Some(s);
+            if best.1.is_none_or(|b| s > b) {
+                best = (i, Some(s));
             }
         }
         best
+    }
+
+    /// Sampled victim with sizes (the rule of the module doc), over `drawn`.
+    fn victim_general(&self, now: u64) -> usize {
+        let drawn = self.drawn.iter().map(|&i| i as usize);
+        self.first_highest(now, drawn, NONE_YET).0
     }
 
     /// The sampled victim when there are more probes than the buffers hold (the rule of the
@@ -232,18 +234,12 @@ impl BeladySize {
     /// one; nothing is drawn ahead.
     fn victim_blocks(&mut self, now: u64) -> usize {
         let n = self.next.len();
-        let mut best = (0, None);
+        let mut best = NONE_YET;
         let mut left = self.samples as usize;
         while left > 0 {
             let b = left.min(self.drawn.len());
             self.sampler.fill(n, &mut self.drawn[..b]);
-            for &i in &self.drawn[..b] {
-                let i = i as usize;
-                let s = Self::score(self.size(i), self.next[i], now);
-                if best.1.is_none_or(|x| s > x) {
-                    best = (i, Some(s));
-                }
-            }
+            best = self.first_highest(now, self.drawn[..b].iter().map(|&i| i as usize), best);
             left -= b;
         }
         best.0
