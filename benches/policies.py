@@ -8,9 +8,12 @@ the replay loop, the ratio to ``lru`` in the same run, and bytes of metadata per
 
 Rates are ``policy_seconds`` (CPU time of the single-threaded replay loop of one instance, so the
 reading and decoding threads do not count against it), medians over ``--repeats``. Each repeat
-runs every policy once per size, ``lru`` first, so drift hits all alike; ``x lru`` is the median
-rate over the median rate of ``lru`` in the same run. Each trace is converted to the native format
-first, so decoding costs the same for every policy.
+runs every policy once per size, each right after a run of ``lru`` on the same trace and size:
+``x lru`` is the median over the repeats of the ratio within each pair. The machine's speed drifts
+by half within minutes (other tenants), and two runs a second apart see the same drift, where a
+run of ``lru`` at the start of a repeat and a policy's run minutes later do not. ``lru``'s own
+rate is the median of all its runs. Each trace is converted to the native format first, so
+decoding costs the same for every policy.
 
 Metadata is measured, not analytic: the ``memory`` example's counting allocator (live heap of one
 policy instance after replaying the Zipf trace at 10% of its footprint). ``B/resident page`` is
@@ -126,22 +129,30 @@ def main() -> None:
         for which, (src, native) in traces.items():
             print(f"\n== {which}: {src} (native copy), {args.repeats} repeats, sizes {' '.join(args.fractions)}")
             secs: dict[tuple[str, str], list[float]] = {}
+            # (policy, size) -> [(seconds of the lru run just before, seconds of the policy)]
+            pairs: dict[tuple[str, str], list[tuple[float, float]]] = {}
             info: dict[tuple[str, str], tuple[int, int]] = {}
+
             for _ in range(args.repeats):
                 for frac in args.fractions:
                     for s in specs:
-                        sec, n, misses = run_one(native, s, fam_of[s], frac)
-                        if args.verbose:
-                            print(f"  {s} {frac}: {n / sec / 1e6:.2f} M/s ({sec:.2f} s)", flush=True)
-                        secs.setdefault((s, frac), []).append(sec)
-                        info[(s, frac)] = (n, misses)
+                        pair = []
+                        for p in ["lru"] if s == "lru" else ["lru", s]:
+                            sec, n, misses = run_one(native, p, fam_of[p], frac)
+                            if args.verbose:
+                                print(f"  {p} {frac}: {n / sec / 1e6:.2f} M/s ({sec:.2f} s)", flush=True)
+                            secs.setdefault((p, frac), []).append(sec)
+                            info[(p, frac)] = (n, misses)
+                            pair.append(sec)
+                        pairs.setdefault((s, frac), []).append((pair[0], pair[-1]))
             rate = {k: info[k][0] / statistics.median(v) for k, v in secs.items()}
+            x_lru = {k: statistics.median(lru / sec for lru, sec in v) for k, v in pairs.items()}
             head = " ".join(f"{'M/s@' + f:>10}" for f in args.fractions)
             ratio_head = " ".join(f"{'x lru@' + f:>10}" for f in args.fractions)
             print(f"{'policy':24} {'family':8} {head} {ratio_head}")
             for s in specs:
                 r = [rate[(s, f)] / 1e6 for f in args.fractions]
-                x = [rate[(s, f)] / rate[("lru", f)] for f in args.fractions]
+                x = [x_lru[(s, f)] for f in args.fractions]
                 print(
                     f"{s:24} {fam_of[s]:8} "
                     + " ".join(f"{v:10.2f}" for v in r)
@@ -158,6 +169,7 @@ def main() -> None:
                             "maps": v,
                             "x_lru": xv,
                             "seconds": secs[(s, f)],
+                            "lru_seconds_before": [lru for lru, _ in pairs[(s, f)]],
                             "accesses": info[(s, f)][0],
                             "misses": info[(s, f)][1],
                         }
