@@ -285,7 +285,7 @@ impl FreqSketch {
     /// [`FreqSketch::record`] of the key whose [`FreqSketch::hash`] is `h`.
     #[inline(always)]
     pub fn record_hashed(&mut self, h: u64) {
-        self.record_at(self.place(h))
+        self.record_at::<false>(self.place(h));
     }
 
     /// [`FreqSketch::record_hashed`], noting this record's sample count and the key's smallest
@@ -296,54 +296,17 @@ impl FreqSketch {
     /// loop's hint has it in cache, instead of at the admission test.
     #[inline(always)]
     pub fn record_noting(&mut self, h: u64) -> Noted {
-        self.record_noting_at(self.place(h))
+        self.record_at::<true>(self.place(h))
     }
 
-    /// [`FreqSketch::record_noting`] of the key at `p`, in one pass: the smallest counter is
-    /// taken from the values the increment writes (the key's `depth` places in its block are
-    /// distinct: the step is odd, so `c + i d mod 64` differ for `i < 64`), or read when the
-    /// record only sets doorkeeper bits.
+    /// The record of the key at `p`, in one pass. With `NOTE` ([`FreqSketch::record_noting`])
+    /// the smallest counter is taken from the values the increment writes (the key's `depth`
+    /// places in its block are distinct: the step is odd, so `c + i d mod 64` differ for
+    /// `i < 64`), or read when the record only sets doorkeeper bits; without it
+    /// ([`FreqSketch::record_hashed`]) nothing is noted and a record that only sets doorkeeper
+    /// bits reads no counter block (a memory access on a large sketch).
     #[inline(always)]
-    pub fn record_noting_at(&mut self, p: Place) -> Noted {
-        let (block, word) = (p.block as usize, p.word as usize);
-        // As in `record_at`.
-        if block == self.memo.block || word == self.memo.word {
-            self.memo.valid = false;
-        }
-        let s = self.spot(p.h);
-        let door = &mut self.door[word];
-        let min = if *door & p.bits == p.bits {
-            let b = &mut self.counters[block];
-            let mut bump = |i: u32| b.bump(Self::counter(&s, i));
-            let min = if self.depth == 4 {
-                let [x, y, z, w] = [0, 1, 2, 3].map(&mut bump);
-                x.min(y).min(z.min(w))
-            } else {
-                (0..self.depth).map(bump).fold(MAX_COUNT, u8::min)
-            };
-            self.stamps[block] = (self.samples + 1) as u32;
-            min
-        } else {
-            *door |= p.bits;
-            self.min_count(&s) as u8
-        };
-        self.samples += 1;
-        if self.samples >= self.sample_size {
-            self.reset();
-            return Noted::NONE;
-        }
-        if !self.stamping {
-            return Noted::NONE;
-        }
-        Noted {
-            stamp: self.samples as u32,
-            min,
-        }
-    }
-
-    /// [`FreqSketch::record_hashed`] of the key at `p`.
-    #[inline(always)]
-    pub fn record_at(&mut self, p: Place) {
+    fn record_at<const NOTE: bool>(&mut self, p: Place) -> Noted {
         let (block, word) = (p.block as usize, p.word as usize);
         // A remembered estimate whose counter block or doorkeeper word this record may change
         // is forgotten (conservatively: another key's counters in the same block too).
@@ -351,26 +314,39 @@ impl FreqSketch {
             self.memo.valid = false;
         }
         let door = &mut self.door[word];
-        if *door & p.bits == p.bits {
+        let min = if *door & p.bits == p.bits {
             let s = self.spot(p.h);
             let b = &mut self.counters[block];
             // Branch-free: hot keys' counters sit at the ceiling half the time.
-            let mut bump = |i: u32| {
-                b.bump(Self::counter(&s, i));
-            };
-            if self.depth == 4 {
-                (0..4).for_each(&mut bump);
+            let mut bump = |i: u32| b.bump(Self::counter(&s, i));
+            let min = if self.depth == 4 {
+                let [x, y, z, w] = [0, 1, 2, 3].map(&mut bump);
+                x.min(y).min(z.min(w))
             } else {
-                (0..self.depth).for_each(bump);
-            }
+                (0..self.depth).map(bump).fold(MAX_COUNT, u8::min)
+            };
             // Sample counts stay below `W` (a reset halves them), so they fit when stamping.
             self.stamps[block] = (self.samples + 1) as u32;
+            min
         } else {
             *door |= p.bits;
-        }
+            if NOTE {
+                self.min_count(&self.spot(p.h)) as u8
+            } else {
+                MAX_COUNT
+            }
+        };
         self.samples += 1;
         if self.samples >= self.sample_size {
             self.reset();
+            return Noted::NONE;
+        }
+        if !NOTE || !self.stamping {
+            return Noted::NONE;
+        }
+        Noted {
+            stamp: self.samples as u32,
+            min,
         }
     }
 
