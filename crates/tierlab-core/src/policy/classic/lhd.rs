@@ -51,18 +51,34 @@
 //! random place of a table of every distinct page. Hits, evictions and densities are flat
 //! class-major tables; the densities' last age column holds `f32::MIN`, and 16 more rows hold
 //! each class's densities + 1 (an explorer's rank), so that in page mode (sizes all 1, no
-//! division) a rank is one table load with no test. The recent admissions keep their indices,
+//! division) a rank is one table load with no test; its rows are a power of two (32,768) apart,
+//! so that the stamp's row bits, masked and shifted, or'ed with the clamped age are the place
+//! (no multiply, no bounds test; 4 MiB of address space, of which the 2.56 MB of the 32 rows'
+//! 20,000 columns are touched). The recent admissions keep their indices,
 //! updated when an eviction moves an object, so an eviction reads them without going through the
 //! index, and a bit mask of those still resident, so that ranking and the eviction's update visit
-//! only them. The eviction samples come from `Samples`, a buffer of the sampler's raw 64-bit
-//! outputs (512, refilled when an eviction would run short); an output becomes an index of `0..n`
-//! (one multiply) only when
-//! it is drawn. At the end of an eviction the stamps that the eviction after next will sample
+//! only them (and skip both after one test when none is). The eviction samples come from
+//! `Samples`, a buffer of 512 draws refilled when an eviction would run short: with object sizes
+//! the sampler's raw 64-bit outputs, each becoming an index of `0..n` (one multiply) only when it
+//! is drawn; in page mode, where every sampled eviction draws from `0..capacity`, the indices
+//! themselves, drawn a block at a time (`IndexSampler::fill`, the same draws). At the end of an
+//! eviction the stamps that the eviction after next will sample
 //! are prefetched (exactly those in page mode, where `n` is the capacity at every eviction), and
 //! their `Cold` entries too once those are larger than an L2 (the victim's is read at once), so
 //! on a trace that mostly misses they are cached before they are drawn. The candidates, their
 //! order and the ranking (first of least density wins) are those of drawing and ranking one at a
-//! time.
+//! time; the running compare is branch-free (`select_unpredictable`: the new least is found at
+//! an unpredictable third of the samples). The candidates' count and the warm-up's end are kept
+//! in fields set at each reconfiguration, an insertion's rank (age 0, class 0: the table's first
+//! entry) is read without computing it, and the explorer draws of an output are a bit mask.
+//!
+//! Why (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27 (sixth session)"): LHD was
+//! instruction-bound at 1% of telegram and partly at 30% (callgrind: 510 instructions a
+//! reference in the replay loop against `lru`'s 174); the changes above cut the multiplies, the
+//! bounds tests, the second buffer test and the recent admissions' loops of an eviction, and the
+//! call of a hit. The branch-free compare matters most: written as `if less { .. }`, LLVM turned
+//! it into branches once the indices came from a buffer, which cost a third of LHD's rate
+//! (telegram 1%: 0.35 -> 0.25x of `lru`) in fewer instructions.
 //!
 //! Why the index is not cleared (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27
 //! (fifth session)"): on telegram (85% misses) the store of NIL to the victim's entry, a random
@@ -89,6 +105,7 @@ use crate::policy::list::{prefetch, prefetch_unchecked, NIL};
 use crate::policy::sampling::IndexSampler;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
+use crate::trace::columns::{FLAG_ANON, FLAG_WRITE};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
 use std::hint::select_unpredictable;
@@ -162,8 +179,11 @@ const FLAG_BITS: u32 = 8;
 /// class in the 4 bits from `CLASS_SHIFT` up, and the explorer bit just above them, so that the
 /// 5 bits from `CLASS_SHIFT` are the object's row of the densities table (`16 * explorer +
 /// class`, see `LhdCore::densities`).
-const KIND_BIT: u64 = 1;
-const DIRTY_BIT: u64 = 1 << 1;
+/// The two frame bits are the reference's own flags' (`FLAG_ANON`, `FLAG_WRITE`), so that an
+/// insertion's frame bits are the flags masked.
+const KIND_BIT: u64 = FLAG_ANON as u64;
+const DIRTY_BIT: u64 = FLAG_WRITE as u64;
+const _: () = assert!(KIND_BIT | DIRTY_BIT == 3 && KIND_BIT != DIRTY_BIT);
 const CLASS_SHIFT: u32 = 3;
 const EXPLORER_BIT: u64 = (HIT_AGE_CLASSES as u64) << CLASS_SHIFT;
 /// Rows of the densities table: one per class, then the same + 1 for explorers.
@@ -331,10 +351,20 @@ impl Samples {
     }
 
     /// The indices not drawn yet (at least as many as the last `ensure` asked for).
-    #[inline(always)]
+    #[cfg(test)]
     fn ahead_idx(&self) -> &[u32] {
         debug_assert_ne!(self.range, 0);
         &self.idx[self.head..self.tail]
+    }
+
+    /// `ahead_idx()[from..from + len]`, where `ensure(k)` with `from + len <= k` was called
+    /// since the last draw (the caller's duty), without the three bounds tests.
+    #[inline(always)]
+    fn idx_window(&self, from: usize, len: usize) -> &[u32] {
+        let start = self.head + from;
+        debug_assert!(start + len <= self.tail && self.tail <= self.idx.len());
+        // SAFETY: `ensure(k)` leaves `head + k <= tail <= idx.len()`, and `from + len <= k`.
+        unsafe { self.idx.get_unchecked(start..start + len) }
     }
 }
 
@@ -895,9 +925,39 @@ impl LhdCore {
     #[inline(always)]
     fn rank_unit(&self, candidates: usize) -> (usize, f32) {
         debug_assert_eq!(self.samples.range, self.stamps.len());
+        let drawn = self.samples.idx_window(0, candidates);
+        // The warm-up's 8 (all of telegram, for one) as a loop of a known count: unrolled.
+        let (victim, rank) = if candidates == WARMUP_CANDIDATES {
+            self.rank_drawn(&drawn[..WARMUP_CANDIDATES])
+        } else {
+            self.rank_drawn(drawn)
+        };
+        // On a trace that mostly misses the recent admissions are mostly evicted before an
+        // eviction (telegram at 30%: none left at 9 evictions in 10): then one test.
+        if !self.recent_any() {
+            return (victim, rank);
+        }
+        let (recent, recent_rank) = self.rank_recent::<true>(usize::MAX, f32::MAX);
+        if recent_rank < rank {
+            (recent, recent_rank)
+        } else {
+            (victim, rank)
+        }
+    }
+
+    /// A recent admission is still resident.
+    #[inline(always)]
+    fn recent_any(&self) -> bool {
+        self.recent_live.iter().any(|&w| w != 0)
+    }
+
+    /// The first of least rank of the stamps at `drawn` (indices below the number of stamps:
+    /// `rank_unit`'s caller checked that it is the samples' range).
+    #[inline(always)]
+    fn rank_drawn(&self, drawn: &[u32]) -> (usize, f32) {
         let (now, shift, densities) = (self.now(), self.shift, &*self.densities);
         let (mut victim, mut rank) = (usize::MAX, f32::MAX);
-        for &i in &self.samples.ahead_idx()[..candidates] {
+        for &i in drawn {
             let i = i as usize;
             // SAFETY: the indices are drawn from `0..range`, and `range` is the number of
             // stamps (the caller's assertion); no bounds test per candidate.
@@ -908,12 +968,7 @@ impl LhdCore {
             victim = select_unpredictable(less, i, victim);
             rank = select_unpredictable(less, d, rank);
         }
-        let (recent, recent_rank) = self.rank_recent::<true>(usize::MAX, f32::MAX);
-        if recent_rank < rank {
-            (recent, recent_rank)
-        } else {
-            (victim, rank)
-        }
+        (victim, rank)
     }
 
     /// Inlined into the page-mode access, as `insert` is.
@@ -967,8 +1022,16 @@ impl LhdCore {
             self.explorer_budget += self.size_with::<UNIT>(victim) as i64;
         }
         let (victim_at, last) = (victim as u32, (n - 1) as u32);
-        for w in 0..self.recent_live.len() {
+        let any_recent = self.recent_any();
+        for w in 0..if any_recent {
+            self.recent_live.len()
+        } else {
+            0
+        } {
             let word = self.recent_live[w];
+            if word == 0 {
+                continue;
+            }
             let (mut live, mut gone) = (word, 0);
             while live != 0 {
                 let bit = live.trailing_zeros();
@@ -1001,7 +1064,7 @@ impl LhdCore {
         if sampled {
             let cold = n >= COLD_PREFETCH_MIN;
             if indexed {
-                for &i in &self.samples.ahead_idx()[candidates..candidates + look] {
+                for &i in self.samples.idx_window(candidates, look) {
                     prefetch_unchecked(&self.stamps, i as usize);
                     if cold {
                         prefetch_unchecked(&self.cold, i as usize);
