@@ -136,6 +136,8 @@ const WARMUP_RECONFIGURATIONS: u32 = 50;
 const BATCH: usize = 32;
 /// At most this many of the next eviction's draws are foreseen and their tags prefetched.
 const FORESEE: usize = 32;
+/// The end of an eviction prefetches the samples of the eviction this many ahead.
+const AHEAD: usize = 2;
 /// Resident objects from which the end of an eviction prefetches the rest ([`Cold`], 16 bytes)
 /// of the next evictions' samples as well as their stamps: 1 MB of it, the L2 of the CPU this
 /// was measured on (benches/README.md, "LHD on telegram, 2026-11-27 (later)").
@@ -997,7 +999,7 @@ impl LhdCore {
             // This eviction's candidates, and the next one's draws (whose stamps were
             // prefetched at the eviction before) and the one after it's (prefetched at the
             // end of this one): one test for the buffer.
-            self.samples.ensure(2 * candidates + look);
+            self.samples.ensure(AHEAD * candidates + look);
             if indexed {
                 assert!(
                     n == self.samples.range,
@@ -1064,14 +1066,14 @@ impl LhdCore {
         if sampled {
             let cold = n >= COLD_PREFETCH_MIN;
             if indexed {
-                for &i in self.samples.idx_window(candidates, look) {
+                for &i in self.samples.idx_window((AHEAD - 1) * candidates, look) {
                     prefetch_unchecked(&self.stamps, i as usize);
                     if cold {
                         prefetch_unchecked(&self.cold, i as usize);
                     }
                 }
             } else {
-                for &r in &self.samples.ahead()[candidates..candidates + look] {
+                for &r in &self.samples.ahead()[(AHEAD - 1) * candidates..][..look] {
                     let i = IndexSampler::index_of(r, n);
                     prefetch_unchecked(&self.stamps, i);
                     if cold {
