@@ -1199,7 +1199,7 @@ impl Policy for Lhd {
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if let Some(p) = self.core.index(r.id) {
-            let s = Stamp(self.core.stamps[p].0 | r.is_write() as u64 * DIRTY_BIT);
+            let s = Stamp(self.core.stamps[p].0 | (r.is_write() as u64 * DIRTY_BIT));
             self.core.hit_stamp(p, s, 1.0);
             sink.hit(r, 0);
             return;
