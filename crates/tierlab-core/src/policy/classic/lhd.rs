@@ -51,18 +51,37 @@
 //! random place of a table of every distinct page. Hits, evictions and densities are flat
 //! class-major tables; the densities' last age column holds `f32::MIN`, and 16 more rows hold
 //! each class's densities + 1 (an explorer's rank), so that in page mode (sizes all 1, no
-//! division) a rank is one table load with no test. The recent admissions keep their indices,
+//! division) a rank is one table load with no test; its rows are a power of two (32,768) apart,
+//! so that the stamp's row bits, masked and shifted, or'ed with the clamped age are the place
+//! (no multiply, no bounds test; 4 MiB of address space, of which the 2.56 MB of the 32 rows'
+//! 20,000 columns are touched). The recent admissions keep their indices,
 //! updated when an eviction moves an object, so an eviction reads them without going through the
 //! index, and a bit mask of those still resident, so that ranking and the eviction's update visit
-//! only them. The eviction samples come from `Samples`, a buffer of the sampler's raw 64-bit
-//! outputs (512, refilled when an eviction would run short); an output becomes an index of `0..n`
-//! (one multiply) only when
-//! it is drawn. At the end of an eviction the stamps that the eviction after next will sample
+//! only them (and skip both after one test when none is). The eviction samples come from
+//! `Samples`, a buffer of 512 draws refilled when an eviction would run short: with object sizes
+//! the sampler's raw 64-bit outputs, each becoming an index of `0..n` (one multiply) only when it
+//! is drawn; in page mode, where every sampled eviction draws from `0..capacity`, the indices
+//! themselves, drawn a block at a time (`IndexSampler::fill`, the same draws). At the end of an
+//! eviction the stamps that the eviction after next will sample
 //! are prefetched (exactly those in page mode, where `n` is the capacity at every eviction), and
 //! their `Cold` entries too once those are larger than an L2 (the victim's is read at once), so
 //! on a trace that mostly misses they are cached before they are drawn. The candidates, their
 //! order and the ranking (first of least density wins) are those of drawing and ranking one at a
-//! time.
+//! time; the running compare is branch-free (`select_unpredictable`: the new least is found at
+//! an unpredictable third of the samples). The candidates' count and the warm-up's end are kept
+//! in fields set at each reconfiguration, an insertion's rank (age 0, class 0: the table's first
+//! entry) is read without computing it, and the explorer draws of an output are a bit mask.
+//!
+//! Why (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27 (sixth session)"): LHD was
+//! instruction-bound at 1% of telegram and partly at 30% (callgrind: 510 instructions a
+//! reference in the replay loop against `lru`'s 174); the changes above cut the multiplies, the
+//! bounds tests, the second buffer test and the recent admissions' loops of an eviction, and the
+//! call of a hit: 666 / 610 / 510 -> 521 / 482 / 411 instructions a reference at 1 / 10 / 30%,
+//! 0.35 / 0.31 / 0.29 -> 0.40 / 0.36 / 0.37x of `lru` (same-process medians). What remains at
+//! 10% and 30% is the latency of an eviction's dependent chain (samples' stamps, their ranks,
+//! the compares, the victim's entry), not its instruction count. The branch-free compare matters most: written as `if less { .. }`, LLVM turned
+//! it into branches once the indices came from a buffer, which cost a third of LHD's rate
+//! (telegram 1%: 0.35 -> 0.25x of `lru`) in fewer instructions.
 //!
 //! Why the index is not cleared (2026-11-27, benches/README.md "LHD on telegram, 2026-11-27
 //! (fifth session)"): on telegram (85% misses) the store of NIL to the victim's entry, a random
@@ -89,8 +108,10 @@ use crate::policy::list::{prefetch, prefetch_unchecked, NIL};
 use crate::policy::sampling::IndexSampler;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
+use crate::trace::columns::{FLAG_ANON, FLAG_WRITE};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
+use std::hint::select_unpredictable;
 
 const HIT_AGE_CLASSES: usize = 16;
 /// libCacheSim's row of the objects' application (id 1) in its 16 x 16 class table.
@@ -100,6 +121,13 @@ const MAX_AGE: usize = 20_000;
 const LAST_AGE: usize = MAX_AGE - 1;
 /// Entries of a per-class, per-age table.
 const TABLE: usize = HIT_AGE_CLASSES * MAX_AGE;
+/// The densities table's row stride: the power of two at or above `MAX_AGE`, so that a stamp's
+/// row bits become the row's offset by a mask and a shift (no multiply), and a row's offset and
+/// a clamped age are disjoint bits (their `|` is below the table's size: no bounds test). The
+/// columns from `MAX_AGE` up are never read nor written (allocated zeroed, so never touched).
+const STRIDE_LOG2: u32 = usize::BITS - (MAX_AGE - 1).leading_zeros();
+const STRIDE: usize = 1 << STRIDE_LOG2;
+const _: () = assert!(STRIDE >= MAX_AGE && STRIDE / 2 < MAX_AGE);
 const ACCS_PER_RECONFIGURATION: u64 = 1 << 20;
 const EWMA_DECAY: f32 = 0.9;
 const AGE_COARSENING_ERROR_TOLERANCE: f32 = 0.01;
@@ -111,6 +139,8 @@ const WARMUP_RECONFIGURATIONS: u32 = 50;
 const BATCH: usize = 32;
 /// At most this many of the next eviction's draws are foreseen and their tags prefetched.
 const FORESEE: usize = 32;
+/// The end of an eviction prefetches the samples of the eviction this many ahead.
+const AHEAD: usize = 2;
 /// Resident objects from which the end of an eviction prefetches the rest ([`Cold`], 16 bytes)
 /// of the next evictions' samples as well as their stamps: 1 MB of it, the L2 of the CPU this
 /// was measured on (benches/README.md, "LHD on telegram, 2026-11-27 (later)").
@@ -154,12 +184,19 @@ const FLAG_BITS: u32 = 8;
 /// class in the 4 bits from `CLASS_SHIFT` up, and the explorer bit just above them, so that the
 /// 5 bits from `CLASS_SHIFT` are the object's row of the densities table (`16 * explorer +
 /// class`, see `LhdCore::densities`).
-const KIND_BIT: u64 = 1;
-const DIRTY_BIT: u64 = 1 << 1;
+/// The two frame bits are the reference's own flags' (`FLAG_ANON`, `FLAG_WRITE`), so that an
+/// insertion's frame bits are the flags masked.
+const KIND_BIT: u64 = FLAG_ANON as u64;
+const DIRTY_BIT: u64 = FLAG_WRITE as u64;
+const _: () = assert!(KIND_BIT | DIRTY_BIT == 3 && KIND_BIT != DIRTY_BIT);
 const CLASS_SHIFT: u32 = 3;
 const EXPLORER_BIT: u64 = (HIT_AGE_CLASSES as u64) << CLASS_SHIFT;
 /// Rows of the densities table: one per class, then the same + 1 for explorers.
 const ROWS: usize = 2 * HIT_AGE_CLASSES;
+/// A stamp's row bits (class and explorer) in place.
+const ROW_BITS: u64 = ((ROWS - 1) as u64) << CLASS_SHIFT;
+/// Entries of the densities table.
+const DENSITIES: usize = ROWS * STRIDE;
 /// The frame's bits, kept when a hit re-stamps an object.
 const FRAME_BITS: u64 = KIND_BIT | DIRTY_BIT;
 const _: () = assert!(EXPLORER_BIT << 1 <= 1 << FLAG_BITS);
@@ -206,6 +243,14 @@ impl Stamp {
     fn explorer(self) -> bool {
         self.0 & EXPLORER_BIT != 0
     }
+
+    /// The offset of its row in the densities table, `row() * STRIDE`, from the bits in place.
+    #[inline(always)]
+    fn row_offset(self) -> usize {
+        let offset = ((self.0 & ROW_BITS) << (STRIDE_LOG2 - CLASS_SHIFT)) as usize;
+        debug_assert_eq!(offset, self.row() * STRIDE);
+        offset
+    }
 }
 
 /// The frame bits of a page of kind `kind`, dirty or not.
@@ -233,24 +278,36 @@ struct Cold {
 /// the move, resize and call cost about 30 instructions an eviction).
 const SAMPLE_BUF: usize = 512;
 
-/// The eviction samples' stream: raw 64-bit outputs of an [`IndexSampler`], generated a block at
-/// a time into a buffer so that the policy can see the next evictions' outputs before it draws
-/// them (and prefetch the tags they will sample). An output becomes an index of `0..n` only when
-/// it is drawn ([`IndexSampler::index_of`], `n` the resident objects then), so the draws are
-/// exactly those of `IndexSampler::fill(n, ..)` whatever `n` was when they were generated.
+/// The eviction samples' stream: outputs of an [`IndexSampler`], generated a block at a time into
+/// a buffer so that the policy can see the next evictions' draws before it makes them (and
+/// prefetch the tags they will sample). With object sizes the buffer holds raw 64-bit outputs,
+/// each becoming an index of `0..n` only when it is drawn ([`IndexSampler::index_of`], `n` the
+/// resident objects then), so the draws are exactly those of `IndexSampler::fill(n, ..)`
+/// whatever `n` was when they were generated. In page mode every sampled eviction draws from
+/// `0..capacity` (the cache is full), so the buffer holds those indices, drawn by
+/// `IndexSampler::fill(capacity, ..)` a block at a time: the end of an eviction, which
+/// prefetches the eviction after next's samples, and the ranking read the same indices, with
+/// no multiply in either (the same draws: `indexed_samples_are_the_fill_of_the_range`).
 struct Samples {
     sampler: IndexSampler,
-    /// `buf[head..tail]` are the outputs not drawn yet, in the stream's order.
-    buf: Vec<u64>,
+    /// 0: `raw` holds raw outputs; else `idx` holds indices of `0..range`.
+    range: usize,
+    raw: Vec<u64>,
+    idx: Vec<u32>,
+    /// `[head..tail]` of the buffer in use are the outputs not drawn yet, in the stream's order.
     head: usize,
     tail: usize,
 }
 
 impl Samples {
-    fn new(seed: u64) -> Samples {
+    /// Raw outputs if `range` is 0, else indices of `0..range` (`range` at most `u32::MAX`).
+    fn new(seed: u64, range: usize) -> Samples {
+        debug_assert!(range <= u32::MAX as usize);
         Samples {
             sampler: IndexSampler::new(seed),
-            buf: vec![0; SAMPLE_BUF],
+            range,
+            raw: vec![0; if range == 0 { SAMPLE_BUF } else { 0 }],
+            idx: vec![0; if range == 0 { 0 } else { SAMPLE_BUF }],
             head: 0,
             tail: 0,
         }
@@ -266,36 +323,84 @@ impl Samples {
 
     #[cold]
     fn generate(&mut self, k: usize) {
-        self.buf.copy_within(self.head..self.tail, 0);
-        self.tail -= self.head;
+        let (head, tail) = (self.head, self.tail);
         self.head = 0;
-        if self.buf.len() < k {
-            // More candidates than the buffer holds (a large `associativity`).
-            self.buf.resize(k.next_multiple_of(SAMPLE_BUF), 0);
+        self.tail = tail - head;
+        // More candidates than the buffer holds (a large `associativity`): a larger one.
+        let len = |len: usize| {
+            if len < k {
+                k.next_multiple_of(SAMPLE_BUF)
+            } else {
+                len
+            }
+        };
+        if self.range == 0 {
+            self.raw.copy_within(head..tail, 0);
+            let len = len(self.raw.len());
+            self.raw.resize(len, 0);
+            self.sampler.fill_raw(&mut self.raw[self.tail..]);
+        } else {
+            self.idx.copy_within(head..tail, 0);
+            let len = len(self.idx.len());
+            self.idx.resize(len, 0);
+            self.sampler.fill(self.range, &mut self.idx[self.tail..]);
         }
-        self.sampler.fill_raw(&mut self.buf[self.tail..]);
-        self.tail = self.buf.len();
+        self.tail = self.raw.len().max(self.idx.len());
     }
 
-    /// The outputs not drawn yet (at least as many as the last `ensure` asked for).
+    /// The raw outputs not drawn yet (at least as many as the last `ensure` asked for).
     #[inline(always)]
     fn ahead(&self) -> &[u64] {
-        &self.buf[self.head..self.tail]
+        debug_assert_eq!(self.range, 0);
+        &self.raw[self.head..self.tail]
+    }
+
+    /// The indices not drawn yet (at least as many as the last `ensure` asked for).
+    #[cfg(test)]
+    fn ahead_idx(&self) -> &[u32] {
+        debug_assert_ne!(self.range, 0);
+        &self.idx[self.head..self.tail]
+    }
+
+    /// `ahead_idx()[from..from + len]`, where `ensure(k)` with `from + len <= k` was called
+    /// since the last draw (the caller's duty), without the three bounds tests.
+    #[inline(always)]
+    fn idx_window(&self, from: usize, len: usize) -> &[u32] {
+        let start = self.head + from;
+        debug_assert!(start + len <= self.tail && self.tail <= self.idx.len());
+        // SAFETY: `ensure(k)` leaves `head + k <= tail <= idx.len()`, and `from + len <= k`.
+        unsafe { self.idx.get_unchecked(start..start + len) }
     }
 }
 
 /// The explorer draws' stream: one fair draw from `0..EXPLORE_INVERSE_PROBABILITY` (32) per
-/// access, five bits of a SplitMix64 output at a time (twelve draws an output), from a stream of
-/// its own, so that the eviction samples' stream is not shifted by the accesses in between.
+/// access, five bits of a SplitMix64 output at a time (twelve draws an output, low bits first),
+/// from a stream of its own, so that the eviction samples' stream is not shifted by the accesses
+/// in between. Only whether a draw is 0 matters: an output becomes a mask with bit `5k` set when
+/// its `k`-th five bits are all 0, and a sentinel bit at 60, so that a draw is the low bit and a
+/// shift by 5, and the mask is 1 exactly when the output's twelve draws are used.
 struct ExplorerDraws {
     sampler: IndexSampler,
-    bits: u64,
-    left: u32,
+    mask: u64,
 }
 
 const EXPLORE_BITS: u32 = EXPLORE_INVERSE_PROBABILITY.trailing_zeros();
 const _: () = assert!(EXPLORE_INVERSE_PROBABILITY.is_power_of_two());
+const _: () = assert!(EXPLORE_BITS == 5);
 const _: () = assert!(HIT_AGE_CLASSES.is_power_of_two());
+/// Draws an output gives.
+const EXPLORE_DRAWS: u32 = 64 / EXPLORE_BITS;
+/// Bit `5k` for each of an output's draws.
+const EXPLORE_GROUPS: u64 = {
+    let mut m = 0u64;
+    let mut k = 0;
+    while k < EXPLORE_DRAWS {
+        m |= 1 << (EXPLORE_BITS * k);
+        k += 1;
+    }
+    m
+};
+const EXPLORE_SENTINEL: u64 = 1 << (EXPLORE_BITS * EXPLORE_DRAWS);
 /// The explorer stream's seed is the policy's seed xor this (the fractional part of sqrt(2)), so
 /// that the two SplitMix64 streams of one seed do not overlap (they are the same sequence offset
 /// by `(a - b) / gamma` outputs, a pseudo-random distance here).
@@ -305,22 +410,28 @@ impl ExplorerDraws {
     fn new(seed: u64) -> ExplorerDraws {
         ExplorerDraws {
             sampler: IndexSampler::new(seed ^ EXPLORER_SEED),
-            bits: 0,
-            left: 0,
+            mask: 1,
         }
+    }
+
+    /// The next output's draws as a mask (see [`ExplorerDraws`]).
+    #[inline]
+    fn refill(&mut self) {
+        let y = self.sampler.next_raw();
+        // Bit `j` of `any`: one of bits `j..j + 5` of `y` is set.
+        let any = y | y >> 1 | y >> 2 | y >> 3 | y >> 4;
+        self.mask = (!any & EXPLORE_GROUPS) | EXPLORE_SENTINEL;
     }
 
     /// True with probability `1 / EXPLORE_INVERSE_PROBABILITY`.
     #[inline(always)]
     fn explore(&mut self) -> bool {
-        if self.left == 0 {
-            self.bits = self.sampler.next_raw();
-            self.left = 64 / EXPLORE_BITS;
+        if self.mask == 1 {
+            self.refill();
         }
-        let r = self.bits & (EXPLORE_INVERSE_PROBABILITY - 1);
-        self.bits >>= EXPLORE_BITS;
-        self.left -= 1;
-        r == 0
+        let r = self.mask & 1 != 0;
+        self.mask >>= EXPLORE_BITS;
+        r
     }
 }
 
@@ -345,18 +456,22 @@ pub struct LhdCore {
     pos: Vec<u32>,
     /// Per class and coarsened age, class-major (`class * MAX_AGE + age`): the EWMA'd hits and
     /// evictions, and the hit densities modelled from them.
-    hits: Vec<f32>,
-    evictions: Vec<f32>,
+    hits: Box<[f32; TABLE]>,
+    evictions: Box<[f32; TABLE]>,
     /// The last age's column (`MAX_AGE - 1`, where every object ranks lowest) holds `f32::MIN`,
     /// never modelled, so that a page-mode rank needs no test of the age. The 16 rows after the
     /// classes' hold the same densities + 1 (computed as the rank adds it): an explorer's rank
     /// in page mode, so that it is one table load (`f32::MIN + 1.0` is `f32::MIN`: an explorer
-    /// at the last age still ranks lowest). A fixed size, so that an index of a row below 32 and
-    /// a clamped age needs no bounds check.
-    densities: Box<[f32; ROWS * MAX_AGE]>,
+    /// at the last age still ranks lowest). Rows are `STRIDE` apart (see it): a row's offset and
+    /// a clamped age index it with no multiply and no bounds test.
+    densities: Box<[f32; DENSITIES]>,
     timestamp: u64,
     next_reconfiguration: u64,
     reconfigurations: u32,
+    /// `candidates_after(reconfigurations)` and `reconfigurations < WARMUP_RECONFIGURATIONS`,
+    /// kept from one reconfiguration to the next (they change only there).
+    candidates: usize,
+    exploring: bool,
     shift: u32,
     ewma_objects: f32,
     ewma_mass: f32,
@@ -369,6 +484,7 @@ pub struct LhdCore {
     /// eviction's update visit only those (on a trace that mostly misses, the recent admissions
     /// are mostly evicted already, and the ring is then mostly NIL).
     recent_live: Vec<u64>,
+    /// The ring's next place, below `recent.len()` (0 if it is empty).
     recent_head: usize,
     /// Bit `key % 64` of every key in `recent`: an inserted key whose bit is clear is not in it.
     recent_keys: u64,
@@ -382,7 +498,7 @@ pub struct LhdCore {
 /// doublings that bring `age` to `MAX_AGE` or more, at most 15; 15 for 0 (libCacheSim's
 /// `hitAgeClass`, a loop of doublings, computed here from the leading zeros; tested against it).
 #[inline]
-fn hit_age_class(age: u64) -> usize {
+const fn hit_age_class(age: u64) -> usize {
     const MAX: u64 = MAX_AGE as u64;
     if age == 0 {
         return HIT_AGE_CLASSES - 1;
@@ -392,28 +508,67 @@ fn hit_age_class(age: u64) -> usize {
     }
     // `age << log` has `MAX`'s bit length; one doubling more if it is still below `MAX`.
     let log = age.leading_zeros() - MAX.leading_zeros();
-    let log = log + ((age << log) < MAX) as u32;
-    (log as usize).min(HIT_AGE_CLASSES - 1)
+    let log = (log + ((age << log) < MAX) as u32) as usize;
+    if log < HIT_AGE_CLASSES - 1 {
+        log
+    } else {
+        HIT_AGE_CLASSES - 1
+    }
 }
 
 /// The explorers' rows of the densities table: each class's + 1.
-fn explorer_rows(densities: &mut [f32; ROWS * MAX_AGE]) {
-    let (classes, explorers) = densities.split_at_mut(TABLE);
-    for (e, &d) in explorers.iter_mut().zip(classes.iter()) {
-        *e = d + 1.0;
+fn explorer_rows(densities: &mut [f32; DENSITIES]) {
+    let (classes, explorers) = densities.split_at_mut(HIT_AGE_CLASSES * STRIDE);
+    for (e, c) in explorers.chunks_mut(STRIDE).zip(classes.chunks(STRIDE)) {
+        for (e, &d) in e[..MAX_AGE].iter_mut().zip(&c[..MAX_AGE]) {
+            *e = d + 1.0;
+        }
     }
+}
+
+/// A zeroed table of `N` entries on the heap (its pages are not touched until written).
+fn zeroed<const N: usize>() -> Box<[f32; N]> {
+    vec![0.0; N]
+        .into_boxed_slice()
+        .try_into()
+        .expect("N entries")
+}
+
+/// Random candidates of an eviction after `reconfigurations` reconfigurations.
+fn candidates_after(assoc: usize, reconfigurations: u32) -> usize {
+    if reconfigurations > WARMUP_RECONFIGURATIONS {
+        assoc
+    } else {
+        assoc.min(WARMUP_CANDIDATES)
+    }
+}
+
+/// [`LhdCore::age`] with `now` in a stamp's form (every flag bit set).
+#[inline(always)]
+fn age_of(now: u64, shift: u32, s: Stamp) -> usize {
+    let age = (now - s.0) >> (shift + FLAG_BITS);
+    (age as usize).min(LAST_AGE)
+}
+
+/// The page-mode rank of `s`: one load from its row of `densities` (an explorer's row holds the
+/// density + 1, the last column `f32::MIN`), at the offset of the row's bits or'ed with the
+/// clamped age (disjoint bits, below the table's size).
+#[inline(always)]
+fn unit_rank(densities: &[f32; DENSITIES], now: u64, shift: u32, s: Stamp) -> f32 {
+    densities[s.row_offset() | age_of(now, shift, s)]
 }
 
 impl LhdCore {
     /// `capacity` in the unit of the sizes (pages, or bytes); `unit_sizes`: every size passed to
     /// [`LhdCore::update`] is 1.0 (page mode).
     pub fn new(cfg: &LhdConfig, capacity: usize, unit_sizes: bool) -> LhdCore {
-        let mut densities: Box<[f32; ROWS * MAX_AGE]> = vec![0.0; ROWS * MAX_AGE]
-            .into_boxed_slice()
-            .try_into()
-            .expect("ROWS * MAX_AGE densities");
-        for (c, row) in densities[..TABLE].chunks_mut(MAX_AGE).enumerate() {
-            for (a, d) in row.iter_mut().enumerate() {
+        let mut densities = zeroed::<DENSITIES>();
+        for (c, row) in densities
+            .chunks_mut(STRIDE)
+            .take(HIT_AGE_CLASSES)
+            .enumerate()
+        {
+            for (a, d) in row[..MAX_AGE].iter_mut().enumerate() {
                 *d = match a {
                     LAST_AGE => f32::MIN,
                     a => (CLASS_ROW + c + 1) as f32 / (a + 1) as f32,
@@ -428,12 +583,14 @@ impl LhdCore {
             cold: Vec::new(),
             sizes: Vec::new(),
             pos: Vec::new(),
-            hits: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
-            evictions: vec![0.0; HIT_AGE_CLASSES * MAX_AGE],
+            hits: zeroed(),
+            evictions: zeroed(),
             densities,
             timestamp: 0,
             next_reconfiguration: ACCS_PER_RECONFIGURATION,
             reconfigurations: 0,
+            candidates: candidates_after(cfg.associativity, 0),
+            exploring: 0 < WARMUP_RECONFIGURATIONS,
             shift: 10,
             ewma_objects: 0.0,
             ewma_mass: 0.0,
@@ -444,7 +601,15 @@ impl LhdCore {
             recent_keys: 0,
             ewma_victim: 0.0,
             explorer_budget: (capacity as f64 * EXPLORER_BUDGET_FRACTION) as i64,
-            samples: Samples::new(cfg.seed),
+            // Page mode: every sampled eviction draws from `0..capacity` (see `Samples`).
+            samples: Samples::new(
+                cfg.seed,
+                if unit_sizes && capacity <= u32::MAX as usize {
+                    capacity
+                } else {
+                    0
+                },
+            ),
             explorers: ExplorerDraws::new(cfg.seed),
         }
     }
@@ -493,9 +658,13 @@ impl LhdCore {
     /// the shift by `FLAG_BITS` more drops.
     #[inline(always)]
     fn age(&self, s: Stamp) -> usize {
-        let now = self.timestamp << FLAG_BITS | ((1 << FLAG_BITS) - 1);
-        let age = (now - s.0) >> (self.shift + FLAG_BITS);
-        (age as usize).min(LAST_AGE)
+        age_of(self.now(), self.shift, s)
+    }
+
+    /// `now` in a stamp's form with every flag bit set (see [`LhdCore::age`]).
+    #[inline(always)]
+    fn now(&self) -> u64 {
+        self.timestamp << FLAG_BITS | ((1 << FLAG_BITS) - 1)
     }
 
     /// The size of the object at `i` (1 in page mode).
@@ -521,11 +690,11 @@ impl LhdCore {
     /// [`LhdCore::density_with`] of the object at `i` whose stamp is `s`.
     #[inline(always)]
     fn density_of<const UNIT: bool>(&self, s: Stamp, i: usize) -> f32 {
-        let age = self.age(s);
         if UNIT {
-            return self.densities[s.row() * MAX_AGE + age];
+            return unit_rank(&self.densities, self.now(), self.shift, s);
         }
-        let d = self.densities[s.class() * MAX_AGE + age];
+        let age = self.age(s);
+        let d = self.densities[s.class() * STRIDE + age];
         let explorer = s.explorer() as u8 as f32;
         if age == LAST_AGE {
             f32::MIN
@@ -543,13 +712,17 @@ impl LhdCore {
         }
     }
 
-    /// Random candidates of the next eviction.
+    /// The rank of a new object (not an explorer) of size `size`, `density(stamp, i)` of its
+    /// stamp: age 0, class 0, so the first entry of the table (divided by the size with object
+    /// sizes; `x + 0.0`, the explorer's term, compares as `x`). Read from the table, so it is
+    /// the current one after a reconfiguration (`new_rank_is_a_new_stamps_density`).
     #[inline(always)]
-    fn candidates(&self) -> usize {
-        if self.reconfigurations > WARMUP_RECONFIGURATIONS {
-            self.assoc
+    fn new_rank(&self, size: f32) -> f32 {
+        const _: () = assert!(hit_age_class(MAX_AGE as u64) == 0);
+        if self.unit_sizes {
+            self.densities[0]
         } else {
-            self.assoc.min(WARMUP_CANDIDATES)
+            self.densities[0] / size
         }
     }
 
@@ -569,8 +742,15 @@ impl LhdCore {
     /// A hit on the object at `i`.
     #[inline]
     fn hit(&mut self, i: usize, size: f32) {
+        self.hit_stamp(i, self.stamps[i], size);
+    }
+
+    /// A hit on the object at `i` whose stamp is `s` (the page-mode access passes the stamp
+    /// with the reference's dirty bit or'ed in: it is kept in the new stamp). Inlined into the
+    /// page-mode access: there the call's register saves were a fifth of a hit.
+    #[inline(always)]
+    fn hit_stamp(&mut self, i: usize, s: Stamp, size: f32) {
         debug_assert!(!self.unit_sizes || size == 1.0);
-        let s = self.stamps[i];
         let age = self.age(s);
         self.hits[s.class() * MAX_AGE + age] += 1.0;
         if s.explorer() {
@@ -578,8 +758,7 @@ impl LhdCore {
             self.explorer_budget += was as i64;
         }
         let explore = self.explorers.explore();
-        let explorer =
-            explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
+        let explorer = explore && self.exploring && self.explorer_budget > 0;
         let c = &mut self.cold[i];
         c.last_last_hit_age = c.last_hit_age;
         c.last_hit_age = age as u16;
@@ -611,8 +790,7 @@ impl LhdCore {
             }
         }
         let explore = self.explorers.explore();
-        let explorer =
-            explore && self.explorer_budget > 0 && self.reconfigurations < WARMUP_RECONFIGURATIONS;
+        let explorer = explore && self.exploring && self.explorer_budget > 0;
         if explorer {
             self.explorer_budget -= size as i64;
         }
@@ -629,11 +807,12 @@ impl LhdCore {
         if !self.unit_sizes {
             self.sizes.push(size);
         }
-        if !explore && !self.recent.is_empty() && self.density(stamp, i) < self.ewma_victim {
-            let n = self.recent.len();
-            self.recent[self.recent_head % n] = key;
-            self.set_recent(self.recent_head % n, i as u32);
-            self.recent_head += 1;
+        if !explore && !self.recent.is_empty() && self.new_rank(size) < self.ewma_victim {
+            debug_assert_eq!(self.new_rank(size), self.density(stamp, i));
+            let k = self.recent_head;
+            self.recent[k] = key;
+            self.set_recent(k, i as u32);
+            self.recent_head = if k + 1 == self.recent.len() { 0 } else { k + 1 };
             self.recent_keys = self
                 .recent
                 .iter()
@@ -653,6 +832,8 @@ impl LhdCore {
             self.reconfigure();
             self.next_reconfiguration = ACCS_PER_RECONFIGURATION;
             self.reconfigurations += 1;
+            self.candidates = candidates_after(self.assoc, self.reconfigurations);
+            self.exploring = self.reconfigurations < WARMUP_RECONFIGURATIONS;
         }
     }
 
@@ -663,8 +844,8 @@ impl LhdCore {
         for &i in at {
             let d = self.density_with::<UNIT>(i as usize);
             let less = d < rank;
-            victim = if less { i as usize } else { victim };
-            rank = if less { d } else { rank };
+            victim = select_unpredictable(less, i as usize, victim);
+            rank = select_unpredictable(less, d, rank);
         }
         (victim, rank)
     }
@@ -681,8 +862,8 @@ impl LhdCore {
                 let i = self.recent_at[k] as usize;
                 let d = self.density_with::<UNIT>(i);
                 let less = d < rank;
-                victim = if less { i } else { victim };
-                rank = if less { d } else { rank };
+                victim = select_unpredictable(less, i, victim);
+                rank = select_unpredictable(less, d, rank);
             }
         }
         (victim, rank)
@@ -740,23 +921,26 @@ impl LhdCore {
         (*victim, *rank) = self.rank_recent::<UNIT>(v, d);
     }
 
-    /// [`LhdCore::rank_batches`] in page mode, same victim: the drawn ones' stamps were
-    /// prefetched two evictions ahead (see the end of `evict_with`), and the recent admissions'
-    /// are in the CPU's cache. The drawn ones and the recent admissions are ranked as two
-    /// independent chains of compares, then the latter's least wins only if strictly less (it
-    /// comes after all of the former's), as ranking them in one sequence does.
+    /// [`LhdCore::rank_batches`] in page mode, same victim: the drawn indices (of `0..n`, `n`
+    /// the capacity and the number of stamps, which the caller checked) were read two
+    /// evictions ahead to prefetch their stamps (see the end of `evict_with`), and the recent
+    /// admissions' are in the CPU's cache. The drawn ones and the recent admissions are ranked
+    /// as two independent chains of compares, then the latter's least wins only if strictly
+    /// less (it comes after all of the former's), as ranking them in one sequence does.
     #[inline(always)]
-    fn rank_unit(&self, candidates: usize, n: usize) -> (usize, f32) {
-        debug_assert_eq!(n, self.stamps.len());
-        let (mut victim, mut rank) = (usize::MAX, f32::MAX);
-        for &r in &self.samples.ahead()[..candidates] {
-            let i = IndexSampler::index_of(r, n);
-            // SAFETY: `index_of` draws from `0..n`, and `n` is the number of stamps (the
-            // caller's); no bounds test per candidate.
-            let d = self.density_of::<true>(unsafe { *self.stamps.get_unchecked(i) }, i);
-            let less = d < rank;
-            victim = if less { i } else { victim };
-            rank = if less { d } else { rank };
+    fn rank_unit(&self, candidates: usize) -> (usize, f32) {
+        debug_assert_eq!(self.samples.range, self.stamps.len());
+        let drawn = self.samples.idx_window(0, candidates);
+        // The warm-up's 8 (all of telegram, for one) as a loop of a known count: unrolled.
+        let (victim, rank) = if candidates == WARMUP_CANDIDATES {
+            self.rank_drawn(&drawn[..WARMUP_CANDIDATES])
+        } else {
+            self.rank_drawn(drawn)
+        };
+        // On a trace that mostly misses the recent admissions are mostly evicted before an
+        // eviction (telegram at 30%: none left at 9 evictions in 10): then one test.
+        if !self.recent_any() {
+            return (victim, rank);
         }
         let (recent, recent_rank) = self.rank_recent::<true>(usize::MAX, f32::MAX);
         if recent_rank < rank {
@@ -766,14 +950,46 @@ impl LhdCore {
         }
     }
 
+    /// A recent admission is still resident.
+    #[inline(always)]
+    fn recent_any(&self) -> bool {
+        self.recent_live.iter().any(|&w| w != 0)
+    }
+
+    /// The first of least rank of the stamps at `drawn` (indices below the number of stamps:
+    /// `rank_unit`'s caller checked that it is the samples' range).
+    #[inline(always)]
+    fn rank_drawn(&self, drawn: &[u32]) -> (usize, f32) {
+        let (now, shift, densities) = (self.now(), self.shift, &*self.densities);
+        let (mut victim, mut rank) = (usize::MAX, f32::MAX);
+        for &i in drawn {
+            let i = i as usize;
+            // SAFETY: the indices are drawn from `0..range`, and `range` is the number of
+            // stamps (the caller's assertion); no bounds test per candidate.
+            let d = unit_rank(densities, now, shift, unsafe {
+                *self.stamps.get_unchecked(i)
+            });
+            let less = d < rank;
+            victim = select_unpredictable(less, i, victim);
+            rank = select_unpredictable(less, d, rank);
+        }
+        (victim, rank)
+    }
+
     /// Inlined into the page-mode access, as `insert` is.
     #[inline(always)]
     fn evict_with<const UNIT: bool>(&mut self) -> Frame {
         let n = self.stamps.len();
-        let candidates = self.candidates();
+        // The same for the next eviction: only a reconfiguration changes it, and an eviction
+        // does not tick.
+        let candidates = self.candidates;
+        let sampled = candidates < n;
+        // Page mode's samples are indices of `0..capacity`, made when generated.
+        let indexed = UNIT && self.samples.range != 0;
+        let look = candidates.min(FORESEE);
         let mut victim = usize::MAX;
         let mut rank = f32::MAX;
-        if candidates >= n {
+        if !sampled {
             let mut oldest = u64::MAX;
             for i in 0..n {
                 let d = self.density_with::<UNIT>(i);
@@ -783,14 +999,20 @@ impl LhdCore {
                 }
             }
         } else {
-            // A batch at a time: the batch's indices, their stamps prefetched (mostly loaded
-            // already, see the end), then the ranking. The stamps are random places in an array
-            // larger than the CPU's caches once the cache is large.
-            let look = candidates.min(FORESEE);
-            self.samples.ensure(candidates + look);
-            if UNIT {
-                (victim, rank) = self.rank_unit(candidates, n);
+            // This eviction's candidates, and the next one's draws (whose stamps were
+            // prefetched at the eviction before) and the one after it's (prefetched at the
+            // end of this one): one test for the buffer.
+            self.samples.ensure(AHEAD * candidates + look);
+            if indexed {
+                assert!(
+                    n == self.samples.range,
+                    "page-mode LHD samples only a full cache"
+                );
+                (victim, rank) = self.rank_unit(candidates);
             } else {
+                // A batch at a time: the batch's indices, their stamps prefetched (mostly
+                // loaded already, see the end), then the ranking. The stamps are random places
+                // in an array larger than the CPU's caches once the cache is large.
                 self.rank_batches::<UNIT>(candidates, n, &mut victim, &mut rank);
             }
             self.samples.head += candidates;
@@ -804,18 +1026,30 @@ impl LhdCore {
         if s.explorer() {
             self.explorer_budget += self.size_with::<UNIT>(victim) as i64;
         }
-        let last = (n - 1) as u32;
-        for w in 0..self.recent_live.len() {
-            let mut live = self.recent_live[w];
+        let (victim_at, last) = (victim as u32, (n - 1) as u32);
+        let any_recent = self.recent_any();
+        for w in 0..if any_recent {
+            self.recent_live.len()
+        } else {
+            0
+        } {
+            let word = self.recent_live[w];
+            if word == 0 {
+                continue;
+            }
+            let (mut live, mut gone) = (word, 0);
             while live != 0 {
-                let k = w * 64 + live.trailing_zeros() as usize;
+                let bit = live.trailing_zeros();
                 live &= live - 1;
-                if self.recent_at[k] == victim as u32 {
-                    self.set_recent(k, NIL);
-                } else if self.recent_at[k] == last {
-                    self.recent_at[k] = victim as u32;
+                let at = &mut self.recent_at[w * 64 + bit as usize];
+                if *at == victim_at {
+                    *at = NIL;
+                    gone |= 1 << bit;
+                } else if *at == last {
+                    *at = victim_at;
                 }
             }
+            self.recent_live[w] = word & !gone;
         }
         self.stamps.swap_remove(victim);
         self.cold.swap_remove(victim);
@@ -828,24 +1062,26 @@ impl LhdCore {
         // Foresee: the next eviction draws the next `candidates` outputs (their stamps were
         // prefetched at the end of the eviction before), the one after it the following ones,
         // from `0..n` again if the cache is full then (always in page mode). The latter's stamps
-        // are loaded now, at least an access ahead of the eviction before theirs.
-        let next = self.candidates();
-        if next < n {
-            let look = next.min(FORESEE);
-            self.samples.ensure(next + look);
-            let ahead = &self.samples.ahead()[next..next + look];
-            // And the rest of them: the victim's is read at once (its key, its page), a
-            // dependent miss to memory per eviction if not loaded by then. Only where the rest
-            // is larger than the CPU's L2 (where it is not, the loads are there already).
-            if n >= COLD_PREFETCH_MIN {
-                for &r in ahead {
-                    let i = IndexSampler::index_of(r, n);
-                    prefetch_unchecked(&self.stamps, i);
-                    prefetch_unchecked(&self.cold, i);
+        // are loaded now, at least an access ahead of the eviction before theirs. And the rest
+        // of them: the victim's is read at once (its key, its page), a dependent miss to memory
+        // per eviction if not loaded by then. Only where the rest is larger than the CPU's L2
+        // (where it is not, the loads are there already).
+        if sampled {
+            let cold = n >= COLD_PREFETCH_MIN;
+            if indexed {
+                for &i in self.samples.idx_window((AHEAD - 1) * candidates, look) {
+                    prefetch_unchecked(&self.stamps, i as usize);
+                    if cold {
+                        prefetch_unchecked(&self.cold, i as usize);
+                    }
                 }
             } else {
-                for &r in ahead {
-                    prefetch_unchecked(&self.stamps, IndexSampler::index_of(r, n));
+                for &r in &self.samples.ahead()[(AHEAD - 1) * candidates..][..look] {
+                    let i = IndexSampler::index_of(r, n);
+                    prefetch_unchecked(&self.stamps, i);
+                    if cold {
+                        prefetch_unchecked(&self.cold, i);
+                    }
                 }
             }
         }
@@ -918,7 +1154,7 @@ impl LhdCore {
             .hits
             .chunks(MAX_AGE)
             .zip(self.evictions.chunks(MAX_AGE))
-            .zip(self.densities[..TABLE].chunks_mut(MAX_AGE));
+            .zip(self.densities.chunks_mut(STRIDE));
         for ((hit, evicted), density) in classes {
             let mut events = hit[MAX_AGE - 1] + evicted[MAX_AGE - 1];
             let mut hits = hit[MAX_AGE - 1];
@@ -966,8 +1202,8 @@ impl Policy for Lhd {
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if let Some(p) = self.core.index(r.id) {
-            self.core.stamps[p].0 |= r.is_write() as u64 * DIRTY_BIT;
-            self.core.hit(p, 1.0);
+            let s = Stamp(self.core.stamps[p].0 | (r.is_write() as u64 * DIRTY_BIT));
+            self.core.hit_stamp(p, s, 1.0);
             sink.hit(r, 0);
             return;
         }
@@ -997,8 +1233,8 @@ impl Policy for Lhd {
 #[cfg(test)]
 mod tests {
     use super::{
-        hit_age_class, ExplorerDraws, Lhd, LhdConfig, LhdCore, Samples, Stamp, EXPLORER_SEED,
-        FRAME_BITS, HIT_AGE_CLASSES, MAX_AGE, NIL,
+        candidates_after, hit_age_class, ExplorerDraws, Lhd, LhdConfig, LhdCore, Samples, Stamp,
+        EXPLORER_SEED, FRAME_BITS, HIT_AGE_CLASSES, MAX_AGE, NIL, STRIDE, WARMUP_RECONFIGURATIONS,
     };
     use crate::policy::sampling::IndexSampler;
     use crate::sim::check::{replay_ids, replay_spec_ids};
@@ -1013,7 +1249,7 @@ mod tests {
         for seed in [0u64, 1, 7, u64::MAX] {
             let mut reference = SplitMix64::seed_from_u64(seed);
             let mut filled = IndexSampler::new(seed);
-            let mut samples = Samples::new(seed);
+            let mut samples = Samples::new(seed, 0);
             for step in 0..2_000usize {
                 let (take, look) = (1 + step % 37, step % 50);
                 samples.ensure(take + look);
@@ -1035,8 +1271,109 @@ mod tests {
     }
 
     #[test]
+    fn indexed_samples_are_the_fill_of_the_range() {
+        // Page mode: the buffer of indices of `0..range`, drawn in uneven steps with lookahead
+        // of different lengths (more than a buffer at times), is `IndexSampler::fill(range, ..)`
+        // of the same stream, which is `index_of` of SplitMix64's outputs in order: the draws
+        // of the raw buffer for a constant `n`.
+        for (seed, range) in [
+            (0u64, 1usize),
+            (1, 7),
+            (7, 1_000_003),
+            (u64::MAX, u32::MAX as usize),
+        ] {
+            let mut reference = SplitMix64::seed_from_u64(seed);
+            let mut filled = IndexSampler::new(seed);
+            let mut samples = Samples::new(seed, range);
+            for step in 0..2_000usize {
+                let (take, look) = (1 + step % 37, (step * 13) % 700);
+                samples.ensure(take + look);
+                assert!(samples.ahead_idx().len() >= take + look);
+                let mut expected = vec![0u32; take];
+                filled.fill(range, &mut expected);
+                for (k, &i) in samples.ahead_idx()[..take].iter().enumerate() {
+                    assert_eq!(i, expected[k], "seed {seed} step {step} draw {k}");
+                    let r = reference.next_u64();
+                    assert_eq!(i as usize, IndexSampler::index_of(r, range));
+                }
+                samples.head += take;
+            }
+        }
+    }
+
+    #[test]
+    fn cached_candidates_and_warmup_change_at_reconfigurations() {
+        // `candidates` and `exploring` are kept between reconfigurations: after every access,
+        // across the reconfigurations that end the warm-up (the 50th: no more explorers; the
+        // 51st: `associativity` candidates instead of 8), they equal what the count gives, and
+        // each sampled eviction draws that many (the buffer's head moves by as many).
+        let mut core = LhdCore::new(&LhdConfig::default(), 200, true);
+        core.reconfigurations = WARMUP_RECONFIGURATIONS - 2;
+        let mut x = 5u64;
+        let mut seen = [0usize; 2];
+        for _ in 0..4 {
+            core.next_reconfiguration = 3_000;
+            for _ in 0..3_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let key = ((x >> 33) % 600) as u32;
+                if !core.contains(key) && core.len() == 200 {
+                    let (head, candidates) = (core.samples.head, core.candidates);
+                    core.evict();
+                    let head_now = core.samples.head;
+                    // The buffer is refilled (its head back to 0) before the draws, or not.
+                    assert!(head_now == head + candidates || head_now == candidates);
+                    seen[(candidates == 32) as usize] += 1;
+                }
+                core.update(key, 1.0);
+                let done = core.reconfigurations;
+                assert_eq!(core.candidates, candidates_after(32, done), "after {done}");
+                assert_eq!(
+                    core.exploring,
+                    done < WARMUP_RECONFIGURATIONS,
+                    "after {done}"
+                );
+            }
+        }
+        assert_eq!(core.reconfigurations, WARMUP_RECONFIGURATIONS + 2);
+        assert!(seen[0] > 100 && seen[1] > 100, "{seen:?}");
+    }
+
+    #[test]
+    fn new_rank_is_a_new_stamps_density() {
+        // The rank an insertion compares with the victims' average is the density of the
+        // stamp it pushes (no explorer), in both modes, under the prior and after
+        // reconfigurations re-modelled the table and re-chose the age shift.
+        for unit in [true, false] {
+            let mut core = LhdCore::new(&LhdConfig::default(), 100, unit);
+            let mut x = 11u64;
+            let mut ranks = Vec::new();
+            for access in 0..(5u64 << 20) + 1_000 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let key = ((x >> 33) % 400) as u32;
+                if access % 4_099 == 0 && !core.is_empty() {
+                    let size = if unit { 1.0 } else { core.sizes[0] };
+                    let stamp = Stamp::new(core.timestamp, 0, false, access & 3);
+                    let rank = core.new_rank(size);
+                    assert_eq!(rank, core.density(stamp, 0), "access {access}");
+                    ranks.push(rank);
+                }
+                if !core.contains(key) && core.len() == 100 {
+                    core.evict();
+                }
+                core.update(key, if unit { 1.0 } else { 1.0 + (key % 5) as f32 });
+            }
+            assert_eq!(core.reconfigurations, 5);
+            ranks.sort_by(f32::total_cmp);
+            ranks.dedup();
+            // The prior's, then one per re-modelled table at least.
+            assert!(ranks.len() >= 5, "{ranks:?}");
+        }
+    }
+
+    #[test]
     fn explorer_draws_are_five_bits_of_splitmix64() {
-        // Twelve draws per output, low bits first; each is 0 with probability 1/32.
+        // Twelve draws per output, low bits first; each is 0 with probability 1/32 (the
+        // masks of draws, refilled after each output's twelfth, give exactly those).
         let mut reference = SplitMix64::seed_from_u64(3 ^ EXPLORER_SEED);
         let mut draws = ExplorerDraws::new(3);
         let mut zeros = 0;
@@ -1144,11 +1481,11 @@ mod tests {
         for round in 0..2 {
             for c in 0..HIT_AGE_CLASSES {
                 for a in 0..MAX_AGE {
-                    let d = core.densities[c * MAX_AGE + a];
-                    let e = core.densities[(HIT_AGE_CLASSES + c) * MAX_AGE + a];
+                    let d = core.densities[c * STRIDE + a];
+                    let e = core.densities[(HIT_AGE_CLASSES + c) * STRIDE + a];
                     assert_eq!(e, d + 1.0, "round {round} class {c} age {a}");
                 }
-                assert_eq!(core.densities[c * MAX_AGE + MAX_AGE - 1], f32::MIN);
+                assert_eq!(core.densities[c * STRIDE + MAX_AGE - 1], f32::MIN);
             }
             for _ in 0..(1 << 20) {
                 x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
