@@ -104,7 +104,7 @@ impl BsClock {
         BsClock {
             cap,
             seq_dirtied_pages,
-            ring: SectorRing::default(),
+            ring: SectorRing::with_capacity(cap),
             bulk: Vec::with_capacity(seq_dirtied_pages),
             bulk_writes: 0,
             pages_written_ahead: 0,
@@ -120,6 +120,12 @@ impl BsClock {
     /// Whether resident page `page` is dirty (None: not resident). Tests.
     pub fn is_dirty(&self, page: u64) -> Option<bool> {
         self.ring.find(page).map(|n| n.dirty)
+    }
+
+    /// See [`SectorRing::prefetch_page`].
+    #[inline(always)]
+    pub(crate) fn prefetch_page(&self, page: u64) {
+        self.ring.prefetch_page(page);
     }
 
     /// Evicts the hand's victim, bulk-writing it with its sequential dirty
@@ -169,16 +175,19 @@ impl Policy for BsClock {
         self.ring.prefetch(near, far);
     }
 
+    const PREFETCH_REFS: bool = true;
+
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        self.prefetch_page(r.page());
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if self.ring.is_resident(r.id) {
-            if r.is_write() {
-                if self.ring.written_ahead_clean(r.id) {
-                    self.rewritten_after_write_ahead += 1;
-                }
-                self.ring.clear_written_ahead(r.id);
+            if self.ring.hit(r.id, r.is_write()) {
+                self.rewritten_after_write_ahead += 1;
             }
-            self.ring.touch(r.id, r.is_write());
             sink.hit(r, 0);
             return;
         }

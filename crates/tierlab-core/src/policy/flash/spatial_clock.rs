@@ -59,6 +59,13 @@ impl Policy for SpatialClock {
         self.0.prefetch(near, far);
     }
 
+    const PREFETCH_REFS: bool = true;
+
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        self.0.prefetch_page(r.page());
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.0.access(r, sink);
