@@ -494,14 +494,21 @@ impl SectorRing {
         // The next sweep reads the flags of the pages after the hand.
         let c = &self.chunks[self.hand.chunk as usize];
         let i = self.hand.idx as usize;
-        for &id in &c.ids[i..(i + 4).min(CHUNK)] {
-            prefetch(&self.flags, id as usize);
+        // Four slots from the hand (past the end of the chunk: the ids
+        // there are stale or 0, a wasted hint), no bounds tests: a
+        // prefetch of any address is harmless.
+        let flags = self.flags.as_ptr();
+        for k in 0..4 {
+            let id = c.ids[(i + k) & (CHUNK - 1)];
+            prefetch_line(flags.wrapping_add(id as usize).cast::<u8>());
         }
         page
     }
 
     /// Unlinks the empty chunk `ci` (not the only one); its key range goes to
     /// its predecessor, or, for the first chunk, to its successor.
+    #[cold]
+    #[inline(never)]
     fn drop_chunk(&mut self, ci: u32) {
         let Chunk {
             prev, next, lo, hi, ..
@@ -558,7 +565,7 @@ impl SectorRing {
     }
 
     /// [`SectorRing::chunk_of`] without the finger and the table.
-    #[inline]
+    #[inline(never)]
     fn chunk_of_slow(&self, page: u64, home: u32) -> u32 {
         if let Some(c) = self.chunks.get(home as usize) {
             if c.lo <= page && page <= c.hi && home != NO_HOME {
@@ -640,6 +647,8 @@ impl SectorRing {
 
     /// Splits the full chunk `ci` (every slot live) in two halves and returns
     /// the one whose key range holds `page`. The hand stays on its page.
+    #[cold]
+    #[inline(never)]
     fn split(&mut self, ci: u32, page: u64) -> u32 {
         let half = CHUNK / 2;
         let (lo_new, hi_old, next_old) = {
