@@ -91,3 +91,60 @@ impl BucketTable {
         self.to.resize(want, NO_HINT);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Growth on demand within the limit, new buckets without a hint.
+    #[test]
+    fn grows_to_cover_within_its_limit() {
+        let mut t = BucketTable::for_capacity(0);
+        assert_eq!(t.limit, MIN_BUCKETS);
+        assert_eq!(t.bucket(5), Some(0));
+        assert_eq!(t.to, vec![NO_HINT]);
+        // Page 64 * 9 + 3 is in bucket 9; the table doubles or reaches it.
+        assert_eq!(t.bucket(64 * 9 + 3), Some(9));
+        assert_eq!(t.to.len(), 10);
+        assert!(t.to.iter().all(|&h| h == NO_HINT));
+        assert_eq!(t.bucket(64 * 10), Some(10));
+        assert_eq!(t.to.len(), 20);
+        // Above the limit: not covered, the table unchanged.
+        assert_eq!(t.bucket((MIN_BUCKETS as u64) << BUCKET_SHIFT), None);
+        assert_eq!(t.to.len(), 20);
+        let big = BucketTable::for_capacity(1 << 30);
+        assert_eq!(big.limit, MAX_BUCKETS);
+        assert_eq!(BucketTable::for_capacity(100_000).limit, 400_000);
+    }
+
+    /// `assign` rewrites exactly the buckets whose first page is in the
+    /// range, clipped to the table, and none when they are too many.
+    #[test]
+    fn assign_rewrites_the_buckets_starting_in_the_range() {
+        let mut t = BucketTable::for_capacity(0);
+        t.bucket(64 * 1000);
+        let n = t.to.len();
+        // Pages 65..=200: buckets 2 (128) and 3 (192); bucket 1 starts at 64.
+        t.assign(65, 200, 7);
+        let got: Vec<usize> = (0..n).filter(|&b| t.to[b] == 7).collect();
+        assert_eq!(got, vec![2, 3]);
+        // A range starting on a bucket boundary includes that bucket.
+        t.assign(64, 64, 8);
+        assert_eq!(t.to[1], 8);
+        // A range inside one bucket past its first page: no bucket.
+        t.assign(130, 150, 9);
+        assert!(!t.to.contains(&9));
+        // Clipped to the table.
+        t.assign((n as u64 - 2) << BUCKET_SHIFT, u64::MAX, 5);
+        assert_eq!(t.to[n - 2..], [5, 5]);
+        assert_eq!(t.to[n - 3], NO_HINT);
+        // More than ASSIGN_MAX buckets: left as they were.
+        t.assign(0, (ASSIGN_MAX + 1) << BUCKET_SHIFT, 6);
+        assert!(!t.to.contains(&6));
+        t.assign(0, (ASSIGN_MAX - 1) << BUCKET_SHIFT, 6);
+        assert_eq!(
+            t.to.iter().filter(|&&h| h == 6).count(),
+            ASSIGN_MAX as usize
+        );
+    }
+}
