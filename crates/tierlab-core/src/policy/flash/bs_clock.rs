@@ -38,9 +38,13 @@
 
 //!
 //! Data structure: [`SectorRing`] (one flags word per page id and the circle
-//! as a ring of sorted chunks with tombstones; see its module docs). A hit is O(1); a miss
-//! O(log n) for the ring plus O(seq_dirtied_pages) for a bulk write. Spatial
-//! Clock is this policy with `seq_dirtied_pages` = 1.
+//! as a ring of sorted chunks with tombstones, found through the previous
+//! insertion's chunk or a table of chunk hints per 64 page numbers; see its
+//! module docs). A hit is one read and one write of the page's flags word,
+//! O(1); a miss O(1) for the ring (O(log n) when the chunk search falls
+//! back to the index: pages above the table's limit, stale hints), the
+//! hand's walk amortized O(1) per reference, plus O(seq_dirtied_pages) for a
+//! bulk write. Spatial Clock is this policy with `seq_dirtied_pages` = 1.
 
 use super::sector_ring::SectorRing;
 use crate::error::{Error, Result};

@@ -19,7 +19,8 @@
 //! SEQ_DIRTIED_PAGES = 1 (the BS-CLOCK paper's section III builds BS-CLOCK as
 //! Spatial Clock plus the bulk write; with a bulk of one page a dirty victim
 //! is simply evicted dirty), without BS-CLOCK's counters. Data structure and
-//! costs: `sector_ring` (a hit O(1), a miss O(log n)).
+//! costs: `sector_ring` (a hit O(1), a miss O(1) through the finger or the
+//! bucket table, O(log n) through the index).
 
 use super::bs_clock::BsClock;
 use crate::error::Result;
