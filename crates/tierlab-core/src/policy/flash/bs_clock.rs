@@ -149,6 +149,10 @@ impl BsClock {
                     break;
                 }
                 self.bulk.push(n.frame().out(0));
+                // A follower makes this a bulk write: it is written ahead
+                // (clean, marked) now, in the same walk (its `PageOut` above
+                // was taken dirty, as the sink must see it).
+                self.ring.mark_written_ahead(q);
                 prev_page = n.page;
                 q = self.ring.next(q);
             }
@@ -156,11 +160,6 @@ impl BsClock {
                 sink.write_back(&self.bulk);
                 self.bulk_writes += 1;
                 self.pages_written_ahead += self.bulk.len() as u64 - 1;
-                let mut q = self.ring.next(v);
-                for _ in 1..self.bulk.len() {
-                    self.ring.mark_written_ahead(q);
-                    q = self.ring.next(q);
-                }
                 self.ring.evict_at_hand();
                 let mut clean: Frame = victim.frame();
                 clean.dirty = false;
