@@ -38,9 +38,13 @@
 
 //!
 //! Data structure: [`SectorRing`] (one flags word per page id and the circle
-//! as a ring of sorted chunks with tombstones; see its module docs). A hit is O(1); a miss
-//! O(log n) for the ring plus O(seq_dirtied_pages) for a bulk write. Spatial
-//! Clock is this policy with `seq_dirtied_pages` = 1.
+//! as a ring of sorted chunks with tombstones, found through the previous
+//! insertion's chunk or a table of chunk hints per 64 page numbers; see its
+//! module docs). A hit is one read and one write of the page's flags word,
+//! O(1); a miss O(1) for the ring (O(log n) when the chunk search falls
+//! back to the index: pages above the table's limit, stale hints), the
+//! hand's walk amortized O(1) per reference, plus O(seq_dirtied_pages) for a
+//! bulk write. Spatial Clock is this policy with `seq_dirtied_pages` = 1.
 
 use super::sector_ring::SectorRing;
 use crate::error::{Error, Result};
@@ -104,7 +108,7 @@ impl BsClock {
         BsClock {
             cap,
             seq_dirtied_pages,
-            ring: SectorRing::default(),
+            ring: SectorRing::with_capacity(cap),
             bulk: Vec::with_capacity(seq_dirtied_pages),
             bulk_writes: 0,
             pages_written_ahead: 0,
@@ -120,6 +124,12 @@ impl BsClock {
     /// Whether resident page `page` is dirty (None: not resident). Tests.
     pub fn is_dirty(&self, page: u64) -> Option<bool> {
         self.ring.find(page).map(|n| n.dirty)
+    }
+
+    /// See [`SectorRing::prefetch_page`].
+    #[inline(always)]
+    pub(crate) fn prefetch_page(&self, page: u64) {
+        self.ring.prefetch_page(page);
     }
 
     /// Evicts the hand's victim, bulk-writing it with its sequential dirty
@@ -139,6 +149,10 @@ impl BsClock {
                     break;
                 }
                 self.bulk.push(n.frame().out(0));
+                // A follower makes this a bulk write: it is written ahead
+                // (clean, marked) now, in the same walk (its `PageOut` above
+                // was taken dirty, as the sink must see it).
+                self.ring.mark_written_ahead(q);
                 prev_page = n.page;
                 q = self.ring.next(q);
             }
@@ -146,11 +160,6 @@ impl BsClock {
                 sink.write_back(&self.bulk);
                 self.bulk_writes += 1;
                 self.pages_written_ahead += self.bulk.len() as u64 - 1;
-                let mut q = self.ring.next(v);
-                for _ in 1..self.bulk.len() {
-                    self.ring.mark_written_ahead(q);
-                    q = self.ring.next(q);
-                }
                 self.ring.evict_at_hand();
                 let mut clean: Frame = victim.frame();
                 clean.dirty = false;
@@ -169,16 +178,19 @@ impl Policy for BsClock {
         self.ring.prefetch(near, far);
     }
 
+    const PREFETCH_REFS: bool = true;
+
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        self.prefetch_page(r.page());
+    }
+
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         if self.ring.is_resident(r.id) {
-            if r.is_write() {
-                if self.ring.written_ahead_clean(r.id) {
-                    self.rewritten_after_write_ahead += 1;
-                }
-                self.ring.clear_written_ahead(r.id);
+            if self.ring.hit(r.id, r.is_write()) {
+                self.rewritten_after_write_ahead += 1;
             }
-            self.ring.touch(r.id, r.is_write());
             sink.hit(r, 0);
             return;
         }

@@ -19,7 +19,8 @@
 //! SEQ_DIRTIED_PAGES = 1 (the BS-CLOCK paper's section III builds BS-CLOCK as
 //! Spatial Clock plus the bulk write; with a bulk of one page a dirty victim
 //! is simply evicted dirty), without BS-CLOCK's counters. Data structure and
-//! costs: `sector_ring` (a hit O(1), a miss O(log n)).
+//! costs: `sector_ring` (a hit O(1), a miss O(1) through the finger or the
+//! bucket table, O(log n) through the index).
 
 use super::bs_clock::BsClock;
 use crate::error::Result;
@@ -57,6 +58,13 @@ impl Policy for SpatialClock {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         self.0.prefetch(near, far);
+    }
+
+    const PREFETCH_REFS: bool = true;
+
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        self.0.prefetch_page(r.page());
     }
 
     #[inline]

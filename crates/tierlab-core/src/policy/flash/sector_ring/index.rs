@@ -8,14 +8,14 @@
 /// `BTreeMap` walked one node per level with a linear scan in each
 /// (mispredicted branches and a cache miss per level); one flat array made
 /// each chunk split or drop move every entry above it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct ChunkIndex {
     /// The first `lo` of each block; the first is 0.
     pub(super) firsts: Vec<u64>,
     pub(super) blocks: Vec<IndexBlock>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct IndexBlock {
     pub(super) los: Vec<u64>,
     pub(super) slots: Vec<u32>,

@@ -14,8 +14,13 @@
 //!   starting at 0, the last ending at `u64::MAX`), so the chunk that holds
 //!   (or would hold) a page is the one with the greatest `lo` at or below
 //!   it: tried first the chunk of the previous insertion (sequential traces
-//!   land there, usually just after the previous page), then the home, then
-//!   [`ChunkIndex`], a two-level sorted array of the chunks' `lo`.
+//!   land there, usually just after the previous page), then the hint of
+//!   the page's bucket of 64 page numbers in the [`table`] (a direct array,
+//!   O(1); Zipf insertions land there), then the home, then [`ChunkIndex`],
+//!   a two-level sorted array of the chunks' `lo` (pages above the table's
+//!   limit, stale hints).
+//! - The array of chunks is reserved for the capacity up front (its growth
+//!   by doubling copied every chunk in the middle of a replay).
 //! - An eviction leaves a *tombstone* (the slot's live bit cleared, its page
 //!   number kept so the array stays sorted); an insertion takes the free
 //!   slot nearest its sorted position, shifting only the live pages between.
@@ -24,15 +29,27 @@
 //! - The hand is a position (chunk, index). It steps through a chunk's live
 //!   slots in order (bit scans of the mask) and then to the next chunk.
 //!
-//! Cost per operation, n resident pages: a hit O(1); a hand step O(1); an
-//! eviction O(1) (plus an index removal when its chunk empties); an
-//! insertion O(log(n / CHUNK)) for the chunk search when neither the
-//! previous chunk nor the home holds the page, O(1) for the position
-//! (two cache lines), the shift to the nearest free slot (at most CHUNK,
-//! usually a few), and on a chunk of CHUNK live pages a split (O(CHUNK) plus
-//! one index insertion, which moves at most one index block). Before: a
-//! binary search over the chunk, shifts on insertion and on eviction, and a
-//! `BTreeMap` walk for each insertion outside the previous chunk.
+//! Cost per operation, n resident pages: a hit O(1); a hand step O(1) (bit
+//! scans skip tombstones, and every chunk but a lone one holds a live page);
+//! an eviction O(1) (plus an index removal and at most `ASSIGN_MAX` bucket
+//! writes when its chunk empties); an insertion O(1) for the chunk search
+//! through the finger or the table (at most `HINT_STEPS` steps), else
+//! O(log(n / CHUNK)) through the home or the index, O(1) for the position
+//! (two cache lines), the shift to the nearest free slot (at most CHUNK;
+//! a dozen on Zipf at 1%, none for most of telegram's appends), and on a
+//! chunk of CHUNK live pages a split (O(CHUNK), one index insertion, which
+//! moves at most one index block, and at most `ASSIGN_MAX` bucket writes).
+//! The hand's walk is amortized O(1) per reference whatever n: each step
+//! either clears a reference bit a hit set or stops at the victim, so the
+//! steps of a replay are at most its references (per eviction at most
+//! references / evictions, which follows the hit ratio, not n: telegram
+//! 1.19 / 1.42 / 1.94, Zipf(0.9) 1.74 / 3.10 / 6.46 at 1% / 10% / 30%). The one cost that grows with n is an index
+//! block split or removal (once per 16 or more chunk splits or drops), which
+//! moves the list of blocks: about n / 1500 entries of 48 bytes. Before
+//! (2026-11-25): a binary search over the chunk, shifts on insertion and on
+//! eviction, and a `BTreeMap` walk for each insertion outside the previous
+//! chunk; before 2026-11-27, every insertion outside the finger and the home
+//! went through the index (two binary searches, three dependent loads).
 //!
 //! The order, the hand and every result are those of a doubly linked circle
 //! sorted by page number: a page inserted just before the hand's page goes
@@ -45,9 +62,11 @@ use crate::sim::PageId;
 use crate::trace::Kind;
 
 mod index;
+mod table;
 use index::ChunkIndex;
 #[cfg(test)]
 use index::INDEX_BLOCK;
+use table::{BucketTable, HINT_STEPS};
 
 /// Slots in one chunk (one bit each in the chunk's `u64` mask of live slots).
 pub(crate) const CHUNK: usize = 64;
@@ -61,6 +80,20 @@ const ANON: u32 = 16;
 /// resident, its home chunk above ([`NO_HOME`]: none).
 const HOME_SHIFT: u32 = 8;
 const NO_HOME: u32 = u32::MAX >> HOME_SHIFT;
+
+/// Starts loading the cache line at `p` (a hint: it never faults and has
+/// no visible effect).
+#[inline(always)]
+fn prefetch_line(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is only a hint; it never faults and has no visible effect, and the
+    // pointer is not dereferenced.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
 
 /// Bits `0..k` set (`k` at most 64).
 #[inline(always)]
@@ -150,10 +183,47 @@ impl Chunk {
     fn trim(&mut self) {
         let (old, new) = (self.used, 64 - self.live.leading_zeros());
         if new < old {
-            self.pages[new as usize..old as usize].fill(u64::MAX);
+            if new + 1 == old {
+                // The usual case (the slot below is live): one store, where
+                // `fill` called `memset`.
+                self.pages[new as usize & (CHUNK - 1)] = u64::MAX;
+            } else {
+                self.pages[new as usize..old as usize].fill(u64::MAX);
+            }
             self.refence(new as usize, old as usize);
             self.used = new;
         }
+    }
+
+    /// Puts (`page`, `id`) at slot `j` and moves the entries at `j..d` one
+    /// slot up, into the free slot `d` (`j <= d < CHUNK`). With nothing to
+    /// move (the free slot is `j` itself: an append, or a tombstone at the
+    /// position), two stores: `copy_within` calls `memmove` even for zero
+    /// entries. (A carried swap loop instead of `memmove` executed more
+    /// instructions: on Zipf an insertion moves a dozen entries on average.)
+    #[inline(always)]
+    fn put_moving_up(&mut self, j: usize, d: usize, page: u64, id: PageId) {
+        debug_assert!(j <= d && d < CHUNK);
+        if d > j {
+            self.pages.copy_within(j..d, j + 1);
+            self.ids.copy_within(j..d, j + 1);
+        }
+        self.pages[j & (CHUNK - 1)] = page;
+        self.ids[j & (CHUNK - 1)] = id;
+    }
+
+    /// Puts (`page`, `id`) at slot `j` and moves the entries at `d + 1..=j`
+    /// one slot down, into the free slot `d` (`d <= j < CHUNK`); see
+    /// [`Chunk::put_moving_up`].
+    #[inline(always)]
+    fn put_moving_down(&mut self, d: usize, j: usize, page: u64, id: PageId) {
+        debug_assert!(d <= j && j < CHUNK);
+        if j > d {
+            self.pages.copy_within(d + 1..j + 1, d);
+            self.ids.copy_within(d + 1..j + 1, d);
+        }
+        self.pages[j & (CHUNK - 1)] = page;
+        self.ids[j & (CHUNK - 1)] = id;
     }
 
     /// The first live slot at or after `i`, if any.
@@ -187,7 +257,7 @@ impl PageState {
 }
 
 /// Resident pages in a circle sorted by page number, with a clock hand.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct SectorRing {
     /// Per page id: its flags and, when it is not resident, its *home*, the
     /// chunk it was last evicted from; on its next miss that chunk is tried
@@ -197,11 +267,19 @@ pub(crate) struct SectorRing {
     free: Vec<u32>,
     /// `lo` of every live chunk -> its slot; the first chunk's `lo` is 0.
     index: ChunkIndex,
+    /// Bucket of page numbers -> the chunk holding its first page: the
+    /// chunk search for pages it covers (the index for the others).
+    table: BucketTable,
     /// The chunk of the last insertion (tried before the index).
     finger: u32,
     /// The slot of the last insertion in `finger`: a sequential trace
     /// inserts just after it (checked before the binary search).
     finger_idx: u32,
+    /// How often the finger held the page of recent insertions (+1 when it
+    /// did, -4 when not, within 0..=64): above 32 (a sequential trace, the
+    /// finger holding more than 80%) [`SectorRing::prefetch_page`] skips
+    /// its hint, which the finger makes unnecessary.
+    finger_score: u8,
     hand: Pos,
     len: usize,
 }
@@ -217,8 +295,10 @@ impl Default for SectorRing {
             chunks: vec![c],
             free: Vec::new(),
             index,
+            table: BucketTable::for_capacity(0),
             finger: 0,
             finger_idx: 0,
+            finger_score: 0,
             hand: Pos { chunk: 0, idx: 0 },
             len: 0,
         }
@@ -226,6 +306,18 @@ impl Default for SectorRing {
 }
 
 impl SectorRing {
+    /// An empty ring with room reserved for the chunks of `cap` resident
+    /// pages at an average of [`CHUNK`] / 4 live pages per chunk (a split
+    /// leaves two halves of `CHUNK / 2`). Reserved, not touched: without it
+    /// the array of chunks grew by doubling during the replay, each time
+    /// copying every chunk (telegram at 30%: 7 MB of chunks).
+    pub fn with_capacity(cap: usize) -> Self {
+        let mut ring = SectorRing::default();
+        ring.chunks.reserve(cap / (CHUNK / 4) + 1);
+        ring.table = BucketTable::for_capacity(cap);
+        ring
+    }
+
     /// Room for `n` distinct page ids (ids below `n`).
     pub fn grow(&mut self, n: usize) {
         if n > self.flags.len() {
@@ -244,13 +336,45 @@ impl SectorRing {
         self.flags[id as usize] & RESIDENT != 0
     }
 
-    /// Starts loading the flags and home chunk of page id `far`, and, when
-    /// page id `near` (whose entries are in cache by then) is not resident,
-    /// the home chunk's header and keys (see [`prefetch`]).
+    /// Starts loading the entry of page id `far` (see [`prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, near: PageId, far: PageId) {
         prefetch(&self.flags, far as usize);
         let _ = near;
+    }
+
+    /// Starts loading the first two lines (fences, header) of the chunk
+    /// that page `page`'s bucket hint names, about [`crate::policy::PREFETCH_FAR`]
+    /// references before `page` is referenced: on a miss its insertion
+    /// reads them first, and the table entry, then the header, then the
+    /// fences and a line of page numbers made a chain of dependent loads.
+    /// Wasted on a hit (whether `page` is resident is not known yet: its
+    /// entry is being loaded by [`SectorRing::prefetch`]). A hint only.
+    #[inline(always)]
+    pub fn prefetch_page(&self, page: u64) {
+        if self.finger_score > 32 {
+            return;
+        }
+        if let Some(&h) = self.table.to.get((page >> table::BUCKET_SHIFT) as usize) {
+            if let Some(c) = self.chunks.get(h as usize) {
+                let base = (c as *const Chunk).cast::<u8>();
+                prefetch_line(base);
+                prefetch_line(base.wrapping_add(64));
+            }
+        }
+    }
+
+    /// Starts loading what the hand reads in chunk `ci`: its header, page
+    /// numbers and page ids (the hand enters it next; its slot in `chunks`
+    /// is anywhere, so no hardware prefetcher follows the ring).
+    #[inline(always)]
+    fn prefetch_for_hand(&self, ci: u32) {
+        if let Some(c) = self.chunks.get(ci as usize) {
+            let base = (c as *const Chunk).cast::<u8>();
+            for line in 1..std::mem::size_of::<Chunk>() / 64 {
+                prefetch_line(base.wrapping_add(line * 64));
+            }
+        }
     }
 
     /// Starts loading chunk `ci`'s header and page numbers.
@@ -274,25 +398,22 @@ impl SectorRing {
         let _ = ci;
     }
 
-    /// Records a reference to resident page `id`: sets its reference bit and,
-    /// for a write, its dirty bit. O(1).
+    /// Records a hit on resident page `id` in one read and one write of its
+    /// entry: sets its reference bit and, for a write, its dirty bit and
+    /// clears its written-ahead mark. Returns whether that write hit a page
+    /// written ahead and not written since (BS-CLOCK's "unnecessary write").
+    /// O(1).
     #[inline(always)]
-    pub fn touch(&mut self, id: PageId, write: bool) {
+    pub fn hit(&mut self, id: PageId, write: bool) -> bool {
         let f = &mut self.flags[id as usize];
-        *f |= REFERENCED | if write { DIRTY } else { 0 };
-    }
-
-    /// Whether resident page `id` was written ahead and not written since
-    /// (BS-CLOCK's "unnecessary write" when it is written again).
-    #[inline(always)]
-    pub fn written_ahead_clean(&self, id: PageId) -> bool {
-        self.flags[id as usize] & (WRITTEN_AHEAD | DIRTY) == WRITTEN_AHEAD
-    }
-
-    /// Clears the written-ahead mark of page `id`.
-    #[inline(always)]
-    pub fn clear_written_ahead(&mut self, id: PageId) {
-        self.flags[id as usize] &= !WRITTEN_AHEAD;
+        let old = *f;
+        if write {
+            *f = (old & !WRITTEN_AHEAD) | REFERENCED | DIRTY;
+            old & (WRITTEN_AHEAD | DIRTY) == WRITTEN_AHEAD
+        } else {
+            *f = old | REFERENCED;
+            false
+        }
     }
 
     #[inline(always)]
@@ -358,20 +479,29 @@ impl SectorRing {
                 return h;
             }
             *f &= !REFERENCED;
+            let from = h.chunk;
             h = self.next(h);
+            if h.chunk != from {
+                self.prefetch_for_hand(self.chunks[h.chunk as usize].next);
+            }
         }
     }
 
-    /// Removes the page at the hand and returns it; the hand moves to its
-    /// successor. O(1): the slot becomes a tombstone (no shift), plus
+    /// Removes the page at the hand and returns its page number (the caller
+    /// read its state with [`SectorRing::state`] already); the hand moves to
+    /// its successor. O(1): the slot becomes a tombstone (no shift), plus
     /// O(log n) when its chunk empties.
-    pub fn evict_at_hand(&mut self) -> PageState {
+    pub fn evict_at_hand(&mut self) -> u64 {
         let h = self.hand;
-        let st = self.state(h);
-        self.flags[st.id as usize] = h.chunk.min(NO_HOME) << HOME_SHIFT;
+        let c = &mut self.chunks[h.chunk as usize];
+        let (page, id) = (
+            c.pages[h.idx as usize & (CHUNK - 1)],
+            c.ids[h.idx as usize & (CHUNK - 1)],
+        );
+        c.live &= !(1u64 << h.idx);
+        self.flags[id as usize] = h.chunk.min(NO_HOME) << HOME_SHIFT;
         self.len -= 1;
         let c = &mut self.chunks[h.chunk as usize];
-        c.live &= !(1u64 << h.idx);
         // Tombstones at the end are free slots.
         c.trim();
         if let Some(idx) = c.live_from(h.idx + 1) {
@@ -385,18 +515,26 @@ impl SectorRing {
                 chunk: next,
                 idx: self.chunks[next as usize].live.trailing_zeros() & 63,
             };
+            self.prefetch_for_hand(self.chunks[next as usize].next);
         }
         // The next sweep reads the flags of the pages after the hand.
         let c = &self.chunks[self.hand.chunk as usize];
         let i = self.hand.idx as usize;
-        for &id in &c.ids[i..(i + 4).min(CHUNK)] {
-            prefetch(&self.flags, id as usize);
+        // Four slots from the hand (past the end of the chunk: the ids
+        // there are stale or 0, a wasted hint), no bounds tests: a
+        // prefetch of any address is harmless.
+        let flags = self.flags.as_ptr();
+        for k in 0..4 {
+            let id = c.ids[(i + k) & (CHUNK - 1)];
+            prefetch_line(flags.wrapping_add(id as usize).cast::<u8>());
         }
-        st
+        page
     }
 
     /// Unlinks the empty chunk `ci` (not the only one); its key range goes to
     /// its predecessor, or, for the first chunk, to its successor.
+    #[cold]
+    #[inline(never)]
     fn drop_chunk(&mut self, ci: u32) {
         let Chunk {
             prev, next, lo, hi, ..
@@ -405,8 +543,10 @@ impl SectorRing {
         if lo == 0 {
             self.chunks[next as usize].lo = 0;
             self.index.first_starts_at_zero();
+            self.table.assign(lo, hi, next);
         } else {
             self.chunks[prev as usize].hi = hi;
+            self.table.assign(lo, hi, prev);
         }
         self.chunks[prev as usize].next = next;
         self.chunks[next as usize].prev = prev;
@@ -420,13 +560,41 @@ impl SectorRing {
     }
 
     /// The chunk whose key range holds `page`: the chunk of the previous
-    /// insertion or `home` when it does, else the one the index names.
+    /// insertion when it does, else the one found from the page's bucket
+    /// hint (see [`table`]; the hint is rewritten), else `home` when it
+    /// does, else the one the index names.
     #[inline]
-    fn chunk_of(&self, page: u64, home: u32) -> u32 {
+    fn chunk_of(&mut self, page: u64, home: u32) -> u32 {
         let f = &self.chunks[self.finger as usize];
         if f.lo <= page && page <= f.hi {
+            self.finger_score = (self.finger_score + 1).min(64);
             return self.finger;
         }
+        self.finger_score = self.finger_score.saturating_sub(4);
+        let Some(b) = self.table.bucket(page) else {
+            return self.chunk_of_slow(page, home);
+        };
+        let mut ci = self.table.to[b];
+        if let Some(c) = self.chunks.get(ci as usize) {
+            if c.lo <= page {
+                for _ in 0..HINT_STEPS {
+                    let c = &self.chunks[ci as usize];
+                    if page <= c.hi {
+                        self.prefetch_chunk(ci);
+                        return ci;
+                    }
+                    ci = c.next;
+                }
+            }
+        }
+        let ci = self.chunk_of_slow(page, home);
+        self.table.to[b] = ci;
+        ci
+    }
+
+    /// [`SectorRing::chunk_of`] without the finger and the table.
+    #[inline(never)]
+    fn chunk_of_slow(&self, page: u64, home: u32) -> u32 {
         if let Some(c) = self.chunks.get(home as usize) {
             if c.lo <= page && page <= c.hi && home != NO_HOME {
                 return home;
@@ -473,27 +641,22 @@ impl SectorRing {
         let (pos, d) = if go_right {
             let d = j + right.trailing_zeros();
             let (j_, d_) = (j as usize, d as usize);
-            c.pages.copy_within(j_..d_, j_ + 1);
-            c.ids.copy_within(j_..d_, j_ + 1);
+            c.put_moving_up(j_, d_, frame.page, frame.id);
             if self.hand.chunk == ci && j <= self.hand.idx && self.hand.idx < d {
                 self.hand.idx += 1;
             }
-            c.pages[j_] = frame.page;
             c.refence(j_, d_ + 1);
             (j, d)
         } else {
             let d = 63 - left.leading_zeros();
             let (j_, d_) = (j as usize, d as usize);
-            c.pages.copy_within(d_ + 1..j_, d_);
-            c.ids.copy_within(d_ + 1..j_, d_);
+            c.put_moving_down(d_, j_ - 1, frame.page, frame.id);
             if self.hand.chunk == ci && d < self.hand.idx && self.hand.idx < j {
                 self.hand.idx -= 1;
             }
-            c.pages[j_ - 1] = frame.page;
             c.refence(d_, j_);
             (j - 1, d)
         };
-        c.ids[pos as usize] = frame.id;
         c.live |= 1u64 << d;
         c.used = c.used.max(d + 1);
         if self.len == 0 {
@@ -512,6 +675,8 @@ impl SectorRing {
 
     /// Splits the full chunk `ci` (every slot live) in two halves and returns
     /// the one whose key range holds `page`. The hand stays on its page.
+    #[cold]
+    #[inline(never)]
     fn split(&mut self, ci: u32, page: u64) -> u32 {
         let half = CHUNK / 2;
         let (lo_new, hi_old, next_old) = {
@@ -548,6 +713,7 @@ impl SectorRing {
         c.next = di;
         self.chunks[next_old as usize].prev = di;
         self.index.insert(lo_new, di);
+        self.table.assign(lo_new, hi_old, di);
         if self.hand.chunk == ci && self.hand.idx as usize >= half {
             self.hand = Pos {
                 chunk: di,
@@ -643,6 +809,18 @@ impl SectorRing {
             ci = c.next;
         }
         assert_eq!(chunks, self.index.len());
+        // The table's hints lead to the chunk the index names (on a copy:
+        // a search rewrites the hint it used); every bucket of a small
+        // table, 4096 spread over a large one.
+        let mut probe = self.clone();
+        let n = self.table.to.len();
+        for b in (0..n).step_by(n.div_ceil(4096).max(1)) {
+            for page in [b as u64 * 64, b as u64 * 64 + 37, b as u64 * 64 + 63] {
+                let want = self.index.find(page);
+                assert_eq!(probe.chunk_of(page, NO_HOME), want, "page {page}");
+                assert_eq!(probe.chunk_of(page, NO_HOME), want, "page {page}");
+            }
+        }
         assert_eq!(count, self.len);
         let resident = self.flags.iter().filter(|&&f| f & RESIDENT != 0).count();
         assert_eq!(resident, self.len);
@@ -686,6 +864,8 @@ mod tests {
             (300, 1000),
             (1000, 1 << 40),
             (3000, 1 << 40),
+            // Half the pages below the table's limit, half above.
+            (3000, 1 << 29),
         ] {
             let mut ring = SectorRing::default();
             let ids = 4096usize;
@@ -703,7 +883,7 @@ mod tests {
                     continue; // one id per page
                 }
                 if ring.is_resident(id) {
-                    ring.touch(id, false);
+                    assert!(!ring.hit(id, false));
                     referenced.insert(page);
                 } else {
                     if model.len() == cap {
@@ -717,8 +897,7 @@ mod tests {
                         }
                         let p = ring.sweep();
                         assert_eq!(ring.at(p).0, h);
-                        let st = ring.evict_at_hand();
-                        assert_eq!(st.page, h);
+                        assert_eq!(ring.evict_at_hand(), h);
                         model.remove(&h);
                         hand = model
                             .range(h + 1..)
