@@ -14,6 +14,10 @@
 //!
 //! TRACE defaults to `zipf:alpha=1.0,pages=1000000,n=10000000,seed=1`, the
 //! cache to 10% of the generator's pages (of the distinct pages for files).
+//! `benches/policies.py` sizes its Zipf cells as fractions of the distinct pages of a
+//! converted copy (731,781 of the 1,000,000 for its trace, so 30% is 219,534 pages, not
+//! 300,000): to reproduce one of its cells here, pass the converted file
+//! (`tierlab.convert.convert`), not the `zipf:` spec.
 //! Also small enough to run under `valgrind --tool=callgrind` with a short
 //! trace (e.g. `zipf:alpha=1.0,pages=100000,n=1000000,seed=1`).
 //!
