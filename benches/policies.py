@@ -2,7 +2,7 @@
 one Zipf trace with writes, at 1%, 10% and 30% of the trace's footprint: references per second of
 the replay loop, the ratio to ``lru`` in the same run, and bytes of metadata per resident page.
 
-    python benches/policies.py                                  # both traces, 3 repeats
+    python benches/policies.py                                  # both traces, 5 repeats
     python benches/policies.py --repeats 1 --policies lru cflru --traces zipf
     TIERLAB_SHARED=/work/shared python benches/policies.py --json out.json
 
@@ -83,7 +83,7 @@ def main() -> None:
     ap.add_argument("--real", default=str(SHARED / REAL), help="the real trace")
     ap.add_argument("--zipf", default=ZIPF, help="the synthetic trace spec")
     ap.add_argument("--fractions", nargs="+", default=["1%", "10%", "30%"])
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5, help="pairs per cell (a 25 ms lru run can catch a spike)")
     ap.add_argument("--policies", nargs="+", help="policy specs (default: every registered policy)")
     ap.add_argument(
         "--memory-bin",
