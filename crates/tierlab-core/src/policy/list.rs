@@ -95,6 +95,12 @@ impl<T> Arena<T> {
         &mut self.nodes[i as usize].val
     }
 
+    /// Slot `i`'s value, or `None` past the slots (`NIL` among them).
+    #[inline]
+    pub fn get_mut_checked(&mut self, i: u32) -> Option<&mut T> {
+        self.nodes.get_mut(i as usize).map(|n| &mut n.val)
+    }
+
     /// Starts loading slot `i`'s node (see [`prefetch`]).
     #[inline(always)]
     pub fn prefetch(&self, i: u32) {
