@@ -26,16 +26,22 @@ pub fn prefetch<T>(v: &[T], i: usize) {
 #[inline(always)]
 pub fn prefetch_unchecked<T>(v: &[T], i: usize) {
     debug_assert!(i <= v.len());
+    prefetch_ptr(v.as_ptr().wrapping_add(i));
+}
+
+/// Starts loading the cache line at `p`, any address (a hint: it never faults, has no visible
+/// effect, and `p` is not dereferenced). What [`prefetch`] does once it has the address; for
+/// lines within a structure (a chunk's header and keys) and addresses from stale data.
+#[inline(always)]
+pub fn prefetch_ptr<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is only a hint; it never faults and has no visible effect, and the
     // pointer is not dereferenced.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            v.as_ptr().wrapping_add(i).cast::<i8>(),
-        )
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = (v, i);
+    let _ = p;
 }
 
 #[derive(Debug, Clone)]

@@ -56,7 +56,7 @@
 //! behind the hand; after an eviction the hand is on the victim's successor
 //! (wrapping from the highest page to the lowest).
 
-use crate::policy::list::prefetch;
+use crate::policy::list::{prefetch, prefetch_ptr};
 use crate::policy::Frame;
 use crate::sim::PageId;
 use crate::trace::Kind;
@@ -80,20 +80,6 @@ const ANON: u32 = 16;
 /// resident, its home chunk above ([`NO_HOME`]: none).
 const HOME_SHIFT: u32 = 8;
 const NO_HOME: u32 = u32::MAX >> HOME_SHIFT;
-
-/// Starts loading the cache line at `p` (a hint: it never faults and has
-/// no visible effect).
-#[inline(always)]
-fn prefetch_line(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is only a hint; it never faults and has no visible effect, and the
-    // pointer is not dereferenced.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
 
 /// Bits `0..k` set (`k` at most 64).
 #[inline(always)]
@@ -142,6 +128,10 @@ struct Chunk {
     pages: [u64; CHUNK],
     ids: [PageId; CHUNK],
 }
+
+/// Lines of a [`Chunk`] up to its page numbers' (fences, header, page numbers; not the ids).
+const CHUNK_KEY_LINES: usize =
+    (std::mem::size_of::<Chunk>() - std::mem::size_of::<[PageId; CHUNK]>()) / 64 + 1;
 
 impl Chunk {
     fn new(lo: u64, hi: u64) -> Self {
@@ -356,11 +346,7 @@ impl SectorRing {
             return;
         }
         if let Some(&h) = self.table.to.get((page >> table::BUCKET_SHIFT) as usize) {
-            if let Some(c) = self.chunks.get(h as usize) {
-                let base = (c as *const Chunk).cast::<u8>();
-                prefetch_line(base);
-                prefetch_line(base.wrapping_add(64));
-            }
+            self.prefetch_chunk_lines::<0, 2>(h);
         }
     }
 
@@ -369,33 +355,25 @@ impl SectorRing {
     /// is anywhere, so no hardware prefetcher follows the ring).
     #[inline(always)]
     fn prefetch_for_hand(&self, ci: u32) {
-        if let Some(c) = self.chunks.get(ci as usize) {
-            let base = (c as *const Chunk).cast::<u8>();
-            for line in 1..std::mem::size_of::<Chunk>() / 64 {
-                prefetch_line(base.wrapping_add(line * 64));
-            }
-        }
+        self.prefetch_chunk_lines::<1, { std::mem::size_of::<Chunk>() / 64 }>(ci);
     }
 
     /// Starts loading chunk `ci`'s header and page numbers.
     #[inline(always)]
     fn prefetch_chunk(&self, ci: u32) {
-        #[cfg(target_arch = "x86_64")]
+        self.prefetch_chunk_lines::<0, { CHUNK_KEY_LINES }>(ci);
+    }
+
+    /// Starts loading the 64-byte lines `FROM..TO` (from its start) of chunk `ci`, when there
+    /// is such a chunk (bounds known at compile time: the loop unrolls).
+    #[inline(always)]
+    fn prefetch_chunk_lines<const FROM: usize, const TO: usize>(&self, ci: u32) {
         if let Some(c) = self.chunks.get(ci as usize) {
-            let base = (c as *const Chunk).cast::<i8>();
-            for line in
-                0..(std::mem::size_of::<Chunk>() - std::mem::size_of::<[PageId; CHUNK]>()) / 64 + 1
-            {
-                // SAFETY: a prefetch is only a hint; it never faults and has no visible effect.
-                unsafe {
-                    std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                        base.wrapping_add(line * 64),
-                    )
-                }
+            let base = (c as *const Chunk).cast::<u8>();
+            for line in FROM..TO {
+                prefetch_ptr(base.wrapping_add(line * 64));
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = ci;
     }
 
     /// Records a hit on resident page `id` in one read and one write of its
@@ -526,7 +504,7 @@ impl SectorRing {
         let flags = self.flags.as_ptr();
         for k in 0..4 {
             let id = c.ids[(i + k) & (CHUNK - 1)];
-            prefetch_line(flags.wrapping_add(id as usize).cast::<u8>());
+            prefetch_ptr(flags.wrapping_add(id as usize));
         }
         page
     }
