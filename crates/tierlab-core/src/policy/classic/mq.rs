@@ -170,7 +170,9 @@ impl PolicyDef for Mq {
             table: SlotTable::default(),
             qout_cap,
             qout: List::default(),
-            ghosts: Arena::with_capacity(0),
+            // Reserved whole: Qout (4x memory by default) fills early in a miss-heavy trace,
+            // and growing by doubling copies every ghost so far each time, mid-replay.
+            ghosts: Arena::with_capacity(qout_cap),
             now: 0,
         })
     }
