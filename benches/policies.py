@@ -146,11 +146,8 @@ def main() -> None:
                             pair.append(sec)
                         pairs.setdefault((s, frac), []).append((pair[0], pair[-1]))
             rate = {k: info[k][0] / statistics.median(v) for k, v in secs.items()}
-            x_lru = {k: statistics.median(lru / sec for lru, sec in v) for k, v in pairs.items()}
-            # The spread of a cell's pair ratios: where it straddles a third, which side the
-            # median lands on is the machine's noise as much as the policy's cost.
             ratios = {k: [lru / sec for lru, sec in v] for k, v in pairs.items()}
-            x_range = {k: (min(v), max(v)) for k, v in ratios.items()}
+            x_lru = {k: statistics.median(v) for k, v in ratios.items()}
             head = " ".join(f"{'M/s@' + f:>10}" for f in args.fractions)
             ratio_head = " ".join(f"{'x lru@' + f:>10}" for f in args.fractions)
             print(f"{'policy':24} {'family':8} {head} {ratio_head}")
@@ -179,11 +176,13 @@ def main() -> None:
                             "misses": info[(s, f)][1],
                         }
                     )
+            # Where a cell's pair ratios straddle a third, which side its median lands on is the
+            # machine's noise as much as the policy's cost.
             straddle = [
-                f"{s} {f} ({x_range[(s, f)][0]:.2f}-{x_range[(s, f)][1]:.2f}, median {x_lru[(s, f)]:.2f})"
+                f"{s} {f} ({min(ratios[(s, f)]):.2f}-{max(ratios[(s, f)]):.2f}, median {x_lru[(s, f)]:.2f})"
                 for s in specs
                 for f in args.fractions
-                if s != "lru" and x_range[(s, f)][0] < 1 / 3 <= x_range[(s, f)][1]
+                if s != "lru" and min(ratios[(s, f)]) < 1 / 3 <= max(ratios[(s, f)])
             ]
             if straddle:
                 print("pairs on both sides of a third of lru: " + "; ".join(straddle))

@@ -1082,20 +1082,19 @@ impl LhdCore {
         // (where it is not, the loads are there already).
         if sampled {
             let cold = n >= COLD_PREFETCH_MIN;
+            let load = |i: usize| {
+                prefetch_unchecked(&self.stamps, i);
+                if cold {
+                    prefetch_unchecked(&self.cold, i);
+                }
+            };
             if indexed {
                 for &i in self.samples.idx_window((AHEAD - 1) * candidates, look) {
-                    prefetch_unchecked(&self.stamps, i as usize);
-                    if cold {
-                        prefetch_unchecked(&self.cold, i as usize);
-                    }
+                    load(i as usize);
                 }
             } else {
                 for &r in &self.samples.ahead()[(AHEAD - 1) * candidates..][..look] {
-                    let i = IndexSampler::index_of(r, n);
-                    prefetch_unchecked(&self.stamps, i);
-                    if cold {
-                        prefetch_unchecked(&self.cold, i);
-                    }
+                    load(IndexSampler::index_of(r, n));
                 }
             }
         }
