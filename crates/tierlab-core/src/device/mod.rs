@@ -266,3 +266,29 @@ impl System {
         })
     }
 }
+
+/// A storage device (no CPU-side access costs): the constructor every preset file uses.
+fn storage(
+    name: &str,
+    class: DeviceClass,
+    source: &str,
+    read: IoCost,
+    write: IoCost,
+    endurance_writes: Option<f64>,
+    erase_block_pages: Option<u32>,
+) -> Device {
+    Device {
+        name: name.into(),
+        class,
+        source: source.into(),
+        read,
+        write,
+        access_read_ns: 0.0,
+        access_write_ns: 0.0,
+        access_read_energy_nj: 0.0,
+        access_write_energy_nj: 0.0,
+        static_mw_per_gib: 0.0,
+        endurance_writes,
+        erase_block_pages,
+    }
+}

@@ -17,7 +17,7 @@
 //! - A field left at 0 (energy, static power) is not modeled for lack of a
 //!   published figure; define the device in TOML to add one.
 
-use super::{Device, DeviceClass, IoCost};
+use super::{storage, Device, DeviceClass, IoCost};
 
 /// Bytes per page.
 const PAGE_BYTES: f64 = 4096.0;
@@ -89,32 +89,6 @@ fn memory(
         static_mw_per_gib,
         endurance_writes,
         erase_block_pages: None,
-    }
-}
-
-/// A storage device (no CPU-side access costs): the constructor every preset file uses.
-pub(super) fn storage(
-    name: &str,
-    class: DeviceClass,
-    source: &str,
-    read: IoCost,
-    write: IoCost,
-    endurance_writes: Option<f64>,
-    erase_block_pages: Option<u32>,
-) -> Device {
-    Device {
-        name: name.into(),
-        class,
-        source: source.into(),
-        read,
-        write,
-        access_read_ns: 0.0,
-        access_write_ns: 0.0,
-        access_read_energy_nj: 0.0,
-        access_write_energy_nj: 0.0,
-        static_mw_per_gib: 0.0,
-        endurance_writes,
-        erase_block_pages,
     }
 }
 

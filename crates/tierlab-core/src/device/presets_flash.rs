@@ -43,8 +43,7 @@
 //! reduction depends on the calibrated write numbers, not on these guesses;
 //! only its absolute value and the read share of total time do.
 
-use super::presets::storage;
-use super::{Device, DeviceClass, IoCost};
+use super::{storage, Device, DeviceClass, IoCost};
 
 /// Pages of 4 KB in the paper's 64 MB experiment.
 pub const FIG2_TOTAL_PAGES: u64 = 16384;

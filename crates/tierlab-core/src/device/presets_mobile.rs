@@ -8,8 +8,7 @@
 //! 4 KiB random request costs `1 / IOPS` of which the transfer is `4096 B /
 //! sequential bandwidth` and the rest is the random setup.
 
-use super::presets::storage;
-use super::{Device, DeviceClass, IoCost};
+use super::{storage, Device, DeviceClass, IoCost};
 
 const PAGE_BYTES: f64 = 4096.0;
 

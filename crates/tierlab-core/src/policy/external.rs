@@ -12,12 +12,11 @@
 //! The core stays free of any foreign-language runtime; the callbacks are plain trait methods.
 //!
 //! In object-size mode the engine runs the same callbacks through
-//! [`crate::policy::object::external::ObjExternal`] instead ([`External::into_object_mode`],
+//! [`crate::policy::object::external::ObjExternal`] instead (`External::into_object_mode`,
 //! chosen once per run): it keeps the bytes in use as well and asks for victims until the
 //! missed object fits.
 
 use crate::error::Error;
-use crate::policy::object::external::ObjExternal;
 use crate::policy::{Frame, Policy};
 use crate::sim::{PageRef, Sink};
 use std::collections::HashMap;
@@ -127,10 +126,10 @@ impl External {
         self.failure.set(&self.name, what, "page", page, &msg);
     }
 
-    /// The same policy in object-size mode (capacity in bytes): the engine's choice, once per
-    /// run, when `RunOptions::object_sizes` is set (see [`crate::policy::object::external`]).
-    pub fn into_object_mode(self) -> ObjExternal {
-        ObjExternal::new(self.name, self.cap as u64, self.inner)
+    /// Its name, capacity and callbacks, for the same policy in object-size mode
+    /// (`External::into_object_mode`, in [`crate::policy::object::external`]).
+    pub(crate) fn into_parts(self) -> (String, usize, Box<dyn ExternalPolicy>) {
+        (self.name, self.cap, self.inner)
     }
 }
 

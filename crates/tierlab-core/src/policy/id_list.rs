@@ -18,7 +18,7 @@ pub trait IdLinks {
 /// Implements [`IdLinks`] for an entry type whose `links` field holds its link pairs.
 macro_rules! id_links_in_field {
     ($entry:ty) => {
-        impl $crate::policy::list::IdLinks for $entry {
+        impl $crate::policy::id_list::IdLinks for $entry {
             #[inline(always)]
             fn links(&self) -> &[[u32; 2]] {
                 &self.links

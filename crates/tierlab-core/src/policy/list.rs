@@ -606,9 +606,6 @@ impl GhostFifo {
     }
 }
 
-pub(crate) use super::id_list::id_links_in_field;
-pub use super::id_list::{prefetch_before, prefetch_neighbours, IdLinks, IdList};
-
 /// Page id -> slot (or [`NIL`]), one `u32` per distinct page.
 #[derive(Debug, Clone, Default)]
 pub struct SlotTable {

@@ -106,9 +106,11 @@ pub trait PolicyDef: Policy + Sized {
     /// Object-size mode (docs/design.md): calls `v.visit::<O>()` with the policy's object-size
     /// variant `O`, a policy whose `ctx.capacity` is in bytes and which reads each object's
     /// size from `PageRef::size`, or returns `None`, the default: a policy that does not opt in
-    /// is rejected in object-size mode with a config error naming it.
-    fn visit_object_mode<V: PolicyVisitor>(_v: V) -> Option<V::Out> {
-        None
+    /// is rejected in object-size mode with a config error naming it. The default is the variant
+    /// of the same name in [`object`] ([`object::visit_object_form`]); a policy whose own type
+    /// reads sizes returns `Some(v.visit::<Self>())`.
+    fn visit_object_mode<V: PolicyVisitor>(v: V) -> Option<V::Out> {
+        object::visit_object_form(Self::NAME, v)
     }
 }
 
@@ -231,12 +233,12 @@ registry!(
     classic::clock2qplus::Clock2QPlus,
     classic::lruprob::LruProb,
     classic::random::Random,
-    // Sampled and learning policies of issue 18 (parity-sampled): one block, to merge as one.
+    // Sampled and learning policies (libCacheSim's, agreeing in distribution).
     classic::hyperbolic::Hyperbolic,
     classic::lecar::Lecar,
     classic::lhd::Lhd,
     classic::cacheus::Cacheus,
-    // Issue 18, sketch/oracle/flash slice (W-TinyLFU, BeladySize, FlashProb).
+    // Sketch, oracle and flash-admission policies (W-TinyLFU, BeladySize, FlashProb).
     classic::wtinylfu::WTinyLfu,
     classic::beladysize::BeladySize,
     classic::flashprob::FlashProb,

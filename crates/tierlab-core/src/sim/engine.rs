@@ -117,6 +117,18 @@ impl EngineSink for Accounting {
     }
 }
 
+impl<S: EngineSink> EngineSink for ObjectSink<S> {
+    fn grow(&mut self, n: usize) {
+        self.inner_mut().grow(n)
+    }
+    fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
+        let (inner, write_counts) = self.into_inner();
+        let (mut stats, log) = inner.into_parts();
+        write_counts(&mut stats);
+        (stats, log)
+    }
+}
+
 /// CPU time of the calling thread, in seconds (wall time where the OS cannot tell).
 fn thread_cpu_seconds() -> f64 {
     #[cfg(unix)]

@@ -7,8 +7,7 @@
 //! than the cache (which policies refuse, as libCacheSim does); device models still see one
 //! reference per object. Page mode never builds one, so it pays nothing for any of this.
 
-use super::accounting::{DeviceRequest, Stats};
-use super::engine::EngineSink;
+use super::accounting::Stats;
 use super::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Event;
 
@@ -77,15 +76,18 @@ impl<S: Sink> Sink for ObjectSink<S> {
     }
 }
 
-impl<S: EngineSink> EngineSink for ObjectSink<S> {
-    fn grow(&mut self, n: usize) {
-        self.inner.grow(n)
+impl<S> ObjectSink<S> {
+    /// The sink it wraps (to pass the engine's calls on).
+    pub(super) fn inner_mut(&mut self) -> &mut S {
+        &mut self.inner
     }
-    fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
-        let (mut stats, log) = self.inner.into_parts();
-        stats.byte_accesses = self.bytes;
-        stats.byte_misses = self.byte_misses;
-        stats.too_large = self.too_large;
-        (stats, log)
+    /// The sink it wraps, and its counts written into that sink's `stats`.
+    pub(super) fn into_inner(self) -> (S, impl FnOnce(&mut Stats)) {
+        let (bytes, byte_misses, too_large) = (self.bytes, self.byte_misses, self.too_large);
+        (self.inner, move |stats: &mut Stats| {
+            stats.byte_accesses = bytes;
+            stats.byte_misses = byte_misses;
+            stats.too_large = too_large;
+        })
     }
 }

@@ -50,11 +50,12 @@
 //! its count list (resident) or in an expert history (not resident: a page in an expert
 //! history never is), its count, location, flags, kind and page number. A hit reads that entry
 //! and rewrites its neighbours' links; the prefetch hint loads the entry 16 references ahead
-//! and its neighbours 6 ahead, so those loads overlap (benches/README.md, "Hyperbolic, LHD,
-//! LeCaR and Cacheus"). Memory: 32 bytes per distinct page.
+//! and its neighbours 6 ahead, so those loads overlap. Memory: 32 bytes per distinct
+//! page.
 
 use crate::error::Result;
-use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::id_list::{id_links_in_field, prefetch_neighbours, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;

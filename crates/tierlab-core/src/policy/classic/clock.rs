@@ -63,9 +63,6 @@ impl PolicyDef for Clock {
             table: SlotTable::default(),
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::clock::ObjClock>())
-    }
 }
 
 impl Clock {

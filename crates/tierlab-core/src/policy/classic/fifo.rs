@@ -34,9 +34,6 @@ impl PolicyDef for Fifo {
             table: SlotTable::default(),
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::fifo::ObjFifo>())
-    }
 }
 
 impl Policy for Fifo {

@@ -36,11 +36,10 @@
 //! divisions and minimum reductions (`sampling::Argmin`), no branch per sample; with AVX-512
 //! its 64 keys are loaded by gathers (tested equal to the scalar loads): 8 gathers of 8 lanes,
 //! each lane the 8 bytes holding a key's count and the low half of its insertion time, which is
-//! all of it before the 2^32nd reference (16 gathers after that). The
-//! count is a
-//! `u32` that saturates: a page hit more than 2^32 - 1 times keeps that count, the only
-//! difference from an unbounded count (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus"
-//! and "Hyperbolic, 2026-11-27").
+//! all of it before the 2^32nd reference (16 gathers after that). The count is a `u32` that
+//! saturates: a page hit more than 2^32 - 1 times keeps that count, the only difference from an
+//! unbounded count. Memory: the 16-byte key and a 16-byte frame per resident page, and a 4-byte
+//! id -> slot entry per distinct page.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, SlotTable, NIL};
@@ -363,9 +362,6 @@ impl PolicyDef for Hyperbolic {
             ranker: Box::default(),
             next_draws: Vec::new(),
         })
-    }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::hyperbolic::ObjHyperbolic>())
     }
 }
 

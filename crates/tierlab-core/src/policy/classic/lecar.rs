@@ -33,11 +33,11 @@
 //! the time of its eviction), its count, state, dirty bit, kind and page number. A hit reads
 //! that entry and rewrites its four neighbours' links; the prefetch hint loads the entry 16
 //! references ahead and its neighbours 6 ahead, so those loads overlap instead of following
-//! one another (benches/README.md, "Hyperbolic, LHD, LeCaR and Cacheus"). Memory: 32 bytes per
-//! distinct page, whatever the cache size.
+//! one another. Memory: 32 bytes per distinct page, whatever the cache size.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{id_links_in_field, prefetch, prefetch_neighbours, IdList, NIL};
+use crate::policy::id_list::{id_links_in_field, prefetch_neighbours, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;

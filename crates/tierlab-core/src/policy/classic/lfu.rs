@@ -50,9 +50,6 @@ impl PolicyDef for Lfu {
             table: SlotTable::default(),
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::lfu::ObjLfu>())
-    }
 }
 
 impl Policy for Lfu {

@@ -36,9 +36,6 @@ impl PolicyDef for Lru {
             table: SlotTable::default(),
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::lru::ObjLru>())
-    }
 }
 
 impl Policy for Lru {

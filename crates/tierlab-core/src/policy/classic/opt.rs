@@ -43,9 +43,6 @@ impl PolicyDef for Opt {
             table: SlotTable::default(),
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::opt::ObjOpt>())
-    }
 }
 
 impl Opt {

@@ -128,9 +128,6 @@ impl PolicyDef for S3Fifo {
             has_evicted: false,
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::s3fifo::ObjS3Fifo>())
-    }
 }
 
 impl S3Fifo {

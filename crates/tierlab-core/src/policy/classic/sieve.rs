@@ -49,9 +49,6 @@ impl PolicyDef for Sieve {
             table: SlotTable::default(),
         })
     }
-    fn visit_object_mode<V: crate::policy::PolicyVisitor>(v: V) -> Option<V::Out> {
-        Some(v.visit::<crate::policy::object::sieve::ObjSieve>())
-    }
 }
 
 impl Sieve {

@@ -41,7 +41,8 @@
 //! to the highest seen below 2^22, a hash-map entry per block above.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{id_links_in_field, prefetch, IdList, NIL};
+use crate::policy::id_list::{id_links_in_field, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;

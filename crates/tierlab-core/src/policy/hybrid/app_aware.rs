@@ -46,14 +46,13 @@
 //! memory). A reference reads that one entry instead of an id -> slot table, an arena node and
 //! the meter's owner table; the prefetch hint loads it 16 references ahead and its list
 //! neighbours 6 ahead; a second chance starts loading the next candidate, and after a tier gives
-//! up its victim the entry before its new LRU end is prefetched. Memory: 32 bytes per distinct page, whatever the memory size (benches/README.md,
-//! "hybrid-lru and app-aware, 2026-11-27 (fourth session)").
+//! up its victim the entry before its new LRU end is prefetched. Memory: 32 bytes per distinct page,
+//! whatever the memory size.
 
 use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
-use crate::policy::list::{
-    id_links_in_field, prefetch, prefetch_before, prefetch_neighbours, IdList, NIL,
-};
+use crate::policy::id_list::{id_links_in_field, prefetch_before, prefetch_neighbours, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Event, Kind};

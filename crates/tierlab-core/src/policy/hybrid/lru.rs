@@ -25,11 +25,12 @@
 //! the meter's owner table; the prefetch hint loads it 16 references ahead and its neighbours
 //! in the stack and in DRAM 6 ahead, and each pop from the stack's or DRAM's back starts
 //! loading the entry before the new back. Memory: 32 bytes per distinct page, whatever the
-//! memory size (benches/README.md, "hybrid-lru and app-aware, 2026-11-27 (fourth session)").
+//! memory size.
 
 use super::{hybrid_ctx, DramOrder, Meter, PageEntry, ABSENT, OWN as S, PAPER_DRAM_RATIO};
 use crate::error::Result;
-use crate::policy::list::{prefetch, prefetch_before, prefetch_neighbours, IdList, NIL};
+use crate::policy::id_list::{prefetch_before, prefetch_neighbours, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Event;

@@ -27,9 +27,8 @@ pub mod lru;
 pub mod two_q;
 
 use crate::error::{Error, Result};
-use crate::policy::list::{
-    id_links_in_field, prefetch, prefetch_before, prefetch_neighbours, IdList, NIL,
-};
+use crate::policy::id_list::{id_links_in_field, prefetch_before, prefetch_neighbours, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{check_fraction, PolicyCtx};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::{Event, EventKind, Kind};

@@ -23,13 +23,13 @@
 //! leaves memory). A reference reads that one entry instead of an id -> slot table, a ghost
 //! table, a DRAM table, the meter's owner table and a node per list; the prefetch hint loads
 //! it 16 references ahead and its neighbours in Am / A1out and in DRAM 6 ahead. Memory: 32
-//! bytes per distinct page, whatever the memory size (benches/README.md, "hybrid-2q on Zipf,
-//! 2026-11-27 (fourth session)"). [`super::lru::HybridLru`] keeps the same entry
+//! bytes per distinct page, whatever the memory size. [`super::lru::HybridLru`] keeps the same entry
 //! ([`super::PageEntry`]) and places pages in DRAM through the same [`super::DramOrder`].
 
 use super::{hybrid_ctx, DramOrder, Meter, PageEntry, ABSENT, OWN as Q, PAPER_DRAM_RATIO};
 use crate::error::Result;
-use crate::policy::list::{prefetch, prefetch_before, prefetch_neighbours, IdList, NIL};
+use crate::policy::id_list::{prefetch_before, prefetch_neighbours, IdList};
+use crate::policy::list::{prefetch, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Event;

@@ -22,7 +22,7 @@
 //! ([`Policy::failed`]), which names the policy, the callback and the object.
 
 use crate::error::Error;
-use crate::policy::external::{CallbackFailure, ExternalPolicy, RefInfo};
+use crate::policy::external::{CallbackFailure, External, ExternalPolicy, RefInfo};
 use crate::policy::{Frame, Policy};
 use crate::sim::{PageRef, Sink};
 use std::collections::HashMap;
@@ -43,6 +43,15 @@ pub struct ObjExternal {
     /// Bytes of the resident objects.
     used: u64,
     failure: CallbackFailure,
+}
+
+impl External {
+    /// The same policy in object-size mode (capacity in bytes): the engine's choice, once per
+    /// run, when `RunOptions::object_sizes` is set.
+    pub fn into_object_mode(self) -> ObjExternal {
+        let (name, cap, inner) = self.into_parts();
+        ObjExternal::new(name, cap as u64, inner)
+    }
 }
 
 impl ObjExternal {

@@ -6,8 +6,10 @@
 //! admitted (reported with `miss_bypass`, counted as `too_large` by the engine's sink);
 //! otherwise the policy evicts, one victim at a time by its own rule, until the object fits,
 //! then inserts it. On a hit the object keeps the size it was admitted with (libCacheSim's
-//! `cache_find_base` does not update it either). Each page-mode policy links to its variant
-//! through `PolicyDef::visit_object_mode`; page mode never runs this code.
+//! `cache_find_base` does not update it either). Each variant here has the name of its page-mode
+//! policy and reads that policy's config; [`visit_object_form`] finds it by that name (the default
+//! of `PolicyDef::visit_object_mode`), so the page-mode files never name this module, and page
+//! mode never runs this code.
 
 pub mod clock;
 pub mod external;
@@ -21,8 +23,34 @@ pub mod s3fifo;
 pub mod sieve;
 
 use crate::policy::list::{Arena, NIL};
-use crate::policy::{Frame, Policy};
+use crate::policy::{Frame, Policy, PolicyDef, PolicyVisitor};
 use crate::sim::{PageRef, Sink};
+
+/// Calls `v.visit::<O>()` with the object-size variant `O` whose name is `page_policy` (a
+/// registered page-mode policy's canonical name), or returns `None` if it has none.
+pub fn visit_object_form<V: PolicyVisitor>(page_policy: &str, v: V) -> Option<V::Out> {
+    macro_rules! forms {
+        ($($ty:ty),* $(,)?) => {
+            $(
+                if page_policy == <$ty as PolicyDef>::NAME {
+                    return Some(v.visit::<$ty>());
+                }
+            )*
+        };
+    }
+    forms!(
+        fifo::ObjFifo,
+        lru::ObjLru,
+        clock::ObjClock,
+        opt::ObjOpt,
+        s3fifo::ObjS3Fifo,
+        sieve::ObjSieve,
+        lfu::ObjLfu,
+        hyperbolic::ObjHyperbolic,
+        lhd::ObjLhd,
+    );
+    None
+}
 
 /// A resident object: its frame (id, number, kind, dirty bit), size, and a per-policy
 /// counter (CLOCK's and SIEVE's reference bits, LFU's count).

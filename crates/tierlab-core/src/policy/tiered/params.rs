@@ -72,7 +72,7 @@ macro_rules! tier_config {
         }
         impl Default for $name {
             fn default() -> Self {
-                let t = $crate::policy::tiered::machine::TierParams::default();
+                let t = $crate::policy::tiered::params::TierParams::default();
                 $name {
                     fast_share: t.fast_share,
                     fast_pages: t.fast_pages,
@@ -95,8 +95,8 @@ macro_rules! tier_config {
             }
         }
         impl $name {
-            pub fn tier(&self) -> $crate::policy::tiered::machine::TierParams {
-                $crate::policy::tiered::machine::TierParams {
+            pub fn tier(&self) -> $crate::policy::tiered::params::TierParams {
+                $crate::policy::tiered::params::TierParams {
                     fast_share: self.fast_share,
                     fast_pages: self.fast_pages,
                     fast_ns: self.fast_ns,
