@@ -61,17 +61,6 @@ pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
 /// in Caffeine's `FrequencySketch` (a blocked count-min sketch), at `depth` distinct places
 /// drawn by double hashing within the block, and its doorkeeper bits in one 64-bit word (a
 /// blocked Bloom filter): one cache line each per lookup.
-///
-/// Not taken (measured, benches/README.md "W-TinyLFU, BeladySize and FlashProb", 2026-11-27):
-/// putting a key's doorkeeper bits in the same line as its counters (16 packed 4-bit counters
-/// and seven doorkeeper words per line), one line per lookup instead of two. It moved the miss
-/// counts by -0.24% to +0.49% but ran 7-13% *slower* on telegram at 10% and 30% in the same
-/// interleaved runs (why is not established: at 30% of telegram its one array is 8 MB where
-/// the two here are 2 + 4 MB), so the layout and every result stay as they were. Nor 4-bit
-/// counters packed two to a byte (blocks of 32 bytes, two to a line: the same counts from a
-/// table half the size, 1 MB at 30% of telegram): 0.312 of `lru` against 0.326 at 30% of
-/// telegram (benches/README.md, "W-TinyLFU on telegram, 2026-11-27 (fourth session)"); the
-/// extraction and insertion of half-bytes cost more than the smaller table saves.
 pub struct FreqSketch {
     /// Counters (one per byte; only values 0..=15 are used), in blocks of 64 aligned to
     /// cache lines (a `Vec<u8>` is not, and a key's block then straddled two lines).

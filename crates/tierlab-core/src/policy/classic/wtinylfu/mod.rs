@@ -52,25 +52,18 @@
 //! filter would exceed 2^28 counters (1 GiB); libCacheSim itself allocates it.
 //!
 //! Per reference: one hash and O(depth) sketch lookups plus O(1) list moves (a miss may
-//! consider several window objects in the libCacheSim variant). The sketch and doorkeeper grow
-//! with the cache (about 14 bytes per page), so on a large cache each lookup was a cache miss,
-//! which is why this policy fell from 0.32 of `lru` at 1% to 0.08 at 30% on a miss-heavy
-//! trace: the replay loop now hints each reference's sketch line and doorkeeper word 16
-//! references ahead ([`Policy::prefetch_ref`]), a miss takes its page's hash from that hint
-//! (`HashCache`: XXH64's chain of multiplications no longer stands between the reference and
-//! its doorkeeper test), each node keeps its page's hash (admission tests do not hash again),
-//! and after a miss the next candidates' and the victim's sketch entries
-//! (in the libCacheSim variant too: its ten filter counters each) are loaded ahead. Speed
-//! only: every decision is the same. The sketch's layout is described, with the alternative
-//! that was measured and not taken, in `tinylfu_sketch.rs`. What bounds the default on a
-//! miss-heavy trace is the memory system: several random cache lines per miss (the new page's
-//! table entry, sketch line and doorkeeper word; the candidate's node and table entry) against
-//! LRU's three, with the prefetch hints already waiting for free miss buffers
-//! (benches/README.md, "W-TinyLFU, BeladySize and FlashProb").
+//! consider several window objects in the libCacheSim variant). Memory: a list node per resident
+//! object (with its page's hash, so admission tests do not hash again), the sketch and
+//! doorkeeper (about 14 bytes per page of capacity), and a 4-byte id -> slot entry per distinct
+//! page. On a large cache each sketch lookup is a cache miss, so the replay loop hints each
+//! reference's sketch line and doorkeeper word 16 references ahead ([`Policy::prefetch_ref`]), a
+//! miss takes its page's hash from that hint (`HashCache`), and after a miss the next candidates'
+//! and the victim's sketch entries (in the libCacheSim variant too: its ten filter counters each)
+//! are loaded ahead. Speed only: every decision is the same. The sketch's layout is described in
+//! `tinylfu_sketch.rs`.
 //!
-//! The admission test (paper rules) reads little (benches/README.md, "W-TinyLFU on telegram,
-//! 2026-11-27 (later)"); each shortcut gives the answer of comparing the two estimates, and
-//! a test in `tinylfu_sketch.rs` checks each against the plain estimate:
+//! The admission test (paper rules) reads little; each shortcut gives the answer of comparing the
+//! two estimates, and a test in `tinylfu_sketch.rs` checks each against the plain estimate:
 //! - the victim's estimate is remembered by the sketch while no record touches its counter
 //!   block or doorkeeper word ([`FreqSketch::estimate_remembered`]): the victim mostly stays
 //!   the victim for many tests;
@@ -704,106 +697,4 @@ impl Policy for WTinyLfu {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::policy::object::testing::replay_objects;
-    use crate::sim::check::replay_spec_ids;
-
-    #[test]
-    fn hash_cache_answers_the_hash() {
-        use super::{FreqSketch, HashCache, LcsCbf, HASH_CACHE};
-        for hash in [FreqSketch::hash as fn(u64) -> u64, LcsCbf::hash] {
-            let c = HashCache::new(hash);
-            // Fresh, every entry is page 0's; another page is hashed.
-            assert_eq!(c.get(5, 0, |_| unreachable!()), hash(0));
-            assert_eq!(c.get(5, 77, hash), hash(77));
-            c.put(5, 77, hash(77));
-            assert_eq!(c.get(5, 77, |_| unreachable!()), hash(77));
-            // The same entry for another page is not its hash.
-            let other = 5 + HASH_CACHE as u32;
-            assert_eq!(c.get(other, 78, hash), hash(78));
-            c.put(other, 78, hash(78));
-            assert_eq!(c.get(5, 77, hash), hash(77));
-        }
-    }
-
-    /// Rows wide enough that the few pages of a hand-worked trace do not collide.
-    const WIDE: &str = "wtinylfu(width=1024)";
-
-    #[test]
-    fn hand_worked_paper() {
-        // Capacity 3: window 3 - floor(2.97) = 1, main 2 (protected floor(1.6) = 1).
-        // Estimates: first sighting -> doorkeeper only (1); then sketch count + 1.
-        // 1 miss (window [1]); 2 miss: candidate 1, main has room -> probation; 3 miss:
-        // candidate 2 -> probation [2 1]; 1 hit (est 2) -> protected [1]; 2 hit (est 2) ->
-        // protected, 1 demoted to probation; 4 miss: candidate 3 (1) vs victim 1 (2): 3 is
-        // rejected; 1 hit (est 3) -> protected, 2 demoted; 3 miss (est 2): candidate 4 (1) vs
-        // victim 2 (2): rejected; 3 hits in the window.
-        let t = [1, 2, 3, 1, 2, 4, 1, 3, 3];
-        assert_eq!(replay_spec_ids(WIDE, 3, &t), (4, 5));
-    }
-
-    #[test]
-    fn frequent_candidate_is_admitted() {
-        // Capacity 3 as above. 1 2 miss (1 -> probation), 1 hits (-> protected), 2 hits in the
-        // window; 5 misses (2 -> probation); then 6 5 6 5 6 miss, each pushing the other out of
-        // the window: candidates 5 (1), 6 (1), 5 (2), 6 (2) lose to victim 2 (2) until 5 is
-        // seen a third time (3 > 2): 2 is evicted, 5 enters probation. 5 hits (-> protected, 1
-        // demoted); 7 misses: candidate 6 (3) beats victim 1 (2); 5 hits; 1 misses.
-        let t = [1, 2, 1, 2, 5, 6, 5, 6, 5, 6, 5, 7, 5, 1];
-        assert_eq!(replay_spec_ids(WIDE, 3, &t), (4, 10));
-    }
-
-    #[test]
-    fn hand_worked_libcachesim() {
-        // Capacity 100: window floor(1.0) = 1, main 99: probation 19, protected 79.
-        // 100 distinct objects fill the cache (all in the window: it is unbounded);
-        // object 101 forces one eviction, which moves window objects 1..=99 into the main
-        // cache while it has room (1..=19 to probation, 20..=98 to protected, 99 to probation
-        // over its bound), then compares 100 (added once, on its miss) with the main victim 1
-        // (added on its miss and when it moved: 2): not higher, 100 is evicted. 1 then hits
-        // (probation -> protected; 20 cools to probation, whose overflow evicts 2 and 3), 100
-        // misses.
-        let mut t: Vec<u64> = (1..=101).collect();
-        t.extend([1, 100]);
-        assert_eq!(
-            replay_spec_ids("wtinylfu(libcachesim=true)", 100, &t),
-            (1, 102)
-        );
-        // Below 100 pages the window has size 0 and nothing is admitted.
-        assert_eq!(
-            replay_spec_ids("wtinylfu(libcachesim=true)", 99, &[1, 1, 1]),
-            (0, 3)
-        );
-    }
-
-    #[test]
-    fn libcachesim_admission_ends_the_eviction() {
-        // A skewed pseudo-random trace (64-bit LCG; key 1 + a*b/400 with a, b drawn in
-        // 0..400) at 120 pages: pip libcachesim 0.3.5's WTinyLFU hits 2,347 times and misses
-        // 1,653 times. Going on comparing after a window object has won (the older rule of
-        // the libCacheSim source) gives 1,657 misses.
-        let mut x = 1u64;
-        let t: Vec<u64> = (0..4000)
-            .map(|_| {
-                x = x
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                1 + ((x >> 33) % 400) * ((x >> 13) % 400) / 400
-            })
-            .collect();
-        assert_eq!(
-            replay_spec_ids("wtinylfu(libcachesim=true)", 120, &t),
-            (2347, 1653)
-        );
-    }
-
-    #[test]
-    fn object_sizes() {
-        // 100 bytes: window 100 - floor(99) = 1 byte, so every object is a candidate at once;
-        // main 99 (protected 79, probation 20). a(60) and b(30) enter the main cache (room);
-        // a hits; c(50): candidate (estimate 1) vs victim b (estimate 1): rejected; too large
-        // objects (200) are bypassed.
-        let t = [(1, 60), (2, 30), (1, 60), (3, 50), (4, 200)];
-        assert_eq!(replay_objects("wtinylfu", 100, &t), (1, 4, 340, 1));
-    }
-}
+mod tests;

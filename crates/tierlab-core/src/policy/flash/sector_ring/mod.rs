@@ -43,13 +43,10 @@
 //! either clears a reference bit a hit set or stops at the victim, so the
 //! steps of a replay are at most its references (per eviction at most
 //! references / evictions, which follows the hit ratio, not n: telegram
-//! 1.19 / 1.42 / 1.94, Zipf(0.9) 1.74 / 3.10 / 6.46 at 1% / 10% / 30%). The one cost that grows with n is an index
-//! block split or removal (once per 16 or more chunk splits or drops), which
-//! moves the list of blocks: about n / 1500 entries of 48 bytes. Before
-//! (2026-11-25): a binary search over the chunk, shifts on insertion and on
-//! eviction, and a `BTreeMap` walk for each insertion outside the previous
-//! chunk; before 2026-11-27, every insertion outside the finger and the home
-//! went through the index (two binary searches, three dependent loads).
+//! 1.19 / 1.42 / 1.94, Zipf(0.9) 1.74 / 3.10 / 6.46 at 1% / 10% / 30%). The
+//! one cost that grows with n is an index block split or removal (once per
+//! 16 or more chunk splits or drops), which moves the list of blocks: about
+//! n / 1500 entries of 48 bytes.
 //!
 //! The order, the hand and every result are those of a doubly linked circle
 //! sorted by page number: a page inserted just before the hand's page goes
@@ -61,8 +58,12 @@ use crate::policy::Frame;
 use crate::sim::PageId;
 use crate::trace::Kind;
 
+mod chunk;
 mod index;
 mod table;
+use chunk::{Chunk, CHUNK_KEY_LINES};
+#[cfg(test)]
+use chunk::{FENCES, LINE};
 use index::ChunkIndex;
 #[cfg(test)]
 use index::INDEX_BLOCK;
@@ -96,132 +97,6 @@ fn low_mask(k: u32) -> u64 {
 pub(crate) struct Pos {
     chunk: u32,
     idx: u32,
-}
-
-/// Page numbers per cache line of a chunk's array.
-const LINE: usize = 8;
-/// One fence per line but the last.
-const FENCES: usize = CHUNK / LINE - 1;
-
-/// One cache line of fences and live bits, one of header, then the arrays
-/// (the page numbers line-aligned, so a line of the search is one line).
-#[derive(Debug, Clone)]
-#[repr(C, align(64))]
-struct Chunk {
-    /// `fences[k] == pages[LINE * k + LINE - 1]`: the rank of a page is
-    /// found from this line and one line of `pages`, two loads where a
-    /// binary search over 64 slots made six dependent ones.
-    fences: [u64; FENCES],
-    /// Bit k set: slot k holds a resident page. A slot below `used` whose
-    /// bit is clear is a tombstone: it keeps the number of the page evicted
-    /// from it (so the array stays sorted) until an insertion fills it.
-    live: u64,
-    /// Key range of the chunk, inclusive (the ranges partition `u64`).
-    lo: u64,
-    hi: u64,
-    /// Slots in use from the front, live or dead: `pages[..used]` is
-    /// strictly increasing, and `pages[used..]` hold `u64::MAX`.
-    used: u32,
-    prev: u32,
-    next: u32,
-    _pad: [u32; 9],
-    pages: [u64; CHUNK],
-    ids: [PageId; CHUNK],
-}
-
-/// Lines of a [`Chunk`] up to its page numbers' (fences, header, page numbers; not the ids).
-const CHUNK_KEY_LINES: usize =
-    (std::mem::size_of::<Chunk>() - std::mem::size_of::<[PageId; CHUNK]>()) / 64 + 1;
-
-impl Chunk {
-    fn new(lo: u64, hi: u64) -> Self {
-        Chunk {
-            fences: [u64::MAX; FENCES],
-            live: 0,
-            lo,
-            hi,
-            used: 0,
-            prev: 0,
-            next: 0,
-            _pad: [0; 9],
-            pages: [u64::MAX; CHUNK],
-            ids: [0; CHUNK],
-        }
-    }
-
-    /// How many slots hold a page number below `page` (live or not): its
-    /// sorted position. Branch-free: one line of fences, then one line of
-    /// page numbers.
-    #[inline(always)]
-    fn rank(&self, page: u64) -> u32 {
-        let k: usize = self.fences.iter().map(|&f| (f < page) as usize).sum();
-        let line = &self.pages[k * LINE..k * LINE + LINE];
-        (k * LINE + line.iter().map(|&x| (x < page) as usize).sum::<usize>()) as u32
-    }
-
-    /// Refreshes the fences of the lines that hold slots `a..b`.
-    #[inline(always)]
-    fn refence(&mut self, a: usize, b: usize) {
-        for k in a / LINE..b.div_ceil(LINE).min(FENCES) {
-            self.fences[k] = self.pages[k * LINE + LINE - 1];
-        }
-    }
-
-    /// Sets `used` to one past the last live slot; the free slots above it
-    /// hold `u64::MAX` again.
-    #[inline(always)]
-    fn trim(&mut self) {
-        let (old, new) = (self.used, 64 - self.live.leading_zeros());
-        if new < old {
-            if new + 1 == old {
-                // The usual case (the slot below is live): one store, where
-                // `fill` called `memset`.
-                self.pages[new as usize & (CHUNK - 1)] = u64::MAX;
-            } else {
-                self.pages[new as usize..old as usize].fill(u64::MAX);
-            }
-            self.refence(new as usize, old as usize);
-            self.used = new;
-        }
-    }
-
-    /// Puts (`page`, `id`) at slot `j` and moves the entries at `j..d` one
-    /// slot up, into the free slot `d` (`j <= d < CHUNK`). With nothing to
-    /// move (the free slot is `j` itself: an append, or a tombstone at the
-    /// position), two stores: `copy_within` calls `memmove` even for zero
-    /// entries. (A carried swap loop instead of `memmove` executed more
-    /// instructions: on Zipf an insertion moves a dozen entries on average.)
-    #[inline(always)]
-    fn put_moving_up(&mut self, j: usize, d: usize, page: u64, id: PageId) {
-        debug_assert!(j <= d && d < CHUNK);
-        if d > j {
-            self.pages.copy_within(j..d, j + 1);
-            self.ids.copy_within(j..d, j + 1);
-        }
-        self.pages[j & (CHUNK - 1)] = page;
-        self.ids[j & (CHUNK - 1)] = id;
-    }
-
-    /// Puts (`page`, `id`) at slot `j` and moves the entries at `d + 1..=j`
-    /// one slot down, into the free slot `d` (`d <= j < CHUNK`); see
-    /// [`Chunk::put_moving_up`].
-    #[inline(always)]
-    fn put_moving_down(&mut self, d: usize, j: usize, page: u64, id: PageId) {
-        debug_assert!(d <= j && j < CHUNK);
-        if j > d {
-            self.pages.copy_within(d + 1..j + 1, d);
-            self.ids.copy_within(d + 1..j + 1, d);
-        }
-        self.pages[j & (CHUNK - 1)] = page;
-        self.ids[j & (CHUNK - 1)] = id;
-    }
-
-    /// The first live slot at or after `i`, if any.
-    #[inline(always)]
-    fn live_from(&self, i: u32) -> Option<u32> {
-        let m = self.live & !low_mask(i);
-        (m != 0).then(|| m.trailing_zeros())
-    }
 }
 
 /// The state of one resident page, as the policies see it.
@@ -810,98 +685,4 @@ impl SectorRing {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::BTreeSet;
-
-    fn frame(page: u64, id: u32) -> Frame {
-        Frame {
-            page,
-            id,
-            kind: Kind::File,
-            dirty: false,
-        }
-    }
-
-    /// The ring against a `BTreeSet` model of the sorted circle and its hand,
-    /// under random insertions, references and evictions (clustered and
-    /// spread page numbers, sizes crossing many chunk splits and drops).
-    #[test]
-    fn matches_a_sorted_set_model() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for (cap, span) in [
-            (1usize, 10u64),
-            (5, 20),
-            (70, 200),
-            (300, 1000),
-            (1000, 1 << 40),
-            (3000, 1 << 40),
-            // Half the pages below the table's limit, half above.
-            (3000, 1 << 29),
-        ] {
-            let mut ring = SectorRing::default();
-            let ids = 4096usize;
-            ring.grow(ids);
-            let mut model: BTreeSet<u64> = BTreeSet::new();
-            let mut referenced: BTreeSet<u64> = BTreeSet::new();
-            let mut hand: Option<u64> = None;
-            let page_of = |id: u64| id.wrapping_mul(span / 4096 + 1) % span.max(1);
-            let mut id_of = std::collections::HashMap::new();
-            let mut step = 0u64;
-            for _ in 0..20_000 {
-                let id = (rnd() % ids as u64) as u32;
-                let page = page_of(id as u64);
-                if *id_of.entry(page).or_insert(id) != id {
-                    continue; // one id per page
-                }
-                if ring.is_resident(id) {
-                    assert!(!ring.hit(id, false));
-                    referenced.insert(page);
-                } else {
-                    if model.len() == cap {
-                        // model sweep
-                        let mut h = hand.unwrap();
-                        while referenced.remove(&h) {
-                            h = *model
-                                .range(h + 1..)
-                                .next()
-                                .unwrap_or_else(|| model.iter().next().unwrap());
-                        }
-                        let p = ring.sweep();
-                        assert_eq!(ring.at(p).0, h);
-                        assert_eq!(ring.evict_at_hand(), h);
-                        model.remove(&h);
-                        hand = model
-                            .range(h + 1..)
-                            .next()
-                            .or_else(|| model.iter().next())
-                            .copied();
-                    }
-                    ring.insert(frame(page, id));
-                    model.insert(page);
-                    if hand.is_none() {
-                        hand = Some(page);
-                    }
-                }
-                step += 1;
-                if step.is_multiple_of(97) {
-                    ring.check();
-                }
-                assert_eq!(ring.len(), model.len());
-                if let Some(h) = hand {
-                    assert_eq!(ring.at(ring.hand()).0, h);
-                }
-            }
-            let from_hand = ring.order_from_hand();
-            let h = hand.unwrap();
-            let expect: Vec<u64> = model.range(h..).chain(model.range(..h)).copied().collect();
-            assert_eq!(from_hand, expect);
-        }
-    }
-}
+mod tests;

@@ -9,20 +9,14 @@
 //! steps (a split since the hint was written moves part of the range to a
 //! successor: usually one step), else the index; the search then rewrites
 //! the hint. So a lookup is O(1) (or the index's O(log n)), and splits and
-//! drops never touch the table (a first version kept every bucket exact and
-//! rewrote the buckets of a range changing hands: on telegram, whose pages
-//! sit in clusters far apart, a split next to a gap rewrote the gap's
-//! buckets, 20x slower).
-//!
-//! The two-level [`super::index::ChunkIndex`] took two binary searches and
-//! three dependent loads per lookup, a quarter of an insertion's time on
-//! Zipf at 1%; the per-page home chunk (tried before the index) was stale
-//! for first sights and after splits.
+//! drops never touch the table (keeping every bucket exact would rewrite the
+//! buckets of a range changing hands, all of a gap's on a trace whose pages
+//! sit in clusters far apart).
 //!
 //! Covers page numbers below `to.len() << BUCKET_SHIFT`, grown on demand up
 //! to a limit set from the capacity (4 buckets per cached page, at least
 //! `2^16`, at most [`MAX_BUCKETS`]: 4 B per bucket); pages above go to the
-//! home chunk and the index as before.
+//! home chunk and the index.
 
 /// Page numbers per bucket: `page >> BUCKET_SHIFT` names its bucket.
 pub(super) const BUCKET_SHIFT: u32 = 6;
