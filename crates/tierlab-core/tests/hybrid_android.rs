@@ -28,7 +28,7 @@ state = "foreground"
 fn spec() -> TraceSpec {
     assert!(
         tierlab_core::trace::readers::FORMAT_NAMES.contains(&"android"),
-        "this test needs the Android block csv reader (format 'android', branch readers)"
+        "this test needs the Android block csv reader (format 'android')"
     );
     let dir = std::env::temp_dir().join(format!("tierlab-hybrid-android-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

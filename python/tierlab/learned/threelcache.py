@@ -30,7 +30,7 @@ class ThreeLCache(LearnedPolicy):
     below are that section's parts as the abstract names them); the details, and the parameters'
     names and defaults, follow the authors' code (their repository, carried by libCacheSim as
     ``3LCache/ThreeLCache.cpp``, which pip libcachesim's ``ThreeLCache`` runs), since the paper's
-    full text was not reachable from this session:
+    full text was not available:
 
     1. **Training data** (the efficient collection scheme). Metadata is kept for resident objects
        and, in an out-of-cache queue in eviction order, for evicted ones: the *history sliding

@@ -156,7 +156,7 @@ pub fn lru_kernel(ids: &[u32], distinct: usize, capacity: usize) -> (f64, u64) {
 /// cheapest rank there is: one load and one compare a sample, no division, no table lookup)
 /// evicted, its place filled by the last page. A sampling policy does at least this much per
 /// eviction, so a policy with `samples` samples cannot run faster than this kernel on the same
-/// id stream (benches/README.md, "The floor of a sampled eviction"). With `free_draws` the
+/// id stream (benches/README.md, "Rust examples"). With `free_draws` the
 /// indices are drawn before the clock starts (a cache evicts only when full, so they are drawn
 /// from `0..capacity`) and read from memory in order: the floor without the generator's cost.
 /// Returns seconds and misses.

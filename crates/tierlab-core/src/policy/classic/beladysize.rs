@@ -40,10 +40,7 @@
 //! and a running maximum without a branch, tested equal to scalar loads). With sizes the probes
 //! are scored one by one from the same stream (drawn again from where the stream stood if the
 //! draws ahead were made for another number of resident objects; more than 4,096 probes are
-//! drawn at the eviction, a buffer at a time, and scored one by one). libCacheSim's own
-//! `BeladySize` in its C `cachesim` ran at about a fifth of the speed of this loop's previous
-//! version on the same traces, which this one beats (benches/README.md, "BeladySize at 1% of
-//! Zipf, 2026-11-27 (fifth session)").
+//! drawn at the eviction, a buffer at a time, and scored one by one).
 
 use crate::error::Result;
 use crate::policy::list::{prefetch, SlotTable, NIL};
@@ -180,8 +177,7 @@ impl BeladySize {
         // one's probes are drawn now, the same draws in the same order as drawing them then:
         // the draws' arithmetic then overlaps this eviction's loads (the gathers', the victim's
         // frame and table entry) instead of running ahead of the next eviction's gathers, which
-        // wait on it. Their lines are not prefetched: that was measured slower (benches/README.md,
-        // "BeladySize at 1% of Zipf").
+        // wait on it. Their lines are not prefetched (that measured slower).
         prefetch(&self.frames, best);
         self.before_ahead = self.sampler.clone();
         self.sampler.fill(n, &mut self.ahead);

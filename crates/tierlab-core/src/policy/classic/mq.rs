@@ -30,11 +30,6 @@
 //! chain one after the other (`far`: the table entry; `mid`: the node and link, or the `Qout`
 //! entry; `near`: the neighbours' links, which the move to the MRU end rewrites, or the
 //! neighbours of a returning page's `Qout` entry, which its unlink rewrites).
-//!
-//! Tried and not kept (benches/README.md, "MQ at 10% of Zipf, 2026-11-27 (fifth session)"):
-//! lazy queues, rings of `(expireTime, slot, version)` entries in link order where a hit
-//! appends a new entry and leaves the old one stale (the same decisions, tested, but slower:
-//! stale entries must be popped and their versions read at the queues' LRU ends).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};

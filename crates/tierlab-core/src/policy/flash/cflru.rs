@@ -19,8 +19,8 @@
 //! MRU end (when a page above it is evicted or moved out), and leaves it when
 //! it is hit (moved to the front) or evicted, so the region's clean list stays
 //! in LRU order; the victim is its back, else the LRU page. Same victims as
-//! scanning the window from the LRU end (main before issue 17 did;
-//! tests/policy_counts.rs pins the results).
+//! scanning the window from the LRU end, as the paper describes it
+//! (tests/policy_counts.rs pins the results).
 
 use crate::error::Result;
 use crate::policy::list::{Arena, List, SlotBits, SlotTable, NIL};
