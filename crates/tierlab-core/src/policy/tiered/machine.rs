@@ -42,7 +42,7 @@
 //! from the demotion path); if that is not enough a slow page is swapped out.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{prefetch, Arena, List, SlotTable, NIL};
+use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::PolicyCtx;
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
@@ -385,14 +385,6 @@ impl Machine {
         self.now += self.access_ns(t);
         self.wake_kswapd_if_needed();
         Some(t)
-    }
-
-    /// Starts loading what a hit on `id` reads and sets: its tier and its flags (the replay
-    /// loop's hint, 16 references ahead).
-    #[inline(always)]
-    pub fn prefetch(&self, id: PageId) {
-        prefetch(&self.tier, id as usize);
-        prefetch(&self.flags, id as usize);
     }
 
     /// Charges an ordinary access to a resident page and updates the bits the

@@ -163,13 +163,6 @@ impl Memtis {
 }
 
 impl Policy for Memtis {
-    /// The tier and flags of the reference 16 ahead, and its access count.
-    #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.m.prefetch(far);
-        crate::policy::list::prefetch(&self.counts, far as usize);
-    }
-
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.m.begin(r, false, sink);
         if r.seq() > 0 && r.seq().is_multiple_of(self.cfg.migrate_period) {

@@ -317,11 +317,6 @@ impl<K> ShadowPaging<K> {
 }
 
 impl<K: 'static> Policy for ShadowPaging<K> {
-    #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.0.m.prefetch(far);
-    }
-
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.0.access(r, sink);

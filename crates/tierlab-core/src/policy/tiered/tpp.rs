@@ -18,7 +18,7 @@
 use super::machine::{flag, tier_config, Machine, FAST, SLOW};
 use crate::error::Result;
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 
 tier_config!(
     /// TPP parameters: only the shared tier parameters.
@@ -43,11 +43,6 @@ impl PolicyDef for Tpp {
 }
 
 impl Policy for Tpp {
-    #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.m.prefetch(far);
-    }
-
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let m = &mut self.m;
         m.begin(r, true, sink);
