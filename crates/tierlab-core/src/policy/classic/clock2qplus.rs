@@ -118,7 +118,7 @@ impl PolicyDef for Clock2QPlus {
             main: List::default(),
             table: SlotTable::default(),
             ghost: List::default(),
-            ghosts: Arena::with_capacity(ghost_cap),
+            ghosts: Arena::with_capacity(0),
             admitted: 0,
             has_evicted: false,
         })

@@ -165,9 +165,7 @@ impl PolicyDef for Mq {
             table: SlotTable::default(),
             qout_cap,
             qout: List::default(),
-            // Reserved whole: Qout (4x memory by default) fills early in a miss-heavy trace,
-            // and growing by doubling copies every ghost so far each time, mid-replay.
-            ghosts: Arena::with_capacity(qout_cap),
+            ghosts: Arena::with_capacity(0),
             now: 0,
         })
     }
