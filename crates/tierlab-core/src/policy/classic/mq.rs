@@ -19,8 +19,7 @@
 //! kept beside the queue (`tail_expire`, one hot cache line for all queues: pages are linked at
 //! the MRU end with the newest expire time, so a queue's LRU end has its smallest and changes
 //! only when that page leaves, by a hit, a demotion or an eviction, which already touch the
-//! link before it), so only an expired page's link is read; the comparisons give one bit mask
-//! of the queues that demote (no branch per queue), and only those are visited. The queues' links and expire
+//! link before it), so only an expired page's link is read. The queues' links and expire
 //! times are 16 bytes per page in one array, apart from the rest of the page (a 24-byte node:
 //! page, id, kind, dirty, count), so the links a hit and a demotion rewrite are dense like
 //! LRU's; a demotion touches no node. One id -> slot table serves resident pages and `Qout`'s
@@ -228,45 +227,19 @@ impl Mq {
         (b as usize != queue).then_some(b)
     }
 
-    /// The paper's `Adjust`: time advances and expired LRU pages go one queue down. Which
-    /// queues demote is decided first, for all of them, without a branch: a demotion from `Qk`
-    /// changes only the LRU ends of `Qk` and `Q(k-1)`, both already looked at when the queues
-    /// are visited upwards as the paper does, so every queue is tested against the same
-    /// `tail_expire` as in that loop; then only the queues whose bit is set are visited.
+    /// The paper's `Adjust`: time advances and expired LRU pages go one queue down.
     #[inline]
     fn adjust(&mut self) {
         self.now += 1;
-        let mut due = 0u64;
-        for (k, &e) in self.tail_expire.iter().enumerate().skip(1) {
-            due |= u64::from(e < self.now) << k;
+        for k in 1..self.m {
+            if self.tail_expire[k] < self.now {
+                let v = self
+                    .back(k)
+                    .expect("a queue with an expire time has a back");
+                self.unlink(v);
+                self.link(v, k - 1);
+            }
         }
-        while due != 0 {
-            let k = due.trailing_zeros() as usize;
-            due &= due - 1;
-            self.demote(k);
-        }
-    }
-
-    /// Moves `Qk`'s LRU page (which has expired) to the MRU end of `Q(k-1)`.
-    #[inline(always)]
-    fn demote(&mut self, k: usize) {
-        let v = self.links[k].prev;
-        debug_assert!(
-            v as usize >= self.m,
-            "a queue with an expire time has a back"
-        );
-        let p = self.links[v as usize].prev;
-        self.links[p as usize].next = k as u32;
-        self.links[k].prev = p;
-        self.tail_expire[k] = if p as usize == k {
-            u64::MAX
-        } else {
-            // `p` is the next to leave: start loading the link before it.
-            let l = self.links[p as usize];
-            prefetch(&self.links, l.prev as usize);
-            l.expire
-        };
-        self.link(v, k - 1);
     }
 
     fn remember(&mut self, id: u32, freq: u32) {
