@@ -324,7 +324,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                     f"{mode}: SSP has fewer {label} than NOMAD ({fig_})",
                     "much fewer",
                     f"{s:.0f} vs {n:.0f} ({s / max(n, 1):.0%})",
-                    s < n,
+                    word="much fewer",
+                    measured=(s, n),
                 )
             )
     s, n = med.loc[("read", "ssp"), "shadow_remaps"], med.loc[("read", "nomad"), "shadow_remaps"]
@@ -334,7 +335,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "read: SSP keeps NOMAD's shadow remaps and shadow creation (Fig. 3, 4)",
             "same level",
             f"remaps {s:.0f} vs {n:.0f}; copies {sc:.0f} vs {nc:.0f}",
-            s == n and sc == nc,
+            word="same level",
+            measured=[(s, n), (sc, nc)],
         )
     )
     r = ratio("write", "bandwidth_mb_s")
@@ -349,10 +351,12 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             unit="% of NOMAD's",
         )
     )
-    r = ratio("mixed", "bandwidth_mb_s")
-    res.claims.append(Claim("mixed: SSP bandwidth at least NOMAD's (Fig. 5)", "at least NOMAD's", f"{r:.1%}", r >= 1))
-    r = ratio("read", "bandwidth_mb_s")
-    res.claims.append(Claim("read: SSP bandwidth equals NOMAD's", "no degradation", f"{r:.1%}", r >= 1))
+    for mode, claim, paper_value in (
+        ("mixed", "mixed: SSP bandwidth at least NOMAD's (Fig. 5)", "at least NOMAD's"),
+        ("read", "read: SSP bandwidth no lower than NOMAD's (section 5)", "no degradation"),
+    ):
+        s, n = med.loc[(mode, "ssp"), "bandwidth_mb_s"], med.loc[(mode, "nomad"), "bandwidth_mb_s"]
+        res.claims.append(Claim(claim, paper_value, f"{s / n:.1%}", word="at least", measured=(s, n)))
     r = med.loc[("mixed", "tpp"), "bandwidth_mb_s"] / med.loc[("mixed", "nomad"), "bandwidth_mb_s"]
     # The paper's 8x is its worst case over its setups; ours is the mixed workload at one setup.
     res.claims.append(
