@@ -60,13 +60,85 @@ def test_holds_is_the_direction_for_numeric_claims():
     assert not Claim("c", "", "", True, paper=10.0, tierlab=-1.0).holds
 
 
-def test_qualitative_claims_keep_their_verdict():
-    assert Claim("c", "much fewer", "3 vs 5", True).grade == papers.QUAL_HOLDS
-    assert Claim("c", "much fewer", "6 vs 5", False).grade == papers.QUAL_FAILS
-    with pytest.raises(ValueError):
-        Claim("c", "much fewer", "6 vs 5")
+def qual(word: str, measured) -> Claim:
+    return Claim("c", word, "", word=word, measured=measured)
+
+
+def test_qualitative_claims_are_graded_by_their_word():
+    assert qual("much fewer", (3.0, 10.0)).grade == papers.QUAL_HOLDS
+    assert qual("much fewer", (9.0, 10.0)).grade == papers.QUAL_FAILS
+    with pytest.raises(ValueError, match="needs its word"):
+        Claim("c", "much fewer", "6 vs 5", True)  # a verdict alone is no longer a grade
+    with pytest.raises(ValueError, match="measured"):
+        Claim("c", "much fewer", "6 vs 5", word="much fewer")
+    with pytest.raises(KeyError, match="unknown claim word 'lots fewer'"):
+        qual("lots fewer", (1.0, 2.0))
+    with pytest.raises(ValueError, match="not a word"):
+        Claim("c", "", "", paper=10.0, tierlab=5.0, word="lower")
     with pytest.raises(ValueError):
         numeric(0.0, 1.0)  # a paper figure of no effect has no direction
+
+
+#: For every word: (pairs just inside its bound, pairs just outside), as (tierlab, reference).
+JUST = {
+    "much fewer": ((499.0, 1000.0), (501.0, 1000.0)),
+    "same level": ((1049.0, 1000.0), (1051.0, 1000.0)),
+    "hardly changes": ((991.0, 1000.0), (989.0, 1000.0)),
+    "never lower": ([(1000.0, 1000.0), (991.0, 1000.0)], [(1000.0, 1000.0), (989.0, 1000.0)]),
+    "at least": ((991.0, 1000.0), (989.0, 1000.0)),
+    "no more than": ((1009.0, 1000.0), (1011.0, 1000.0)),
+    "lower": ((989.0, 1000.0), (991.0, 1000.0)),
+    "higher": ((1011.0, 1000.0), (1009.0, 1000.0)),
+    "below the stated bound": ((0.99, 1.0), (1.01, 1.0)),
+    "minor": ((1.099, 1.0), (1.101, 1.0)),
+    "correlates": (0.51, 0.49),
+    "happens": (1.0, 0.0),
+}
+
+
+def test_every_word_has_a_just_inside_and_just_outside_case():
+    assert set(JUST) == set(papers.WORDS)
+
+
+@pytest.mark.parametrize("word", sorted(JUST))
+def test_the_grade_drops_when_a_figure_crosses_its_words_bound(word):
+    inside, outside = JUST[word]
+    assert qual(word, inside).grade == papers.QUAL_HOLDS
+    assert qual(word, outside).grade == papers.QUAL_FAILS
+
+
+def test_the_bound_itself():
+    # Closed bounds include the bound, open ones ("lower", "higher", "below") exclude it.
+    assert qual("much fewer", (500.0, 1000.0)).holds
+    assert qual("same level", (1050.0, 1000.0)).holds and qual("same level", (950.0, 1000.0)).holds
+    assert not qual("lower", (990.0, 1000.0)).holds
+    assert not qual("below the stated bound", (1.0, 1.0)).holds
+    assert qual("correlates", 0.5).holds and not qual("happens", 0.0).holds
+    # "same level" is two-sided: far above fails as far below does.
+    assert not qual("same level", (1100.0, 1000.0)).holds and not qual("same level", (900.0, 1000.0)).holds
+
+
+def test_every_pair_must_hold_and_the_worst_is_reported():
+    c = qual("much fewer", [(300.0, 1000.0), (900.0, 1000.0), (100.0, 1000.0)])
+    assert not c.holds
+    assert c.figures == pytest.approx([-70.0, -10.0, -90.0])
+    assert c.bounded == pytest.approx(-10.0)  # nearest the bound (here beyond it)
+    assert c.bound == "much fewer: at most 50% of the reference (at least 2x fewer)"
+    # A figure that could not be measured never holds.
+    assert not qual("at least", (math.nan, 1.0)).holds
+    assert math.isnan(qual("at least", [(1.0, 1.0), (math.nan, 1.0)]).bounded)
+    assert not qual("correlates", math.nan).holds
+    # A reference of zero: any increase is infinite, no change is none.
+    assert qual("no more than", (0.0, 0.0)).holds and not qual("no more than", (1.0, 0.0)).holds
+    # A change from a negative reference keeps its sign: -5% -> -2% is higher.
+    assert qual("higher", (-2.0, -5.0)).holds
+
+
+def test_direction_and_no_difference_words_never_both_hold():
+    for tierlab in (985.0, 990.0, 995.0, 1000.0, 1005.0, 1010.0, 1015.0):
+        m = (tierlab, 1000.0)
+        assert not (qual("lower", m).holds and qual("at least", m).holds), tierlab
+        assert not (qual("higher", m).holds and qual("no more than", m).holds), tierlab
 
 
 def test_calibrated_claim_is_no_evidence_whatever_its_figure():
@@ -93,14 +165,15 @@ def test_summary_counts_add_up_and_calibrated_is_apart():
         numeric(43.4, 17.6),
         numeric(87.2, 31.5),
         numeric(-10.0, 17.6),
-        Claim("q", "", "", True),
-        Claim("q", "", "", False),
+        qual("much fewer", (1.0, 10.0)),
+        qual("much fewer", (9.0, 10.0)),
         numeric(35.0, 35.0, calibrated=True),
         numeric(77.5, 77.5, calibrated=True),
+        Claim("b", "", "", word="lower", measured=(1.0, 2.0), beyond=True),
     ]
     df = harness.claims_frame(_done(claims))
     counts = harness.grade_counts(df)
-    assert sum(counts.values()) == len(claims) == len(df)
+    assert sum(counts.values()) + 1 == len(claims) == len(df)
     assert counts == {
         papers.WITHIN: 1,
         papers.DIRECTION: 2,
@@ -111,26 +184,32 @@ def test_summary_counts_add_up_and_calibrated_is_apart():
     }
     line = harness.summary_line(df)
     assert line == (
-        "8 claims: 1 within 25%, 2 direction only, 1 wrong direction, 1 qualitative: holds, "
-        "1 qualitative: fails; 2 calibrated (not evidence)"
+        "9 claims: numeric 1 within 25%, 2 direction only, 1 wrong direction; qualitative 1 holds, "
+        "1 fails; 2 calibrated (not evidence); 1 beyond the paper (1 qualitative: holds)"
     )
-    # Calibrated claims are counted apart from the evidence grades.
-    evidence = df[~df["calibrated"]]
+    # Calibrated claims are counted apart from the evidence grades, beyond-the-paper ones apart too.
+    evidence = df[~df["calibrated"] & ~df["beyond the paper"]]
     assert len(evidence) == 6 and not (evidence["grade"] == papers.CALIBRATED).any()
+    assert harness.grade_counts(df, beyond=True)[papers.QUAL_HOLDS] == 1
 
 
 def test_claims_frame_columns_and_failed_paper():
-    df = harness.claims_frame(_done([numeric(43.4, 17.6), Claim("q", "x", "y", True)], failed=True))
+    df = harness.claims_frame(_done([numeric(43.4, 17.6), qual("same level", [(96.0, 100.0)])], failed=True))
     assert list(df.columns) == harness.COLUMNS
     first = df.iloc[0]
     assert first["paper figure"] == 43.4 and first["tierlab figure"] == 17.6
     assert first["ratio"] == pytest.approx(17.6 / 43.4)
     assert first["grade"] == papers.DIRECTION
     assert math.isnan(df.iloc[1]["paper figure"]) and df.iloc[1]["grade"] == papers.QUAL_HOLDS
+    # A qualitative claim carries its word, the bound it was graded by and its figure nearest it.
+    assert df.iloc[1]["word"] == "same level" and df.iloc[1]["bound"] == "same level: within 5% of the reference"
+    assert df.iloc[1]["bounded figure"] == pytest.approx(-4.0)
+    assert first["bound"] == "|ratio - 1| <= 0.25" and first["word"] == ""
     assert df.iloc[2]["grade"] == "failed"
     assert harness.summary_line(df).endswith("; 1 paper(s) failed")
     shown = harness.display_frame(df)
     assert list(shown.iloc[0][["paper figure", "tierlab figure", "ratio"]]) == ["43.4", "17.6", "0.41"]
+    assert shown.iloc[1]["tierlab figure"] == "-4.0%" and shown.iloc[1]["bound"].startswith("same level:")
 
 
 def test_report_shows_grades_and_summary(tmp_path):
@@ -139,8 +218,10 @@ def test_report_shows_grades_and_summary(tmp_path):
     text = out.read_text()
     df = harness.claims_frame(_done(claims))
     assert harness.summary_line(df) in text
-    for s in ("direction only", "calibrated", "43.4%", "17.6%", "0.41", "ratio", "grade"):
+    for s in ("direction only", "calibrated", "43.4%", "17.6%", "0.41", "ratio", "grade", "bound"):
         assert s in text, s
+    csv = pd.read_csv(tmp_path / "claims.csv")
+    assert list(csv.columns) == harness.COLUMNS and list(csv["bound"]) == ["|ratio - 1| <= 0.25"] * 2
 
 
 def test_reproduce_api_returns_the_graded_frame(tmp_path):

@@ -120,13 +120,17 @@ def test_paper_module_quick(tmp_path):
     assert 2.0 < lmk < 3.5 and 3.3 < swap < 5.5 and swap > lmk
     for f in res.figures.values():
         assert f.exists() and f.stat().st_size > 1000
-    # The paper's claims hold; the beyond-the-paper ones are findings, graded against their own table.
-    paper_claims = [c for c in res.claims if not c.claim.startswith("beyond the paper")]
-    assert all(c.holds for c in paper_claims), [c for c in paper_claims if not c.holds]
+    # The paper's measured claims hold (the LMK frees memory; a fast enough swap device beats
+    # killing); its expectations ("minor", the rank correlation) are graded by their words' bounds.
+    paper_claims = {c.word or c.claim: c for c in res.claims if not c.beyond}
+    assert paper_claims["happens"].holds and paper_claims["lower"].holds
+    assert all(c.holds for c in res.claims if c.numeric)
     modern = res.tables["modern_phone"].set_index("config")
-    faster, kills = [c for c in res.claims if c.claim.startswith("beyond the paper")]
-    assert faster.holds == bool(modern.loc["modern"].swap_ms < modern.loc["paper"].swap_ms)
-    assert kills.holds == bool(modern.loc["modern"].kills_per_hour <= modern.loc["stock (no swap, LMK)"].kills_per_hour)
+    faster, kills = [c for c in res.claims if c.beyond]
+    assert faster.claim.startswith("beyond the paper") and kills.claim.startswith("beyond the paper")
+    assert faster.holds == bool(modern.loc["modern"].swap_ms < 0.99 * modern.loc["paper"].swap_ms)
+    stock = modern.loc["stock (no swap, LMK)"].kills_per_hour
+    assert kills.holds == bool(modern.loc["modern"].kills_per_hour <= 1.01 * stock)
     assert faster.grade == "qualitative: holds"
     sweep = res.tables["swap_device_sweep"].set_index("swap_device")
     assert not sweep.loc["microsd-class6-paper"].swap_beats_kill

@@ -21,7 +21,8 @@ def reproduce(papers=None, *, quick: bool = False, outdir="tierlab-reproduce"):
     ``outdir/report.html`` and returns the claims as a DataFrame: one row per claim with its
     grade ("within 25%", "direction only", "wrong direction", "qualitative: holds",
     "qualitative: fails", "calibrated"), the paper's and tierlab's figures, their ratio and the
-    texts; ``df.attrs["summary"]`` counts the grades. Same as ``tierlab reproduce``."""
+    texts, and for a qualitative claim its word, the bound it was graded by and its figure nearest
+    it; ``df.attrs["summary"]`` counts the grades. Same as ``tierlab reproduce``."""
     from tierlab.papers.harness import reproduce as _reproduce
 
     return _reproduce(papers, quick=quick, outdir=outdir)

@@ -3,7 +3,7 @@
 //! microbenchmark.
 
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
-use tierlab_core::policy::tiered::machine::{flag, FAST, NO_TIER, SLOW};
+use tierlab_core::policy::tiered::machine::{flag, ShadowClass, ShadowEvent, FAST, NO_TIER, SLOW};
 use tierlab_core::policy::tiered::memtis::{Memtis, MemtisConfig};
 use tierlab_core::policy::tiered::nomad::{Nomad, NomadConfig, NomadCore};
 use tierlab_core::policy::tiered::ssp::{Ssp, SspConfig};
@@ -351,6 +351,24 @@ fn ssp_skips_the_shadow_for_a_page_dirtied_in_its_last_fast_stay() {
     // Page 1 written twice on the fast tier: NOMAD faults twice, SSP once.
     assert_eq!((nc.shadow_faults, sc.shadow_faults), (2, 1));
     assert_eq!((nc.shadow_remaps, sc.shadow_remaps), (1, 1));
+    // Every shadow by what the page's history said at its promotion: pages 1 and 2 were first
+    // touched on the slow tier (first_slow); page 1's second promotion follows a dirty stay
+    // (after_dirty: NOMAD's shadow, faulted again; none in SSP), page 2's a clean one.
+    let (ev, cl) = (|e: ShadowEvent| e as usize, |c: ShadowClass| c as usize);
+    let (nb, sb) = (&n.0.m.by_class, &s.0.m.by_class);
+    let fresh = fresh_promos;
+    use ShadowClass::*;
+    use ShadowEvent::*;
+    assert_eq!(nb[ev(Copy)], [2 + fresh, 0, 1, 1, 0]);
+    assert_eq!(sb[ev(Copy)], [2 + fresh, 0, 1, 0, 0]);
+    assert_eq!(nb[ev(Fault)], [1, 0, 0, 1, 0]);
+    assert_eq!(sb[ev(Fault)], [1, 0, 0, 0, 0]);
+    assert_eq!(
+        (nb[ev(Remap)][cl(FirstSlow)], sb[ev(Remap)][cl(FirstSlow)]),
+        (1, 1)
+    );
+    // One page faulted: twice under NOMAD, once under SSP.
+    assert_eq!((n.0.m.fault_pages, s.0.m.fault_pages), (1, 1));
     s.0.m.check();
     n.0.m.check();
 }
@@ -675,8 +693,31 @@ fn ssp_directions_of_the_paper_hold_on_the_microbenchmark() {
             4 * s["shadow_copies"] < 3 * n["shadow_copies"],
             "{mode:?} copies"
         );
-        // Every shadow is accounted for: faulted, reclaimed, remapped or held.
+        // SSP makes no shadow for a page dirtied in its last promoted stay.
+        assert_eq!(
+            (
+                s["shadow_copies_after_dirty"],
+                s["shadow_faults_after_dirty"]
+            ),
+            (0, 0)
+        );
+        // Every shadow is accounted for: faulted, reclaimed, remapped or held; and each event
+        // is counted once under one class of the page's history.
         for c in [n, s] {
+            for e in ["copies", "faults", "reclaims", "remaps"] {
+                let by: u64 = [
+                    "first_slow",
+                    "first_fast",
+                    "after_clean",
+                    "after_dirty",
+                    "lost",
+                ]
+                .iter()
+                .map(|k| c[&format!("shadow_{e}_{k}")])
+                .sum();
+                assert_eq!(by, c[&format!("shadow_{e}")], "{mode:?} {e}");
+            }
+            assert!(c["shadow_fault_pages"] <= c["shadow_faults"]);
             assert_eq!(
                 c["shadow_copies"],
                 c["shadow_faults"]

@@ -30,9 +30,11 @@ def add_parser(sub) -> None:
         description="Runs each paper's experiment on traces tierlab ships (generated or captured by\n"
         "its own tools), writes OUTDIR/report.html with every figure, and prints each claim of the\n"
         "paper beside tierlab's figure with a grade: within 25% of the paper's figure, direction\n"
-        "only, wrong direction, qualitative: holds/fails, or calibrated (fitted to the paper: not\n"
-        "evidence). The last line counts the claims of each grade; below it, for each claim not\n"
-        "within 25%, how its figure moves with the property that drives it (sensitivity).",
+        "only, wrong direction, qualitative: holds/fails by the bound of its word (docs/magnitude.md:\n"
+        "'much fewer' is at most 50% of the reference, ...; shown in column 'bound'), or calibrated\n"
+        "(fitted to the paper: not evidence). The last line counts the claims of each grade, and the\n"
+        "claims beyond the paper apart; below it, for each claim not within 25%, how its figure\n"
+        "moves with the property that drives it (sensitivity).",
         epilog="examples:\n  tierlab reproduce\n  tierlab reproduce --quick\n  tierlab reproduce bs-clock nomad-ssp",
     )
     p.add_argument("papers", nargs="*", help=f"papers to run (default: all): {', '.join(papers.PAPERS)}")
@@ -49,7 +51,7 @@ def run(args) -> int:
     console = Console(width=160)
     t = Table(title="paper claims vs tierlab", title_justify="left")
     shown = rep.display_frame(claims)
-    for c in ("paper", "claim", "paper figure", "tierlab figure", "ratio", "grade", "tierlab detail"):
+    for c in ("paper", "claim", "paper figure", "tierlab figure", "ratio", "grade", "bound", "tierlab detail"):
         t.add_column(c, overflow="fold", justify="right" if c == "ratio" else "left")
     for _, r in shown.iterrows():
         style = STYLE.get(r["grade"], "")
@@ -60,6 +62,7 @@ def run(args) -> int:
             r["tierlab figure"],
             r["ratio"],
             f"[{style}]{r['grade']}" if style else r["grade"],
+            r["bound"],
             r["tierlab detail"],
         )
     console.print(t)

@@ -32,6 +32,150 @@ GRADES = (WITHIN, DIRECTION, WRONG, QUAL_HOLDS, QUAL_FAILS, CALIBRATED)
 TOLERANCE = 0.25
 
 
+@dataclass(frozen=True)
+class Word:
+    """A word a paper's qualitative claim rests on, fixed as a number (docs/magnitude.md, "Words as
+    numbers"); every paper's claims are graded by the same table, :data:`WORDS`.
+
+    A claim measures one or more pairs ``(value, reference)``. For ``kind == "change"`` the figure
+    bounded is the change from the reference in percent, ``100 * (value - reference) / |reference|``
+    ("90% of NOMAD's" is -10%); for ``kind == "value"`` it is the value itself (a rank correlation,
+    a count). The word holds when every pair's figure lies within ``lo``..``hi`` (``None``: no bound
+    on that side; ``*_open``: the bound itself is outside)."""
+
+    name: str
+    kind: str
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    hi_open: bool = False
+    #: the bound as shown beside the claim
+    bound: str = ""
+
+    def figure(self, value: float, reference: float | None) -> float:
+        """The figure the word bounds for one measured pair."""
+        value = float(value)
+        if self.kind == "value":
+            return value
+        if reference is None:
+            raise ValueError(f"the word {self.name!r} bounds a change from a reference; none given")
+        reference = float(reference)
+        if math.isnan(value) or math.isnan(reference):
+            return math.nan
+        if reference == 0.0:
+            return 0.0 if value == 0.0 else math.copysign(math.inf, value)
+        return 100.0 * (value - reference) / abs(reference)
+
+    def slack(self, figure: float) -> float:
+        """How far inside the bound ``figure`` lies (negative outside, NaN for NaN)."""
+        if math.isnan(figure):
+            return math.nan
+        room = [math.inf]
+        if self.lo is not None:
+            room.append(figure - self.lo)
+        if self.hi is not None:
+            room.append(self.hi - figure)
+        return min(room)
+
+    def holds(self, figure: float) -> bool:
+        if math.isnan(figure):
+            return False
+        if self.lo is not None and (figure <= self.lo if self.lo_open else figure < self.lo):
+            return False
+        return not (self.hi is not None and (figure >= self.hi if self.hi_open else figure > self.hi))
+
+
+#: Two figures whose difference is under this share of the reference are indistinguishable: the
+#: margin "never lower" / "at least" / "no more than" allow and "lower" / "higher" must exceed.
+INDISTINGUISHABLE_PCT = 1.0
+#: "much fewer" / "greatly reduces": at least half fewer (a factor of 2).
+GREATLY_PCT = 50.0
+#: "same level": within this share of the reference either way.
+SAME_LEVEL_PCT = 5.0
+#: "hardly changes" / "hardly any loss".
+HARDLY_PCT = 1.0
+#: "minor": an effect of at most this share of the reference.
+MINOR_PCT = 10.0
+#: "correlates": a rank correlation at least this large (Cohen's "large" effect).
+STRONG_RANK = 0.5
+
+#: The words of the papers' qualitative claims (docs/magnitude.md gives each bound's reasons).
+WORDS: dict[str, Word] = {
+    w.name: w
+    for w in (
+        Word(
+            "much fewer",
+            "change",
+            hi=-GREATLY_PCT,
+            bound=f"at most {100 - GREATLY_PCT:.0f}% of the reference (at least 2x fewer)",
+        ),
+        Word(
+            "same level",
+            "change",
+            lo=-SAME_LEVEL_PCT,
+            hi=SAME_LEVEL_PCT,
+            bound=f"within {SAME_LEVEL_PCT:.0f}% of the reference",
+        ),
+        Word(
+            "hardly changes",
+            "change",
+            lo=-HARDLY_PCT,
+            hi=HARDLY_PCT,
+            bound=f"within {HARDLY_PCT:.0f}% of the reference",
+        ),
+        Word(
+            "never lower",
+            "change",
+            lo=-INDISTINGUISHABLE_PCT,
+            bound=f"at every point at least {100 - INDISTINGUISHABLE_PCT:.0f}% of the reference",
+        ),
+        Word(
+            "at least",
+            "change",
+            lo=-INDISTINGUISHABLE_PCT,
+            bound=f"at least {100 - INDISTINGUISHABLE_PCT:.0f}% of the reference",
+        ),
+        Word(
+            "no more than",
+            "change",
+            hi=INDISTINGUISHABLE_PCT,
+            bound=f"at most {100 + INDISTINGUISHABLE_PCT:.0f}% of the reference",
+        ),
+        Word(
+            "lower",
+            "change",
+            hi=-INDISTINGUISHABLE_PCT,
+            hi_open=True,
+            bound=f"below {100 - INDISTINGUISHABLE_PCT:.0f}% of the reference",
+        ),
+        Word(
+            "higher",
+            "change",
+            lo=INDISTINGUISHABLE_PCT,
+            lo_open=True,
+            bound=f"above {100 + INDISTINGUISHABLE_PCT:.0f}% of the reference",
+        ),
+        Word("below the stated bound", "change", hi=0.0, hi_open=True, bound="below the paper's stated bound"),
+        Word(
+            "minor",
+            "change",
+            lo=-MINOR_PCT,
+            hi=MINOR_PCT,
+            bound=f"an effect of at most {MINOR_PCT:.0f}% of the reference",
+        ),
+        Word("correlates", "value", lo=STRONG_RANK, bound=f"Spearman rank correlation at least {STRONG_RANK}"),
+        Word("happens", "value", lo=0.0, lo_open=True, bound="more than zero"),
+    )
+}
+
+
+def word(name: str) -> Word:
+    """The entry of :data:`WORDS` (KeyError naming the known words)."""
+    if name not in WORDS:
+        raise KeyError(f"unknown claim word {name!r}; known: {', '.join(WORDS)}")
+    return WORDS[name]
+
+
 def effect_ratio(figure: float, paper: float, neutral: float) -> float:
     """tierlab's effect over the paper's, both measured from ``neutral`` (the no-effect figure)."""
     return (figure - neutral) / (paper - neutral)
@@ -58,7 +202,13 @@ class Claim:
     none, or a figure tierlab could not measure, is the wrong direction).
 
     A *qualitative* claim (``paper`` is None: the paper gives no figure, or states a bound such as
-    "less than 1%") keeps the verdict ``holds`` and grades "qualitative: holds" or "qualitative: fails".
+    "less than 1%") names its ``word`` (a key of :data:`WORDS`) and gives what tierlab ``measured``
+    as pairs ``(value, reference)`` (or one pair, or one value for a word that bounds a value); it
+    holds when the word's bound holds for every pair, and grades "qualitative: holds" or
+    "qualitative: fails". :attr:`bounded` is the pair's figure nearest the bound (the worst).
+
+    ``beyond`` marks a claim about something the paper did not run (tierlab's own finding): the
+    summary counts it apart from the paper's claims.
 
     ``calibrated`` marks a claim whose tierlab figure comes from a preset or parameter fitted to the
     paper's own measurement of it: it is graded "calibrated" and never counts as evidence; its
@@ -78,14 +228,33 @@ class Claim:
     calibrated: bool = False
     #: why the claim is calibrated (shown in the report)
     calibrated_by: str = ""
+    #: the word of a qualitative claim (a key of WORDS) and what tierlab measured for it
+    word: str = ""
+    measured: list | tuple | float | None = None
+    #: a claim about a configuration the paper did not run
+    beyond: bool = False
 
     def __post_init__(self) -> None:
         if self.paper is None:
-            if self.holds is None:
-                raise ValueError(f"qualitative claim needs holds: {self.claim!r}")
-            self.holds = bool(self.holds)
+            if not self.word:
+                raise ValueError(f"qualitative claim needs its word (one of {', '.join(WORDS)}): {self.claim!r}")
+            w = word(self.word)
+            m = self.measured
+            if m is None:
+                raise ValueError(f"qualitative claim needs what tierlab measured: {self.claim!r}")
+            if isinstance(m, tuple):
+                m = [m]
+            elif not isinstance(m, list):
+                m = [(m, None)]
+            pairs = [p if isinstance(p, tuple) else (p, None) for p in m]
+            if not pairs:
+                raise ValueError(f"qualitative claim measured nothing: {self.claim!r}")
+            self.measured = pairs
+            self.holds = all(w.holds(f) for f in self.figures)
             self.tierlab = None if self.tierlab is None else float(self.tierlab)
             return
+        if self.word:
+            raise ValueError(f"a numeric claim is graded on its figure, not a word: {self.claim!r}")
         self.paper = float(self.paper)
         if self.paper == self.neutral:
             raise ValueError(f"the paper's figure equals the no-effect figure, nothing to compare: {self.claim!r}")
@@ -95,6 +264,30 @@ class Claim:
     @property
     def numeric(self) -> bool:
         return self.paper is not None
+
+    @property
+    def figures(self) -> list[float]:
+        """A qualitative claim's figures as its word bounds them, one per measured pair."""
+        if self.numeric:
+            return []
+        w = word(self.word)
+        return [w.figure(v, r) for v, r in self.measured]
+
+    @property
+    def bounded(self) -> float:
+        """The figure nearest the word's bound (NaN if any is NaN, or for a numeric claim)."""
+        figs = self.figures
+        if not figs or any(math.isnan(f) for f in figs):
+            return math.nan
+        w = word(self.word)
+        return min(figs, key=w.slack)
+
+    @property
+    def bound(self) -> str:
+        """The bound the claim was graded by, as shown in the tables."""
+        if self.numeric:
+            return f"|ratio - 1| <= {TOLERANCE:g}"
+        return f"{self.word}: {word(self.word).bound}"
 
     @property
     def ratio(self) -> float:

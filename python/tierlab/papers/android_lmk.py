@@ -334,7 +334,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "the LMK kills apps when memory runs out and the freed memory shows up as free (Figure 1)",
             "first LMK event: Naver and the browser killed, +42.5 MB free",
             f"first kills: {', '.join(kills.app.head(2))}; first kill +{first_kill_mb:.1f} MB free",
-            bool(len(kills) > 0 and first_kill_mb > 0),
+            word="happens",
+            measured=[float(len(kills)), float(first_kill_mb) if len(kills) else 0.0],
         )
     )
     res.claims.append(
@@ -371,7 +372,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "apps whose relaunch after a kill is slowest hold the most pages (Figure 3)",
             "qualitative",
             f"Spearman rank correlation pages vs cold relaunch = {corr:.2f} over {len(with_cold)} apps",
-            bool(corr > 0),
+            word="correlates",
+            measured=float(corr),
         )
     )
     c10 = sweep[sweep.swap_device == "microsd-class10-paper"]
@@ -379,11 +381,12 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
         c10r = float(c10.swap_ratio.iloc[0])
         res.claims.append(
             Claim(
-                "a class-10 card makes the swap penalty smaller (Section 5.4: 'minor')",
+                "a class-10 card makes the swap penalty minor (Section 5.4: 'minor', expected)",
                 "expected, not measured",
-                f"{c10r:.2f}x vs {ratios['swap_ratio']:.2f}x on class 6; "
+                f"{c10r:.2f}x a normal launch vs {ratios['swap_ratio']:.2f}x on class 6; "
                 f"{'beats' if c10r < ratios['lmk_ratio'] else 'still slower than'} a cold start after a kill",
-                bool(c10r < ratios["swap_ratio"]),
+                word="minor",
+                measured=(c10r, 1.0),
             )
         )
     beats = sweep[sweep.swap_beats_kill].swap_device.tolist()
@@ -392,7 +395,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "faster swap devices make swapping beat killing (Section 6, future work)",
             "not measured",
             "swap beats killing on: " + (", ".join(beats) if beats else "none"),
-            bool(len(beats) > 0),
+            word="lower",
+            measured=(float(sweep.swap_relaunch_ms.min()), float(ratios["lmk_ms"])),
         )
     )
     res.claims.extend(android_modern.claims(modern_tables))

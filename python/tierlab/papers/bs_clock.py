@@ -474,18 +474,19 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "Fig. 6: hit ratio nearly independent of SEQ_DIRTIED_PAGES (8 KB -> 4 MB)",
             "hardly changes (-0.3%)",
             f"{-drop:+.2f}% (largest drop over the workloads)",
-            drop < 1.0,
+            word="hardly changes",
+            measured=[(float(h.loc[1024, w]), float(h.loc[2, w])) for w in h.columns],
         )
     )
     # Fig. 7: larger bulk writes -> less I/O time overall (8 KB vs 4 MB).
     t = bs.pivot_table(index="seq_dirtied_pages", columns=["workload", "card"], values="io_time_s")
-    fewer = bool((t.loc[1024] < t.loc[2]).all())
     res.claims.append(
         Claim(
             "Fig. 7: I/O time decreases as the maximum bulk write grows (8 KB vs 4 MB)",
             "decreases on all workloads and cards",
             ", ".join(f"{w}/{c} {100 * (1 - t.loc[1024, (w, c)] / t.loc[2, (w, c)]):.1f}% less" for w, c in t.columns),
-            fewer,
+            word="lower",
+            measured=[(float(t.loc[1024, col]), float(t.loc[2, col])) for col in t.columns],
         )
     )
     b16 = bs[bs.seq_dirtied_pages == 16].set_index(["workload", "card"])
@@ -529,7 +530,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "Table 5: BS-CLOCK loses < 1% hit ratio against Spatial Clock",
             "< 1% (0.54%, 0.35%, 0.13%)",
             ", ".join(f"{x:.2f}%" for x in loss[comp.card == "samsung"]),
-            bool((loss < 1.0).all()),
+            word="below the stated bound",
+            measured=[(float(x), 1.0) for x in loss],
         )
     )
     for w in WORKLOADS:

@@ -260,7 +260,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             "improvement larger at small memory (5-10% vs 15-20% of footprint)",
             "larger when memory is small",
             f"{small:.1%} vs {large:.1%}",
-            small > large,
+            word="higher",
+            measured=(small, large),
         )
     )
     dominates = swap_write_dominates(df)

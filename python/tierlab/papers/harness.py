@@ -3,8 +3,9 @@ HTML report, and grade the paper's claims against tierlab's figures.
 
 Every claim gets a grade (:data:`tierlab.papers.GRADES`): a numeric claim is "within 25%" of the
 paper's figure, "direction only" or "wrong direction"; a qualitative one "qualitative: holds" or
-"qualitative: fails"; a claim whose figure was fitted to the paper is "calibrated" and is no
-evidence either way. The summary line counts each grade."""
+"qualitative: fails" by the bound of its word (:data:`tierlab.papers.WORDS`, docs/magnitude.md);
+a claim whose figure was fitted to the paper is "calibrated" and is no evidence either way. The
+summary line counts each grade, and the claims that go beyond the paper apart."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ COLUMNS = [
     "calibrated by",
     "sensitivity",
     "band",
+    "word",
+    "bound",
+    "bounded figure",
+    "beyond the paper",
 ]
 
 
@@ -183,32 +188,47 @@ def claims_frame(done) -> pd.DataFrame:
                     "calibrated by": c.calibrated_by,
                     "sensitivity": "; ".join(verdicts.get(c.claim, [])),
                     "band": band_text(bands.get(c.claim), c.unit),
+                    "word": c.word,
+                    "bound": c.bound,
+                    "bounded figure": c.bounded,
+                    "beyond the paper": c.beyond,
                 }
             )
     df = pd.DataFrame(rows, columns=COLUMNS)
-    for col in ("paper figure", "tierlab figure", "ratio"):
+    for col in ("paper figure", "tierlab figure", "ratio", "bounded figure"):
         df[col] = df[col].astype(float)
-    for col in ("unit", "paper value", "tierlab", "calibrated by", "sensitivity", "band"):
+    for col in ("unit", "paper value", "tierlab", "calibrated by", "sensitivity", "band", "word", "bound"):
         df[col] = df[col].fillna("").astype(str)
-    df["calibrated"] = df["calibrated"].fillna(False).astype(bool)
+    for col in ("calibrated", "beyond the paper"):
+        df[col] = df[col].fillna(False).astype(bool)
     return df
 
 
-def grade_counts(claims: pd.DataFrame) -> dict[str, int]:
-    """Claims per grade (every grade, zero when none) from :func:`claims_frame`'s rows; failed
-    papers are counted under "failed" when any."""
+def grade_counts(claims: pd.DataFrame, beyond: bool = False) -> dict[str, int]:
+    """Claims per grade (every grade, zero when none) from :func:`claims_frame`'s rows: the
+    paper's own claims, or with ``beyond`` the claims that go beyond the paper; failed papers are
+    counted under "failed" when any."""
     counts = dict.fromkeys(papers.GRADES, 0)
-    for g, n in claims["grade"].value_counts().items():
+    rows = claims[claims["beyond the paper"] == beyond]
+    for g, n in rows["grade"].value_counts().items():
         counts[g] = counts.get(g, 0) + int(n)
     return counts
 
 
 def summary_line(claims: pd.DataFrame) -> str:
-    """``N claims: a within 25%, b direction only, c wrong direction, d qualitative: holds,
-    e qualitative: fails; f calibrated (not evidence)``."""
+    """``N claims: numeric a within 25%, b direction only, c wrong direction; qualitative d holds,
+    e fails; f calibrated (not evidence); g beyond the paper (h qualitative: holds, ...)``: the
+    evidence kinds counted apart, the claims beyond the paper (tierlab's own findings) last."""
     n = grade_counts(claims)
-    graded = ", ".join(f"{n[g]} {g}" for g in papers.GRADES if g != papers.CALIBRATED)
-    line = f"{len(claims)} claims: {graded}; {n[papers.CALIBRATED]} calibrated (not evidence)"
+    line = (
+        f"{len(claims)} claims: numeric {n[papers.WITHIN]} {papers.WITHIN}, {n[papers.DIRECTION]} "
+        f"{papers.DIRECTION}, {n[papers.WRONG]} {papers.WRONG}; qualitative {n[papers.QUAL_HOLDS]} holds, "
+        f"{n[papers.QUAL_FAILS]} fails; {n[papers.CALIBRATED]} calibrated (not evidence)"
+    )
+    b = grade_counts(claims, beyond=True)
+    nb = sum(b.values())
+    if nb:
+        line += f"; {nb} beyond the paper (" + ", ".join(f"{k} {g}" for g, k in b.items() if k) + ")"
     if n.get("failed"):
         line += f"; {n['failed']} paper(s) failed"
     return line
@@ -228,19 +248,38 @@ def fmt_ratio(value: float) -> str:
     return "" if math.isnan(value) else f"{value:.2f}"
 
 
+def fmt_bounded(value: float, word_name: str) -> str:
+    """A qualitative claim's figure nearest its bound: a signed change ("-10.2%") or a value."""
+    if not word_name:
+        return ""
+    if math.isnan(value):
+        return "n/a"
+    if papers.word(word_name).kind == "change":
+        return f"{value:+.1f}%" if abs(value) < 1000 else f"{value:+.0f}%"
+    return f"{value:.3g}"
+
+
 def display_frame(claims: pd.DataFrame) -> pd.DataFrame:
-    """The claims as shown in the terminal and the report: figures with units, ratio to 2 places."""
+    """The claims as shown in the terminal and the report: figures with units, ratio to 2 places;
+    a qualitative claim shows its figure nearest its word's bound (a change from the reference, or
+    a value) and the bound."""
     return pd.DataFrame(
         {
             "paper": claims["paper"],
-            "claim": claims["claim"],
+            "claim": claims["claim"] + ["" if not b else " [beyond the paper]" for b in claims["beyond the paper"]],
             "paper figure": [
                 fmt_figure(v, u) or t
                 for v, u, t in zip(claims["paper figure"], claims["unit"], claims["paper value"], strict=True)
             ],
-            "tierlab figure": [fmt_figure(v, u) for v, u in zip(claims["tierlab figure"], claims["unit"], strict=True)],
+            "tierlab figure": [
+                fmt_figure(v, u) or fmt_bounded(b, w)
+                for v, u, b, w in zip(
+                    claims["tierlab figure"], claims["unit"], claims["bounded figure"], claims["word"], strict=True
+                )
+            ],
             "ratio": [fmt_ratio(v) for v in claims["ratio"]],
             "grade": claims["grade"],
+            "bound": claims["bound"],
             "tierlab over unstated properties": claims["band"],
             "tierlab detail": claims["tierlab"],
         }
@@ -276,7 +315,10 @@ GRADES_NOTE = (
     "that means no effect (0 for a change or reduction, 1x for a multiple, 100% for a share of a "
     "baseline, 50% for a share of cases); ratio = tierlab's effect / the paper's. 'within 25%': same "
     "direction and |ratio - 1| <= 0.25; 'direction only': same direction; 'wrong direction': otherwise. "
-    "A claim the paper states without a figure, or as a bound, is qualitative. 'calibrated': tierlab's "
+    "A claim the paper states without a figure, or as a bound, is qualitative and is graded by the bound "
+    "of its word ('much fewer', 'same level', 'never lower', ...), fixed once for every paper "
+    "(docs/magnitude.md); its tierlab figure is the one nearest that bound, as a change from the "
+    "reference (e.g. -10% for 90% of NOMAD's) or a value. 'calibrated': tierlab's "
     "figure comes from a preset or parameter fitted to the paper's own measurement of it, so it is no "
     "evidence and is counted apart."
 )

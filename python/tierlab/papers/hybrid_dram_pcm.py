@@ -225,13 +225,15 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
                 unit="%",
             )
         )
-        worst = (prop.set_index("size_pct")["hit_ratio"] - lru["hit_ratio"]).min()
+        hits = prop.set_index("size_pct")["hit_ratio"]
+        worst = (hits - lru["hit_ratio"]).min()
         res.claims.append(
             Claim(
-                f"{name}: overall hit ratio on par with LRU's, within half a point (Figure {figs[0]}(a))",
+                f"{name}: overall hit ratio never lower than LRU's (Figure {figs[0]}(a))",
                 "never lower",
                 f"worst difference {worst * 100:+.2f} points",
-                bool(worst > -0.005),
+                word="never lower",
+                measured=[(float(hits[k]), float(lru.loc[k, "hit_ratio"])) for k in hits.index],
             )
         )
         res.notes.append(

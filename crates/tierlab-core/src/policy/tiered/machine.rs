@@ -93,6 +93,100 @@ pub mod flag {
     pub const INACTIVE: u16 = 1 << 11;
 }
 
+/// A page's fast-tier history as SSP's `PG_fastdirty` sees it (papers/selective-shadow-paging-nomad.md,
+/// section 3.2), kept for NOMAD and SSP alike so that every shadow is classified by what SSP would
+/// know when it is made ([`ShadowClass`]), whichever policy runs. One byte per page; a few
+/// instructions per promotion, per write to a promoted page and per shadow's end.
+pub mod hist {
+    /// First touched on the fast tier (in the page's current life): a stay SSP keeps no history of.
+    pub const BORN_FAST: u8 = 1 << 0;
+    /// Promoted at least once.
+    pub const PROMOTED_BEFORE: u8 = 1 << 1;
+    /// Written during its last promoted stay on the fast tier (what `PG_fastdirty` records).
+    pub const LAST_DIRTY: u8 = 1 << 2;
+    /// Swapped out since: its history is gone.
+    pub const LOST: u8 = 1 << 3;
+    /// The class of its current shadow, bits 4-6 ([`super::ShadowClass`]).
+    pub const CLASS_SHIFT: u8 = 4;
+    pub const CLASS_MASK: u8 = 0b111 << CLASS_SHIFT;
+    /// Has taken a shadow fault.
+    pub const FAULTED: u8 = 1 << 7;
+}
+
+/// What a page's history says when a shadow is made (at its promotion): whether SSP's
+/// `PG_fastdirty` can tell that the page will be written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ShadowClass {
+    /// The page's first promotion, first touched on the slow tier: no history exists.
+    FirstSlow = 0,
+    /// The page's first promotion after a first-touch stay on the fast tier: SSP records writes
+    /// to promoted pages only, so a page's first promotion always keeps a shadow (section 3.2).
+    FirstFast = 1,
+    /// Its last promoted stay saw no write: SSP keeps the shadow.
+    AfterClean = 2,
+    /// Its last promoted stay saw a write: SSP makes no shadow (only NOMAD has these).
+    AfterDirty = 3,
+    /// Swapped out since its last promotion: the history is gone.
+    Lost = 4,
+}
+
+impl ShadowClass {
+    pub const ALL: [ShadowClass; 5] = [
+        ShadowClass::FirstSlow,
+        ShadowClass::FirstFast,
+        ShadowClass::AfterClean,
+        ShadowClass::AfterDirty,
+        ShadowClass::Lost,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            ShadowClass::FirstSlow => "first_slow",
+            ShadowClass::FirstFast => "first_fast",
+            ShadowClass::AfterClean => "after_clean",
+            ShadowClass::AfterDirty => "after_dirty",
+            ShadowClass::Lost => "lost",
+        }
+    }
+    /// The class a promotion now would give the page with history `h`.
+    pub fn of(h: u8) -> ShadowClass {
+        if h & hist::PROMOTED_BEFORE == 0 {
+            if h & hist::LOST != 0 {
+                ShadowClass::Lost
+            } else if h & hist::BORN_FAST != 0 {
+                ShadowClass::FirstFast
+            } else {
+                ShadowClass::FirstSlow
+            }
+        } else if h & hist::LAST_DIRTY != 0 {
+            ShadowClass::AfterDirty
+        } else {
+            ShadowClass::AfterClean
+        }
+    }
+}
+
+/// How a shadow's life is counted by class: made, or ended by a shadow fault, a reclaim or a remap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShadowEvent {
+    Copy = 0,
+    Fault = 1,
+    Reclaim = 2,
+    Remap = 3,
+}
+
+const SHADOW_EVENTS: [&str; 4] = ["copies", "faults", "reclaims", "remaps"];
+
+fn class_names() -> &'static [[&'static str; 5]; 4] {
+    static NAMES: OnceLock<[[&'static str; 5]; 4]> = OnceLock::new();
+    NAMES.get_or_init(|| {
+        SHADOW_EVENTS.map(|e| {
+            ShadowClass::ALL
+                .map(|c| &*Box::leak(format!("shadow_{e}_{}", c.name()).into_boxed_str()))
+        })
+    })
+}
+
 /// Counters shared by the tiered policies.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Counters {
@@ -151,6 +245,12 @@ pub struct Machine {
     shadow_index: BTreeSet<(u64, PageId)>,
     /// Reclaim key of each master's shadow.
     shadow_key: Vec<u64>,
+    /// Each page's fast-tier history ([`hist`]).
+    pub hist: Vec<u8>,
+    /// Shadows by event and class ([`ShadowEvent`], [`ShadowClass`]).
+    pub by_class: [[u64; 5]; 4],
+    /// Pages that took at least one shadow fault.
+    pub fault_pages: u64,
     /// App clock (ns).
     pub now: f64,
     /// Page copy time (ns).
@@ -248,6 +348,9 @@ impl Machine {
             },
             shadow_index: BTreeSet::new(),
             shadow_key: Vec::new(),
+            hist: Vec::new(),
+            by_class: [[0; 5]; 4],
+            fault_pages: 0,
             now: 0.0,
             kswapd_at: 0.0,
             kswapd_awake: false,
@@ -271,6 +374,7 @@ impl Machine {
             self.kind.resize(n, Kind::Anon);
             self.table.grow(n);
             self.shadow_key.resize(n, 0);
+            self.hist.resize(n, 0);
         }
     }
 
@@ -377,6 +481,7 @@ impl Machine {
         self.pageno[i] = r.page();
         self.kind[i] = r.kind();
         self.flags[i] = flag::YOUNG | flag::LRU_REF | if r.is_write() { flag::DIRTY } else { 0 };
+        self.hist[i] = (self.hist[i] & hist::LOST) | if t == FAST { hist::BORN_FAST } else { 0 };
         self.place(r.id, t, true);
         if t == FAST {
             self.used[0] += 1;
@@ -504,6 +609,7 @@ impl Machine {
         });
         self.tier[i] = NO_TIER;
         self.flags[i] = 0;
+        self.hist[i] = hist::LOST;
         self.used[t as usize] -= 1;
         self.c.swapped_out += 1;
     }
@@ -521,6 +627,7 @@ impl Machine {
             let Some(&(_, id)) = self.shadow_index.first() else {
                 break;
             };
+            self.note_shadow(id, ShadowEvent::Reclaim);
             self.drop_shadow(id);
             self.c.shadow_reclaims += 1;
             done += 1;
@@ -543,6 +650,40 @@ impl Machine {
         self.c.shadow_copies += 1;
     }
 
+    /// Counts a shadow event of `id` under the class of its shadow (made at its last promotion).
+    pub fn note_shadow(&mut self, id: PageId, e: ShadowEvent) {
+        let h = &mut self.hist[id as usize];
+        let class = (*h & hist::CLASS_MASK) >> hist::CLASS_SHIFT;
+        self.by_class[e as usize][class as usize] += 1;
+        if e == ShadowEvent::Fault && *h & hist::FAULTED == 0 {
+            *h |= hist::FAULTED;
+            self.fault_pages += 1;
+        }
+    }
+
+    /// Marks a write to `id` on the fast tier in its history (a promoted stay only, as SSP's
+    /// `PG_fastdirty`).
+    #[inline]
+    pub fn note_fast_write(&mut self, id: PageId) {
+        if self.has(id, flag::PROMOTED) {
+            self.hist[id as usize] |= hist::LAST_DIRTY;
+        }
+    }
+
+    /// The shadow counters by class (`shadow_<event>_<class>`, [`ShadowClass`]) and the pages
+    /// that took a shadow fault (`shadow_fault_pages`): NOMAD's and SSP's extra counters.
+    pub fn shadow_class_counters(&self) -> Vec<(&'static str, u64)> {
+        let names = class_names();
+        let mut v = Vec::with_capacity(21);
+        for (e, row) in self.by_class.iter().enumerate() {
+            for (c, &n) in row.iter().enumerate() {
+                v.push((names[e][c], n));
+            }
+        }
+        v.push(("shadow_fault_pages", self.fault_pages));
+        v
+    }
+
     /// Frees the shadow of `id` (its slow frame).
     pub fn drop_shadow(&mut self, id: PageId) {
         let removed = self
@@ -563,7 +704,12 @@ impl Machine {
         self.place(id, FAST, false);
         self.clear(id, flag::FASTDIRTY | flag::PROTNONE | flag::QUEUED);
         self.set(id, flag::PROMOTED | flag::LRU_REF);
+        let h = self.hist[i];
+        let class = ShadowClass::of(h);
+        self.hist[i] = (h & (hist::BORN_FAST | hist::LOST | hist::FAULTED) | hist::PROMOTED_BEFORE)
+            | (class as u8) << hist::CLASS_SHIFT;
         if keep_shadow {
+            self.by_class[ShadowEvent::Copy as usize][class as usize] += 1;
             self.add_shadow(id);
         } else {
             self.used[1] -= 1;
@@ -654,6 +800,7 @@ impl Machine {
             self.shadows -= 1;
             self.clear(id, flag::SHADOW);
             self.c.shadow_remaps += 1;
+            self.note_shadow(id, ShadowEvent::Remap);
             sink.remap(id, self.pageno[i], FAST, SLOW);
             self.p.remap_ns
         } else {

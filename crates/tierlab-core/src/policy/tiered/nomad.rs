@@ -35,8 +35,16 @@
 //! - Demotion is TPP's (kswapd, watermark); a master that still has its shadow
 //!   is demoted by remapping to the shadow, with no copy (`nomad_try_to_remap`).
 //!   Shadows are reclaimed when the slow tier runs short (the machine).
+//! - `shadow_faults` counts what the module's `write_protect_break_num` counts:
+//!   `release_shadow_page` sets the counter only when the written master still
+//!   had its shadow (`TestClearPageShadowed`), so a write to a master whose
+//!   shadow was reclaimed is a `wp_faults` only.
+//! - Every shadow's making and end (fault, reclaim, remap) is also counted
+//!   under the page's history when it was made (`shadow_<event>_<class>`,
+//!   machine `ShadowClass`), and the pages that took a shadow fault
+//!   (`shadow_fault_pages`): which of NOMAD's shadows SSP's history can skip.
 
-use super::machine::{flag, tier_config, Machine, TierParams, FAST, NO_TIER, SLOW};
+use super::machine::{flag, tier_config, Machine, ShadowEvent, TierParams, FAST, NO_TIER, SLOW};
 use crate::error::{Error, Result};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
@@ -287,10 +295,12 @@ impl NomadCore {
                 self.m.c.wp_faults += 1;
                 self.m.now += self.shadow_fault_ns;
                 if self.m.has(id, flag::SHADOW) {
+                    self.m.note_shadow(id, ShadowEvent::Fault);
                     self.m.drop_shadow(id);
                     self.m.c.shadow_faults += 1;
                 }
             }
+            self.m.note_fast_write(id);
             if self.selective && (self.fastdirty_unpromoted || self.m.has(id, flag::PROMOTED)) {
                 self.m.set(id, flag::FASTDIRTY);
             }
@@ -328,7 +338,9 @@ impl<K: 'static> Policy for ShadowPaging<K> {
         self.0.m.resident()
     }
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.0.m.counters()
+        let mut v = self.0.m.counters();
+        v.extend(self.0.m.shadow_class_counters());
+        v
     }
 }
 
