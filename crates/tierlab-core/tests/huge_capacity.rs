@@ -1,0 +1,87 @@
+//! A cache larger than the trace's footprint is a fair question: every policy, at a capacity
+//! far beyond what the machine could hold (10^18 pages, and the largest capacity tierlab
+//! accepts), replays a small trace without aborting, reserving only what the footprint needs,
+//! and gives the answer a cache that never fills must give: every reference after a page's first
+//! touch hits (policies that may bypass a miss, e.g. flash write buffers, count it as a miss).
+
+use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+use tierlab_core::policy::{all_policies, PolicySpec, MAX_CAPACITY};
+use tierlab_core::sim::check::{check_policy, make_refs};
+use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
+use tierlab_core::sim::MAX_TIERS;
+use tierlab_core::trace::{open, TraceSpec};
+
+const TRACE: &str = "zipf:alpha=0.9,pages=3000,n=20000,write=0.3,seed=1";
+
+fn tiers_of(name: &str) -> usize {
+    let refs = make_refs(&[(1, false)]);
+    (1..=MAX_TIERS)
+        .find(|&t| check_policy(&PolicySpec::new(name), 4, t, &refs).is_ok())
+        .unwrap_or_else(|| panic!("{name} cannot be built with its defaults"))
+}
+
+fn system(tiers: usize) -> System {
+    let names = ["dram", "cxl-dram", "pcm", "pcm"];
+    let spec = SystemSpec {
+        tiers: names[..tiers].iter().map(|s| s.to_string()).collect(),
+        ..SystemSpec::default()
+    };
+    System::resolve(&spec, &DeviceCatalog::default()).unwrap()
+}
+
+#[test]
+fn every_policy_at_a_capacity_beyond_the_footprint_hits_after_the_first_touch() {
+    for p in all_policies() {
+        let sys = system(tiers_of(p.name));
+        let instances: Vec<InstanceSpec> = [1_000_000_000_000_000_000, MAX_CAPACITY]
+            .iter()
+            .map(|&c| InstanceSpec {
+                policy: PolicySpec::new(p.name),
+                capacity: c,
+            })
+            .collect();
+        let mut r = open(&TraceSpec::new(TRACE)).unwrap();
+        let out = run(
+            r.as_mut(),
+            &instances,
+            &sys,
+            &RunOptions::default(),
+            &mut |_| Ok(()),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        for res in &out.results {
+            assert_eq!(
+                res.stats.misses_total(),
+                out.distinct_pages,
+                "{} at {} pages: misses are the first touches",
+                p.name,
+                res.capacity
+            );
+            assert!(
+                res.resident_at_end as u64 <= out.distinct_pages,
+                "{}",
+                p.name
+            );
+        }
+    }
+}
+
+#[test]
+fn a_capacity_beyond_the_largest_is_refused_with_one_line() {
+    let sys = system(1);
+    let instances = [InstanceSpec {
+        policy: PolicySpec::new("lru"),
+        capacity: MAX_CAPACITY + 1,
+    }];
+    let mut r = open(&TraceSpec::new(TRACE)).unwrap();
+    let e = run(
+        r.as_mut(),
+        &instances,
+        &sys,
+        &RunOptions::default(),
+        &mut |_| Ok(()),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("larger than the largest size"), "{e}");
+}
