@@ -10,6 +10,7 @@ runs on a small generated trace or tiny files: seconds in CI.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -64,7 +65,7 @@ def one_line_error(capsys) -> str:
 CLI_CASES = [
     (["run", GEN, "-s", "0"], 2, ["'0'", "at least 1"]),
     (["run", GEN, "-s", "0.5"], 2, ["0.5", "not a whole number of pages", "50%", "2MiB"]),
-    (["run", GEN, "-s", "1.5"], 2, ["1.5", "not a whole number"]),
+    (["run", GEN, "-s", "1.5"], 2, ["'1.5' is not a whole number of pages:"]),
     (["run", GEN, "-s", "-3"], 2, ["-3"]),
     (["run", GEN, "-s", "nan"], 2, ["nan"]),
     (["run", GEN, "-s", "inf"], 2, ["inf"]),
@@ -125,6 +126,21 @@ def test_a_size_beyond_the_footprint_hits_after_the_first_touch():
     assert list(df["size_pages"]) == [1_000_000_000, 10**12, 10**18] * 3
 
 
+def test_an_object_cache_beyond_the_footprint_hits_after_the_first_touch():
+    """Object-size mode, 10^18 bytes: every policy with an object-size mode (W-TinyLFU's sketch
+    is sized by the capacity and capped) misses only on first requests."""
+    from conftest import trace_path
+
+    path = trace_path("libcachesim/cloudPhysicsIO.oracleGeneral.bin")
+    names = [p["name"] for p in json.loads(_core.policies()) if p["object_sizes"]]
+    df = tierlab.run(path, policies=names, sizes=[10**18], object_sizes=True, limit=20_000)
+    import numpy as np
+
+    batch = next(iter(tierlab.Trace.of(path).batches()))
+    distinct = len(np.unique(batch["page"][batch["event"] == 255][:20_000]))
+    assert (df["misses"] == distinct).all(), df[["policy", "misses"]]
+
+
 # (keyword arguments of tierlab.run, exception class or None, words of its message)
 API_CASES = [
     ({"policies": "lru"}, None, []),
@@ -147,7 +163,7 @@ API_CASES = [
     ({"sizes": ["9" * 5000]}, ConfigError, ["more characters"]),
     ({"policies": ["nosuch"]}, ConfigError, ["unknown policy"]),
     ({"policies": [5]}, ConfigError, ["unknown policy '5'"]),
-    ({"policies": [{"name": "lru", "bits": math.nan}]}, ConfigError, []),
+    ({"policies": [{"name": "clock", "bits": math.nan}]}, ConfigError, ["bits = nan is not a finite number"]),
     ({"threads": 0}, ConfigError, ["threads"]),
     ({"threads": -1}, ConfigError, ["threads"]),
     ({"threads": "x"}, ConfigError, ["threads"]),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -123,6 +124,9 @@ def parse_policy(policy: PolicyLike) -> dict:
         params = {k: v for k, v in policy.items() if k != "name"}
         if "params" in params and len(params) == 1 and isinstance(params["params"], dict):
             params = params["params"]
+        for k, v in params.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise _core.ConfigError(f"policy {values.show(policy['name'])}: {k} = {v} is not a finite number")
         return {"name": policy["name"], "params": params}
     return json.loads(_core.parse_policy(str(policy)))
 

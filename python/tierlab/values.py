@@ -119,7 +119,9 @@ def parse_size(
             if 0 < num < 1 and page_size:
                 hint = f"use {num * 100:g}% for a share of the footprint, or bytes with a unit such as 2MiB"
                 raise ConfigError(f"{what} {show(size)} is not a whole number of pages: {hint}")
-            raise ConfigError(f"{what} {show(size)} is not a whole number of {unit} of at least 1: {_accepted(unit)}")
+            if not num.is_integer():
+                raise ConfigError(f"{what} {show(size)} is not a whole number of {unit}: {_accepted(unit)}")
+            raise ConfigError(f"{what} {show(size)} must be at least 1 {unit[:-1]}: {_accepted(unit)}")
         return _whole(int(digits) if not exp and "." not in digits else int(num), size, unit, what)
     nbytes = num * UNITS[suffix]
     if nbytes > MAX_SIZE * (page_size or 1):

@@ -8,8 +8,10 @@ use tierlab_core::error::{show, Error, Location, MAX_MESSAGE};
 use tierlab_core::policy::PolicySpec;
 use tierlab_core::sim::check::{check_policy, make_refs};
 
+/// No control character, and at most `MAX_MESSAGE` characters of the message (each shown in
+/// at most 4, `\x1b`) and the count of what was cut.
 fn is_one_clear_line(text: &str) -> bool {
-    !text.chars().any(|c| c.is_control()) && text.chars().count() <= MAX_MESSAGE + 40
+    !text.chars().any(|c| c.is_control()) && text.chars().count() <= 4 * MAX_MESSAGE + 40
 }
 
 proptest! {

@@ -4,30 +4,14 @@
 //! and gives the answer a cache that never fills must give: every reference after a page's first
 //! touch hits (policies that may bypass a miss, e.g. flash write buffers, count it as a miss).
 
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+mod common;
+
+use common::{system, tiers_of};
 use tierlab_core::policy::{all_policies, PolicySpec, MAX_CAPACITY};
-use tierlab_core::sim::check::{check_policy, make_refs};
 use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
-use tierlab_core::sim::MAX_TIERS;
 use tierlab_core::trace::{open, TraceSpec};
 
 const TRACE: &str = "zipf:alpha=0.9,pages=3000,n=20000,write=0.3,seed=1";
-
-fn tiers_of(name: &str) -> usize {
-    let refs = make_refs(&[(1, false)]);
-    (1..=MAX_TIERS)
-        .find(|&t| check_policy(&PolicySpec::new(name), 4, t, &refs).is_ok())
-        .unwrap_or_else(|| panic!("{name} cannot be built with its defaults"))
-}
-
-fn system(tiers: usize) -> System {
-    let names = ["dram", "cxl-dram", "pcm", "pcm"];
-    let spec = SystemSpec {
-        tiers: names[..tiers].iter().map(|s| s.to_string()).collect(),
-        ..SystemSpec::default()
-    };
-    System::resolve(&spec, &DeviceCatalog::default()).unwrap()
-}
 
 #[test]
 fn every_policy_at_a_capacity_beyond_the_footprint_hits_after_the_first_touch() {
