@@ -71,8 +71,8 @@ def test_missing_file_is_an_os_error(tmp_path):
         tierlab.run(tmp_path / "nope.trace", policies=["lru"], sizes=[10])
 
 
-def test_cli_prints_one_error_line_and_exits_2(tmp_path, capsys):
+def test_cli_prints_one_error_line_and_exits_1_for_bad_data(tmp_path, capsys):
     f = _write(tmp_path / "bad.trace", b"1\n\xff\xfe\n")
-    assert main(["run", str(f), "-p", "lru", "-s", "4", "-q"]) == 2
+    assert main(["run", str(f), "-p", "lru", "-s", "4", "-q"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "bad.trace:line 2" in err[0]

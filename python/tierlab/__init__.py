@@ -9,9 +9,9 @@ Quick start::
 """
 
 from tierlab import convert as convert
-from tierlab._core import ConfigError, PolicyError, TierlabError, TraceFormatError
 from tierlab._core import __version__ as __version__
 from tierlab.api import Trace, admissions, devices, info, policies, run
+from tierlab.errors import ConfigError, PolicyError, ResourceError, TierlabError, TierlabOSError, TraceFormatError
 from tierlab.kernel import kernel_check
 from tierlab.pypolicy import PythonPolicy
 
@@ -23,8 +23,15 @@ def reproduce(papers=None, *, quick: bool = False, outdir="tierlab-reproduce"):
     "qualitative: fails", "calibrated"), the paper's and tierlab's figures, their ratio and the
     texts, and for a qualitative claim its word, the bound it was graded by and its figure nearest
     it; ``df.attrs["summary"]`` counts the grades. Same as ``tierlab reproduce``."""
+    from tierlab import papers as _papers
     from tierlab.papers.harness import reproduce as _reproduce
+    from tierlab.values import as_list, show
 
+    if papers is not None:
+        papers = as_list(papers, "papers")
+        for key in papers:
+            if not isinstance(key, str) or key not in _papers.PAPERS:
+                raise ConfigError(f"unknown paper {show(key)}; known papers: {', '.join(_papers.PAPERS)}")
     return _reproduce(papers, quick=quick, outdir=outdir)
 
 
@@ -32,7 +39,9 @@ __all__ = [
     "ConfigError",
     "PolicyError",
     "PythonPolicy",
+    "ResourceError",
     "TierlabError",
+    "TierlabOSError",
     "Trace",
     "TraceFormatError",
     "devices",

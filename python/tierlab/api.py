@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -12,7 +13,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from tierlab import _core
+from tierlab import _core, values
 from tierlab import learned as _learned
 from tierlab.pypolicy import is_python_policy
 
@@ -62,56 +63,10 @@ def _is_generator(path: str) -> bool:
     return re.match(r"^[a-z_]+:", path) is not None and not Path(path).exists()
 
 
-_UNITS = {
-    "b": 1,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "k": 1024,
-    "m": 1024**2,
-    "g": 1024**3,
-}
-
-
 def _resolve(size: SizeLike, unit: str, footprint: Callable[[], int], page_size: int | None) -> int:
-    """Turns a size into ``unit`` (pages when ``page_size`` is given, else bytes): a plain number is
-    already in ``unit``, a byte unit (``"4MiB"``) is converted, a share (``"10%"`` or a float in
-    (0, 1]) is of ``footprint()`` and rounds to the nearest unit (at least 1)."""
-    if isinstance(size, bool):
-        raise _core.ConfigError(f"size: expected {unit}, bytes or a fraction, got {size!r}")
-    if isinstance(size, int):
-        if size < 0:
-            raise _core.ConfigError(f"size: must be >= 0 {unit}, got {size}")
-        return size
-    if isinstance(size, float):
-        if not 0 < size <= 1:
-            raise _core.ConfigError(f"size: a float is a fraction of the footprint in (0, 1], got {size}")
-        return max(1, round(size * footprint()))
-    text = str(size).strip().lower().replace(" ", "")
-    if text.endswith("%"):
-        try:
-            pct = float(text[:-1])
-        except ValueError:
-            raise _core.ConfigError(f"size: bad percentage {size!r}") from None
-        if not 0 < pct <= 100:
-            raise _core.ConfigError(f"size: percentage must be in (0, 100], got {size!r}")
-        return max(1, round(pct / 100 * footprint()))
-    m = re.fullmatch(r"([0-9]*\.?[0-9]+)([a-z]*)", text)
-    plain = ("", "p", "pages") if page_size else ("",)
-    if not m:
-        raise _core.ConfigError(
-            f"size: expected {unit} (123), bytes with a unit (4MiB) or a fraction (10%), got {size!r}"
-        )
-    num, suffix = float(m.group(1)), m.group(2)
-    if suffix not in plain and suffix not in _UNITS:
-        also = " or pages" if page_size else ""
-        raise _core.ConfigError(f"size: unknown unit {suffix!r} in {size!r}; use one of {', '.join(_UNITS)}{also}")
-    if suffix in plain:
-        return int(num)
-    return int(num * _UNITS[suffix] // (page_size or 1))
+    """Turns a size into ``unit`` (pages when ``page_size`` is given, else bytes); see
+    :func:`tierlab.values.parse_size`."""
+    return values.parse_size(size, page_size=page_size, footprint=footprint, unit=unit)
 
 
 def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], int]) -> int:
@@ -169,6 +124,9 @@ def parse_policy(policy: PolicyLike) -> dict:
         params = {k: v for k, v in policy.items() if k != "name"}
         if "params" in params and len(params) == 1 and isinstance(params["params"], dict):
             params = params["params"]
+        for k, v in params.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise _core.ConfigError(f"policy {values.show(policy['name'])}: {k} = {v} is not a finite number")
         return {"name": policy["name"], "params": params}
     return json.loads(_core.parse_policy(str(policy)))
 
@@ -176,7 +134,7 @@ def parse_policy(policy: PolicyLike) -> dict:
 def info(trace: TraceLike, *, format: str | None = None, options: dict | None = None, limit: int | None = None) -> dict:
     """Summary of a trace: requests, page references, footprint, mixes, apps, reuse."""
     t = Trace.of(trace, format, options)
-    return json.loads(_core.trace_info(t.to_json(), limit))
+    return json.loads(_core.trace_info(t.to_json(), values.optional_count(limit, "limit")))
 
 
 def policies() -> pd.DataFrame:
@@ -241,12 +199,13 @@ def run(
     The native call releases the GIL; Ctrl-C raises KeyboardInterrupt within a fraction of a second.
     """
     t = Trace.of(trace, format, options)
+    limit = values.optional_count(limit, "limit")
+    threads = values.optional_count(threads, "threads", maximum=4096)
     # Learned policies written in Python ("lrb", "lrb(memory_window=...)") become their classes.
-    given = [_learned.resolve(p) or p for p in policies]
+    # A single string is one policy (one size), not its characters.
+    given = [_learned.resolve(p) or p for p in values.as_list(policies, "policies")]
     pols = [None if is_python_policy(p) else parse_policy(p) for p in given]
-    size_list = list(sizes)
-    if not pols or not size_list:
-        raise _core.ConfigError("run: need at least one policy and one size")
+    size_list = values.as_list(sizes, "sizes")
     if object_sizes:
         for cls in given:
             if is_python_policy(cls) and not cls.object_sizes:
@@ -272,7 +231,8 @@ def run(
     order = [i * len(size_list) + j for i, p in enumerate(pols) if p for j in range(len(size_list))] + [
         i * len(size_list) + j for i, p in enumerate(pols) if p is None for j in range(len(size_list))
     ]
-    callback = _progress_callback(progress, t.name, _expected_refs(t, limit) if progress is True else None)
+    total = _expected_refs(t, limit) if progress is True else None
+    callback = _progress_callback(progress, t.name, total, None if _is_generator(t.path) else t.path)
     try:
         out = json.loads(
             _core.run(
@@ -311,12 +271,16 @@ def run(
 
 
 class _RichProgress:
-    """Progress display for long runs: references replayed, rate and (when the total is known)
-    a bar with the time remaining."""
+    """Progress display for long runs, on stderr: references replayed and their rate, with a bar,
+    the share done and the time remaining when the total is known, either in references (a
+    native trace's trailer, a generator's ``n=``, ``limit``) or in bytes of the trace file read so
+    far (compressed bytes for a compressed file: the position of the file the core has open,
+    from ``/proc/self/fdinfo``, Linux)."""
 
-    def __init__(self, label: str, total: int | None = None):
+    def __init__(self, label: str, total: int | None = None, path: str | None = None):
         import time
 
+        from rich.console import Console
         from rich.progress import (
             BarColumn,
             Progress,
@@ -326,21 +290,51 @@ class _RichProgress:
             TimeRemainingColumn,
         )
 
+        self._file = None
+        if total is None and path is not None and os.path.isfile(path) and os.path.isdir("/proc/self/fdinfo"):
+            self._file = (os.path.realpath(path), os.path.getsize(path))
+        self._fd: int | None = None
+        known = total or (self._file[1] if self._file else None)
         columns = [SpinnerColumn(), TextColumn("[bold]{task.description}")]
-        if total:
+        if known:
             columns += [BarColumn(), TextColumn("{task.percentage:>5.1f}%")]
-        columns += [TextColumn("{task.completed:,.0f} refs"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn()]
-        if total:
+        columns += [TextColumn("{task.fields[refs]} refs"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn()]
+        if known:
             columns += [TextColumn("ETA"), TimeRemainingColumn()]
-        self._p = Progress(*columns, transient=True)
-        self._task = self._p.add_task(label, total=total, rate="")
+        self._p = Progress(*columns, transient=True, console=Console(stderr=True))
+        self._task = self._p.add_task(label, total=known, rate="", refs="0")
         self._p.start()
         self._t0 = time.perf_counter()
         self._time = time.perf_counter
 
+    def _file_position(self) -> int | None:
+        """Bytes of the trace file the core has read (its open descriptor's offset)."""
+        path, _ = self._file
+        if self._fd is None:
+            for fd in sorted(os.listdir("/proc/self/fd"), key=int, reverse=True):
+                try:
+                    if os.readlink(f"/proc/self/fd/{fd}") == path:
+                        self._fd = int(fd)
+                        break
+                except OSError:
+                    continue
+            else:
+                return None
+        try:
+            with open(f"/proc/self/fdinfo/{self._fd}") as f:
+                return int(f.readline().split()[1])
+        except (OSError, ValueError, IndexError):
+            self._fd = None
+            return None
+
     def __call__(self, done: int) -> None:
         dt = max(self._time() - self._t0, 1e-9)
-        self._p.update(self._task, completed=done, rate=f"{done / dt / 1e6:.2f} M refs/s")
+        completed = done
+        if self._file is not None:
+            completed = self._file_position()
+            if completed is None:
+                completed = self._p.tasks[0].completed
+        self._p.update(self._task, completed=completed, refs=f"{done:,}", rate=f"{done / dt / 1e6:.2f} M refs/s")
 
     def close(self) -> None:
         self._p.stop()
@@ -357,14 +351,17 @@ def _expected_refs(t: Trace, limit: int | None) -> int | None:
             total = records - events
         except (OSError, _core.TierlabError):
             total = None
+    if total is None and _is_generator(t.path):
+        m = re.search(r"(?:^|[,:])n=([0-9_]+)(?:,|$)", t.path)
+        total = int(m.group(1).replace("_", "")) if m else None
     if limit is not None:
         total = limit if total is None else min(total, limit)
     return total
 
 
-def _progress_callback(progress, label: str, total: int | None = None):
+def _progress_callback(progress, label: str, total: int | None = None, path: str | None = None):
     if progress is True:
-        return _RichProgress(label, total)
+        return _RichProgress(label, total, path)
     if callable(progress):
         return progress
     return None

@@ -8,12 +8,14 @@ import json
 import pkgutil
 import sys
 import tomllib
+import unicodedata
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from tierlab import _core, api
+from tierlab import _core, api, values
+from tierlab.errors import ConfigError, TierlabError
 
 # Wide tables stay readable when piped to a file or a pager.
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -29,6 +31,15 @@ start with:
   tierlab run TRACE -p lru -p clock -s 10%    replay it through policies at a size
   tierlab policies / tierlab devices          what can be simulated
 """
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with a usage error on one line (``error: ...; see tierlab run --help``, exit 2)
+    instead of the usage block, like every other error of the command."""
+
+    def error(self, message: str):
+        print(f"error: {self.prog}: {message}; see {self.prog} --help", file=sys.stderr)
+        sys.exit(2)
 
 
 def add_trace_args(p: argparse.ArgumentParser) -> None:
@@ -74,19 +85,63 @@ def _fmt_time(ns: float) -> str:
     return f"{ns:.3g} ns"
 
 
-def print_results(df, title: str) -> None:
-    """The run table: hits, I/O fetched and written back, and modeled time per component."""
-    table = Table(title=title, title_justify="left")
-    cols = [
-        ("policy", "label"),
-        ("size", "size"),
-        ("pages", "size_pages"),
-        ("hit ratio", "hit_ratio"),
-        ("misses", "misses"),
-        ("pages read", None),
-        ("dirty write-backs", "dirty_evictions"),
-        ("pages written", None),
-    ]
+def fit_table(title: str, columns: list[tuple[str, str, bool]], rows: list[list[str]], wide: bool = False) -> None:
+    """Prints a table that fits the terminal: ``columns`` are (name, justify, required); the
+    required ones always show, the others in order while they fit, and a line under the table
+    names what was left out and how to see it (``--wide``, ``-o``). A cell is never cut: each
+    column is at least as wide as its widest cell (a table wider than the terminal wraps)."""
+    from rich.measure import Measurement
+
+    keep = list(range(len(columns)))
+    width = console.width
+
+    def build(idx: list[int]) -> Table:
+        t = Table(title=title, title_justify="left")
+        for k in idx:
+            name, justify, _ = columns[k]
+            cells = [r[k] for r in rows]
+            t.add_column(
+                name,
+                justify=justify,
+                no_wrap=True,
+                min_width=max([len(c) for c in cells] + [min(len(name), 8)]),
+                overflow="fold",
+            )
+        for r in rows:
+            t.add_row(*[r[k] for k in idx])
+        return t
+
+    def natural(t: Table) -> int:
+        return Measurement.get(console, console.options.update(width=10_000), t).maximum
+
+    hidden: list[str] = []
+    if not wide:
+        keep = [k for k, c in enumerate(columns) if c[2]]
+        for k, c in enumerate(columns):
+            if c[2]:
+                continue
+            trial = sorted(keep + [k])
+            if natural(build(trial)) <= width:
+                keep = trial
+            else:
+                hidden.append(c[0])
+    table = build(keep)
+    if wide:
+        console.print(table, width=max(width, natural(table)), crop=False)
+    else:
+        console.print(table, crop=False)
+    if hidden:
+        err_console.print(
+            f"{len(hidden)} more columns ({', '.join(hidden)}) do not fit in {width} columns: "
+            "--wide shows them, -o FILE.csv writes every column",
+            highlight=False,
+        )
+
+
+def print_results(df, title: str, wide: bool = False) -> None:
+    """The run table: hits, I/O fetched and written back, and modeled time per component. At
+    the terminal's width it keeps policy, size, hit ratio, misses and total time whole and
+    drops the other columns first (``wide``: all)."""
     comps = [
         c
         for c in ("file_read", "file_write", "swap_read", "swap_write", "migration")
@@ -100,20 +155,29 @@ def print_results(df, title: str) -> None:
         and not any(c == f"time_{x}_ns" for x in ("file_read", "file_write", "swap_read", "swap_write"))
         and df[c].sum() > 0
     ]
-    for name, _ in cols:
-        table.add_column(name, justify="right" if name not in ("policy", "size") else "left", no_wrap=True)
-    for c in comps:
-        table.add_column(f"{c} time", justify="right")
+    columns = [
+        ("policy", "left", True),
+        ("size", "left", True),
+        ("hit ratio", "right", True),
+        ("misses", "right", True),
+        ("total time", "right", True),
+        ("pages", "right", False),
+        ("pages read", "right", False),
+        ("dirty write-backs", "right", False),
+        ("pages written", "right", False),
+    ]
+    columns += [(f"{c} time", "right", False) for c in comps]
     if mem_cols:
-        table.add_column("memory time", justify="right")
-    table.add_column("total time", justify="right")
+        columns.append(("memory time", "right", False))
+    rows = []
     for _, r in df.iterrows():
         row = [
             str(r["label"]),
             str(r["size"]),
-            f"{r['size_pages']:,}",
             f"{r['hit_ratio']:.4f}",
             f"{r['misses']:,}",
+            _fmt_time(r["total_time_ns"]),
+            f"{r['size_pages']:,}",
             f"{r['file_pages_read'] + r['swap_pages_read']:,}",
             f"{r['dirty_evictions']:,}",
             f"{r['file_pages_written'] + r['swap_pages_written']:,}",
@@ -121,28 +185,36 @@ def print_results(df, title: str) -> None:
         row += [_fmt_time(r[f"time_{c}_ns"]) for c in comps]
         if mem_cols:
             row.append(_fmt_time(sum(r[c] for c in mem_cols)))
-        row.append(_fmt_time(r["total_time_ns"]))
-        table.add_row(*row)
-    console.print(table)
+        rows.append(row)
+    fit_table(title, columns, rows, wide)
 
 
-def print_object_results(df, title: str) -> None:
+def print_object_results(df, title: str, wide: bool = False) -> None:
     """The run table of object-size mode: object and byte miss ratios."""
-    table = Table(title=title, title_justify="left")
-    for name in ("policy", "size", "bytes", "miss ratio", "misses", "byte miss ratio", "byte misses", "too large"):
-        table.add_column(name, justify="left" if name in ("policy", "size") else "right", no_wrap=True)
-    for _, r in df.iterrows():
-        table.add_row(
+    columns = [
+        ("policy", "left", True),
+        ("size", "left", True),
+        ("miss ratio", "right", True),
+        ("misses", "right", True),
+        ("byte miss ratio", "right", True),
+        ("bytes", "right", False),
+        ("byte misses", "right", False),
+        ("too large", "right", False),
+    ]
+    rows = [
+        [
             str(r["label"]),
             str(r["size"]),
-            f"{r['size_bytes']:,}",
             f"{r['miss_ratio']:.4f}",
             f"{r['misses']:,}",
             f"{r['byte_miss_ratio']:.4f}",
+            f"{r['size_bytes']:,}",
             f"{r['byte_misses']:,}",
             f"{r['too_large']:,}",
-        )
-    console.print(table)
+        ]
+        for _, r in df.iterrows()
+    ]
+    fit_table(title, columns, rows, wide)
 
 
 def save_frame(df, path: str) -> None:
@@ -186,9 +258,9 @@ def cmd_run(args) -> int:
             f"({meta.get('byte_accesses', 0):,} bytes), {meta.get('distinct_pages', 0):,} distinct objects, "
             f"replayed in {meta.get('elapsed_s', 0):.2f} s"
         )
-        print_object_results(df, title)
+        print_object_results(df, title, args.wide)
     else:
-        print_results(df, title)
+        print_results(df, title, args.wide)
     if args.output:
         save_frame(df, args.output)
     return 0
@@ -295,7 +367,7 @@ def cmd_convert(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="tierlab", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"tierlab {_core.__version__}")
@@ -312,9 +384,12 @@ def build_parser() -> argparse.ArgumentParser:
         "  tierlab run OLTP.lis.zst -p lru -p arc -p 'clock(bits=2)' -s 1000 -s 4MiB -o out.parquet\n"
         "  tierlab run app.tlt -p lru -s 5% --system tiers=dram file_store=emmc swap=zram\n"
         "  tierlab run cloudPhysicsIO.oracleGeneral.bin --object-sizes -p lru -p 'lru+bloom' -s 64MiB\n\n"
-        "sizes: pages (1000), bytes with a unit (4MiB, 512KB) or a share of the trace's\n"
-        "footprint (10%). The table shows the hit ratio, pages read on misses, dirty\n"
-        "write-backs and pages written, and modeled time per component.\n\n"
+        "sizes: whole pages (1000), bytes with a unit (4MiB, 512KB) or a share of the trace's\n"
+        "footprint (10%); 0, negatives and fractions without % (0.5) are refused. A size\n"
+        "beyond the footprint is fine (nothing is evicted). The table shows the hit ratio,\n"
+        "misses and modeled time, then, as the terminal's width allows, pages read on misses,\n"
+        "dirty write-backs, pages written and time per component (--wide: all; -o: every\n"
+        "column to a file).\n\n"
         "--object-sizes: every request is one object of the size the trace gives\n"
         "(oracleGeneral, csv with a size column, vscsi); sizes are bytes (a plain number\n"
         "too) or a share of the distinct objects' bytes; byte_misses/byte_miss_ratio in -o.\n"
@@ -335,9 +410,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="system: tiers=dram[,pcm] file_store=DEVICE swap=DEVICE write_miss_fetch=true",
     )
     p.add_argument("--devices", action="append", default=[], help="TOML file of extra [[device]] tables")
-    p.add_argument("--threads", type=int, help="threads across instances (default: all cores)")
-    p.add_argument("--limit", type=int, help="replay only the first N page references")
+    threads = values.count_arg("--threads", maximum=4096)
+    p.add_argument("--threads", type=threads, help="threads across instances (default: all cores)")
+    p.add_argument("--limit", type=values.count_arg("--limit"), help="replay only the first N page references")
     p.add_argument("-o", "--output", help="also write the rows to .parquet, .csv or .json")
+    p.add_argument("--wide", action="store_true", help="every column, however wide the terminal")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_run)
 
@@ -350,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  tierlab info ../shared/traces/mobile-block/telegram_exec.csv.gz",
     )
     add_trace_args(p)
-    p.add_argument("--limit", type=int, help="read only the first N page references")
+    p.add_argument("--limit", type=values.count_arg("--limit"), help="read only the first N page references")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_info)
 
@@ -396,13 +473,30 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (_core.TierlabError, OSError) as e:
-        # One plain line, never wrapped: editors and scripts jump to file:line from it.
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         err_console.print("interrupted")
         return 130
+    except BaseException as e:  # noqa: BLE001 - every failure becomes one line, never a traceback
+        if isinstance(e, SystemExit):
+            raise
+        print(f"error: {error_line(e)}", file=sys.stderr)
+        return exit_code(e)
+
+
+def error_line(e: BaseException) -> str:
+    """An exception as one plain line, never wrapped (editors and scripts jump to file:line from
+    it): control bytes escaped, long text cut; an exception that is not tierlab's own (a bug, or
+    a library's) says its type."""
+    text = " ".join(str(e).split()) or type(e).__name__
+    if not isinstance(e, (TierlabError, OSError, ValueError, MemoryError)):
+        text = f"{type(e).__name__}: {text}"
+    return values.show(text, 2000)[1:-1] if any(unicodedata.category(c) == "Cc" for c in text) else text[:2000]
+
+
+def exit_code(e: BaseException) -> int:
+    """2 for a usage error (a bad value or option: the command line must change), 1 for bad
+    data or a failure on the way (a malformed or unreadable file, not enough memory)."""
+    return 2 if isinstance(e, ConfigError) else 1
 
 
 if __name__ == "__main__":

@@ -121,7 +121,9 @@ def _expand_params(params: dict) -> list[dict]:
 def load(path: str | Path) -> Experiment:
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text())
+        doc = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise _err(str(path), f"not a TOML text file (byte {e.start} is not UTF-8)") from None
     except tomllib.TOMLDecodeError as e:
         raise _err(str(path), f"not valid TOML: {e}") from None
     return from_dict(doc, origin=str(path), base=path.parent)
@@ -163,7 +165,10 @@ def from_dict(doc: dict[str, Any], origin: str = "<experiment>", base: Path | No
         trace = Trace(str(resolved), t.get("format"), dict(t.get("options", {})))
         label = str(t.get("label", Path(raw).name))
         checksum = file_checksum(Path(trace.path))
-        size_pages = list(zip(map(str, sizes), resolve_sizes(trace, sizes, limit), strict=True))
+        try:
+            size_pages = list(zip(map(str, sizes), resolve_sizes(trace, sizes, limit), strict=True))
+        except _core.ConfigError as e:
+            raise _err(origin, str(e)) from None
         for j, s in enumerate(systems):
             _check_keys(s, SYSTEM_KEYS, f"system[{j}]", origin)
             sys_spec = {k: v for k, v in s.items() if k != "label"}

@@ -89,7 +89,7 @@ def sweep(
             # Processes across groups; threads across a group's instances with what is left.
             procs = min(cores, len(tasks))
             threads = max(1, cores // procs)
-            with ProcessPoolExecutor(max_workers=procs) as pool:
+            with ProcessPoolExecutor(max_workers=procs, initializer=_die_with, initargs=(os.getpid(),)) as pool:
                 pending = {pool.submit(run_group, t, threads) for t in tasks}
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -100,6 +100,32 @@ def sweep(
     keys = {c.key for c in exp.cells}
     df = store.load()
     return df[df["cell_key"].isin(keys)].reset_index(drop=True) if not df.empty else df
+
+
+def _die_with(parent: int) -> None:
+    """Worker initializer: the worker ends when ``parent`` does, SIGKILL included (a killed
+    parent cannot tell its pool to stop). Linux: PR_SET_PDEATHSIG; elsewhere a thread polls
+    the parent's pid once a second."""
+    import signal
+    import threading
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(1, signal.SIGKILL, 0, 0, 0) != 0:  # PR_SET_PDEATHSIG
+            raise OSError(ctypes.get_errno(), "prctl")
+    except (OSError, AttributeError):
+
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(1)
+            os._exit(1)
+
+        threading.Thread(target=watch, daemon=True).start()
+    # The parent may have died before the signal was set up.
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _land(store: Store, rows: pd.DataFrame, bar: _Bar) -> None:

@@ -52,6 +52,10 @@ pub enum Error {
     /// the callback and the page.
     #[error("{0}")]
     Policy(String),
+    /// A run would need more memory than there is: how much it needs, how much there is, and
+    /// how to make it smaller.
+    #[error("{0}")]
+    Resource(String),
 }
 
 fn fmt_loc(loc: &Location) -> String {
@@ -80,19 +84,59 @@ impl Error {
     pub fn config(msg: impl Into<String>) -> Self {
         Error::Config(one_line(msg.into()))
     }
+    pub fn resource(msg: impl Into<String>) -> Self {
+        Error::Resource(one_line(msg.into()))
+    }
 }
 
-/// Errors are one line (issue 11): wrapped library messages (the toml/serde
-/// ones end with a newline, some span several) are joined with "; ".
-fn one_line(msg: String) -> String {
-    if !msg.contains(['\n', '\r']) {
-        return msg;
+/// Longest message an error keeps (a list of the accepted values fits): a longer one (a whole
+/// trace line quoted, say) is cut there, with a count of what was cut.
+pub const MAX_MESSAGE: usize = 2000;
+
+/// A value quoted in a message as a user can read it on a terminal: control characters (ESC,
+/// BEL, ...) escaped as `\x1b`, and cut to `max` characters with a count of the rest, so that
+/// neither a colour sequence nor a 1 GiB line reaches the terminal.
+pub fn show(value: &str, max: usize) -> String {
+    let mut out = String::new();
+    let total = value.chars().count();
+    for (shown, c) in value.chars().enumerate() {
+        if shown >= max {
+            out.push_str(&format!("... ({} more characters)", total - shown));
+            break;
+        }
+        escape_char(c, &mut out);
     }
-    msg.split(['\n', '\r'])
-        .map(|l| l.trim().trim_start_matches([';', ' ']))
-        .filter(|l| !l.is_empty())
-        .collect::<Vec<_>>()
-        .join("; ")
+    out
+}
+
+fn escape_char(c: char, out: &mut String) {
+    use std::fmt::Write;
+    match c {
+        '\t' => out.push_str("\\t"),
+        c if c.is_control() => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// Errors are one line: wrapped library messages (the toml/serde ones end with a newline, some
+/// span several) are joined with "; ", other control characters are escaped (a quoted trace line
+/// may hold a terminal escape sequence) and a message longer than [`MAX_MESSAGE`] is cut.
+fn one_line(msg: String) -> String {
+    let joined = if msg.contains(['\n', '\r']) {
+        msg.split(['\n', '\r'])
+            .map(|l| l.trim().trim_start_matches([';', ' ']))
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ")
+    } else {
+        msg
+    };
+    if !joined.chars().any(|c| c.is_control()) && joined.len() <= MAX_MESSAGE {
+        return joined;
+    }
+    show(&joined, MAX_MESSAGE)
 }
 
 /// Runs `f`, turning a panic into its message (`"panic"` when the payload is
@@ -135,5 +179,16 @@ mod one_line_tests {
         );
         let e = Error::input("f", Location::Line(3), "a\r\nb\n");
         assert_eq!(e.to_string(), "f:line 3: a; b");
+    }
+
+    #[test]
+    fn control_bytes_are_escaped_and_long_messages_cut() {
+        let e = Error::input("f", Location::Line(1), "found 'abc\x1b[31mRED\x07'");
+        assert_eq!(e.to_string(), "f:line 1: found 'abc\\x1b[31mRED\\x07'");
+        let e = Error::config("x".repeat(10_000));
+        let text = e.to_string();
+        assert!(text.starts_with(&"x".repeat(MAX_MESSAGE)));
+        assert!(text.ends_with("... (8000 more characters)"), "{text}");
+        assert_eq!(show("a\tb\u{7f}", 10), "a\\tb\\x7f");
     }
 }

@@ -8,9 +8,11 @@
 //! (`conformance.rs` checks the per-reference contract and the checked
 //! counters; this file compares the engine's whole output.)
 
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+mod common;
+
+use common::{system, tiers_of};
+use tierlab_core::device::System;
 use tierlab_core::policy::{all_policies, PolicySpec};
-use tierlab_core::sim::check::{check_policy, make_refs};
 use tierlab_core::sim::engine::{run, InstanceResult, InstanceSpec, RunOptions};
 use tierlab_core::sim::MAX_TIERS;
 use tierlab_core::trace::{open, TraceSpec};
@@ -22,23 +24,6 @@ const TRACE: &str = "mix:0.6*zipf(alpha=0.9,pages=3000,write=0.3,seed=1)\
 +0.1*scan(pages=6000),n=40000,seed=3";
 
 const SIZES: [usize; 3] = [16, 400, 2500];
-
-/// The fewest memory tiers the policy accepts with its defaults.
-fn tiers_of(name: &str) -> usize {
-    let refs = make_refs(&[(1, false)]);
-    (1..=MAX_TIERS)
-        .find(|&t| check_policy(&PolicySpec::new(name), 4, t, &refs).is_ok())
-        .unwrap_or_else(|| panic!("{name} cannot be built with its defaults"))
-}
-
-fn system(tiers: usize) -> System {
-    let names = ["dram", "cxl-dram", "pcm", "pcm"];
-    let spec = SystemSpec {
-        tiers: names[..tiers].iter().map(|s| s.to_string()).collect(),
-        ..SystemSpec::default()
-    };
-    System::resolve(&spec, &DeviceCatalog::default()).unwrap()
-}
 
 /// Everything in a result row that must be reproducible, as text: `{:?}`
 /// prints floats exactly (shortest round-trip), so equal text means

@@ -1,29 +1,17 @@
 //! Error mapping, panic guard, JSON arguments and the progress callback.
 
-use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use serde::de::DeserializeOwned;
 use tierlab_core::sim::engine::Progress;
 use tierlab_core::Error;
 
-pyo3::create_exception!(
-    _core,
-    TierlabError,
-    PyException,
-    "Base class of tierlab's errors."
-);
-pyo3::create_exception!(
-    _core,
-    TraceFormatError,
-    TierlabError,
-    "Malformed trace input (names file and line/offset)."
-);
-pyo3::create_exception!(
-    _core,
-    ConfigError,
-    TierlabError,
-    "Bad configuration: names the key and the allowed values."
-);
+// The exception classes are Python's (`tierlab.errors`), so that each can also be a ValueError
+// or an OSError, and Python and the core raise the same classes.
+pyo3::import_exception!(tierlab.errors, TierlabError);
+pyo3::import_exception!(tierlab.errors, TraceFormatError);
+pyo3::import_exception!(tierlab.errors, ConfigError);
+pyo3::import_exception!(tierlab.errors, TierlabOSError);
+pyo3::import_exception!(tierlab.errors, ResourceError);
 
 pub use TierlabError as PyTierlabError;
 
@@ -32,6 +20,8 @@ pub fn register_exceptions(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TierlabError", py.get_type::<TierlabError>())?;
     m.add("TraceFormatError", py.get_type::<TraceFormatError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("TierlabOSError", py.get_type::<TierlabOSError>())?;
+    m.add("ResourceError", py.get_type::<ResourceError>())?;
     Ok(())
 }
 
@@ -74,7 +64,8 @@ impl From<Error> for FailureOrError {
 fn core_err(e: Error) -> PyErr {
     match &e {
         Error::Input { .. } => TraceFormatError::new_err(e.to_string()),
-        Error::Io { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+        Error::Io { .. } => TierlabOSError::new_err(e.to_string()),
+        Error::Resource(_) => ResourceError::new_err(e.to_string()),
         Error::Config(_) => ConfigError::new_err(e.to_string()),
         Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"),
         Error::Policy(msg) => crate::pypolicy::PolicyError::new_err(msg.clone()),

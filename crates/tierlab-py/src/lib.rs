@@ -248,6 +248,9 @@ fn bench_kernel(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // A panic becomes a one-line `TierlabError` (`common::guard`); the default hook would also
+    // print its message and, with RUST_BACKTRACE set, a backtrace on stderr.
+    std::panic::set_hook(Box::new(|_| {}));
     common::register_exceptions(m)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(policies, m)?)?;

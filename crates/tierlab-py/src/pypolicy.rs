@@ -24,13 +24,7 @@ impl Host for Interpreter {
     }
 }
 
-pyo3::create_exception!(
-    _core,
-    PolicyError,
-    crate::common::PyTierlabError,
-    "A policy written in Python failed: names the policy and the callback; the Python \
-     exception it raised is the cause (`__cause__`)."
-);
+pyo3::import_exception!(tierlab.errors, PolicyError);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PolicyError", m.py().get_type::<PolicyError>())

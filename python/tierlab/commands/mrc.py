@@ -9,7 +9,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from tierlab import _core, api
+from tierlab import _core, api, values
 from tierlab.cli import add_trace_args, save_frame, trace_of
 
 
@@ -30,12 +30,28 @@ def add_parser(sub) -> None:
     add_trace_args(p)
     p.add_argument("-p", "--policy", action="append", help="policy (default lru; repeatable)")
     p.add_argument("-s", "--size", action="append", help="sizes (default: --points sizes spread up to the footprint)")
-    p.add_argument("--points", type=int, default=16, help="number of sizes when -s is not given (default 16)")
-    p.add_argument("--shards", type=float, help="SHARDS sampling rate for LRU, e.g. 0.01")
-    p.add_argument("--shards-max-pages", type=int, help="SHARDS with a fixed number of sampled pages")
+    p.add_argument(
+        "--points",
+        type=values.count_arg("--points", maximum=10_000),
+        default=16,
+        help="number of sizes when -s is not given (default 16, at most 10000)",
+    )
+    p.add_argument("--shards", type=_rate, help="SHARDS sampling rate for LRU in (0, 1], e.g. 0.01")
+    max_pages = values.count_arg("--shards-max-pages")
+    p.add_argument("--shards-max-pages", type=max_pages, help="SHARDS with a fixed number of sampled pages")
     p.add_argument("--compare", action="store_true", help="with --shards: also the exact curve and the error")
     p.add_argument("-o", "--output", help="write the curve to .csv, .parquet or .json")
     p.set_defaults(func=run)
+
+
+def _rate(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        x = float("nan")
+    if not 0 < x <= 1:
+        raise argparse.ArgumentTypeError(f"{values.show(text)} is not a sampling rate in (0, 1]")
+    return x
 
 
 def default_sizes(distinct: int, points: int) -> list[int]:

@@ -28,14 +28,21 @@ def add_parser(sub) -> None:
 
 def load_results(path: str | Path) -> pd.DataFrame:
     p = Path(path)
-    if p.is_dir():
-        df = Store(p).load()
-    elif p.suffix == ".parquet":
-        df = pd.read_parquet(p)
-    elif p.suffix == ".csv":
-        df = pd.read_csv(p)
-    else:
-        raise _core.ConfigError(f"{p}: expected a store directory, .parquet or .csv")
+    try:
+        if p.is_dir():
+            df = Store(p).load()
+        elif p.suffix == ".parquet":
+            df = pd.read_parquet(p)
+        elif p.suffix == ".csv":
+            df = pd.read_csv(p)
+        else:
+            raise _core.ConfigError(f"{p}: expected a store directory, .parquet or .csv")
+    except (UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        raise _core.TraceFormatError(f"{p}: not a results {p.suffix[1:] or 'store'} file ({e})") from None
+    except (OSError, ValueError) as e:
+        if isinstance(e, _core.TierlabError):
+            raise
+        raise _core.TraceFormatError(f"{p}: not a results {p.suffix[1:] or 'store'} file ({e})") from None
     if df.empty:
         raise _core.ConfigError(f"{p}: no result rows")
     return df

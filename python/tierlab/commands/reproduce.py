@@ -9,7 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 from tierlab import papers
+from tierlab.errors import ConfigError
 from tierlab.papers import harness as rep
+from tierlab.values import show
 
 STYLE = {
     papers.WITHIN: "green",
@@ -44,6 +46,9 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    unknown = [k for k in args.papers if k not in papers.PAPERS]
+    if unknown:
+        raise ConfigError(f"unknown paper {show(unknown[0])}; known papers: {', '.join(papers.PAPERS)}")
     outdir = Path(args.outdir)
     done = rep.run_papers(args.papers or None, args.quick, outdir)
     out = rep.write_report(done, outdir / "report.html", args.quick)

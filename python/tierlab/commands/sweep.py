@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tierlab import experiment, sweep
+from tierlab import experiment, sweep, values
 
 
 def add_parser(sub) -> None:
@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
     p.add_argument("experiment", help="experiment TOML file")
     p.add_argument("--results", default=None, help="store directory (default: results/<experiment name>)")
     p.add_argument("--scheduler", help="Dask scheduler address; workers need only `pip install tierlab`")
-    p.add_argument("--workers", type=int, help="local worker processes (default: all cores)")
+    workers = values.count_arg("--workers", maximum=4096)
+    p.add_argument("--workers", type=workers, help="local worker processes (default: all cores)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

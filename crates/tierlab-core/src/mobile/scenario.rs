@@ -481,6 +481,16 @@ impl Scenario {
             return Err(Error::config("scenario: at least one [[app]] is needed"));
         }
         let p = &self.phone;
+        // Pages of memory are simulated one by one: a phone beyond 1 TiB is a typo, refused
+        // before anything is allocated for it.
+        const MAX_MEMORY_MB: f64 = (1u64 << 20) as f64;
+        if p.memory_mb > MAX_MEMORY_MB {
+            return Err(Error::config(format!(
+                "phone.memory_mb = {} is beyond what a phone has: give at most {MAX_MEMORY_MB} \
+                 (1 TiB)",
+                p.memory_mb
+            )));
+        }
         if !nonneg(p.system_mb) || !nonneg(p.memory_mb) || p.system_mb >= p.memory_mb {
             return Err(Error::config(format!(
                 "phone: need memory_mb > system_mb >= 0, got memory_mb = {} and system_mb = {}",

@@ -28,6 +28,11 @@ pub const PREFETCH_NEAR: usize = 6;
 /// `near` can read it and load the third.
 pub const PREFETCH_MID: usize = 11;
 
+/// The largest capacity a run accepts, in pages (bytes in object-size mode): 2^60, above any
+/// machine's memory, and small enough that a policy may size a structure at a few times it
+/// without overflowing `usize`.
+pub const MAX_CAPACITY: usize = 1 << 60;
+
 /// What a policy is built for.
 #[derive(Debug, Clone)]
 pub struct PolicyCtx {

@@ -157,6 +157,8 @@ pub trait Runner: Send {
     fn failed(&mut self) -> Option<Error> {
         None
     }
+    /// The capacity its result reports (the one asked for, when it was built at less).
+    fn set_capacity(&mut self, _capacity: usize) {}
 }
 
 /// A policy instance and its sink.
@@ -256,6 +258,10 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
 
     fn failed(&mut self) -> Option<Error> {
         self.policy.failed()
+    }
+
+    fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
     }
 }
 
@@ -401,6 +407,81 @@ fn external_runner<S: EngineSink>(
     })
 }
 
+/// Capacities above this many pages are built at it (see [`run_with_external`]): 2^26 pages,
+/// 256 GiB of 4 KiB pages, more distinct pages than a replay holds ids for on most machines.
+pub const NEVER_FULL: usize = 1 << 26;
+
+/// Bytes a run with a policy that needs the future (OPT, OPT-WB, BeladySize) holds per page
+/// reference: the whole trace is materialised (page id 4, flags 1, page 8, time 8, app 4) with
+/// each reference's next use (8); object-size mode adds the object's size (4).
+pub const FUTURE_BYTES_PER_REF: u64 = 33;
+
+/// Memory this process can still get without swapping: the system's `MemAvailable`, or less
+/// when an address-space limit (`ulimit -v`, RLIMIT_AS) leaves less room (Linux; None elsewhere).
+pub fn available_memory() -> Option<u64> {
+    let field = |file: &str, key: &str| -> Option<u64> {
+        let text = std::fs::read_to_string(file).ok()?;
+        let line = text.lines().find(|l| l.starts_with(key))?;
+        line.split_whitespace()
+            .nth(1)?
+            .parse::<u64>()
+            .ok()
+            .map(|k| k * 1024)
+    };
+    let mut avail = field("/proc/meminfo", "MemAvailable:")?;
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `lim` is a valid out-pointer for getrlimit.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } == 0
+            && lim.rlim_cur != libc::RLIM_INFINITY
+        {
+            let used = field("/proc/self/status", "VmSize:").unwrap_or(0);
+            #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every unix
+            let limit = lim.rlim_cur as u64;
+            avail = avail.min(limit.saturating_sub(used));
+        }
+    }
+    Some(avail)
+}
+
+/// Refuses, before it reads more, a replay whose materialised trace would not fit in `budget`
+/// bytes (a trace's length is known only once read, so the check runs as references arrive,
+/// counting a growing column's old and new buffers).
+fn check_future_room(
+    instances: &[InstanceSpec],
+    read: u64,
+    budget: Option<u64>,
+    per_ref: u64,
+) -> Result<()> {
+    let Some(avail) = budget else { return Ok(()) };
+    let names: Vec<&str> = instances
+        .iter()
+        .filter(|s| {
+            crate::policy::policy_info(&s.policy.name)
+                .map(|i| i.needs_future)
+                .unwrap_or(false)
+        })
+        .map(|s| s.policy.name.as_str())
+        .collect();
+    let who = names.first().copied().unwrap_or("opt");
+    // Growing from `read` references to twice as many holds the old columns and the new at once.
+    if read.saturating_mul(3).saturating_mul(per_ref) > avail {
+        return Err(Error::resource(format!(
+            "policy '{who}' needs the whole trace in memory: {per_ref} B per page reference, \
+             over {} MiB after {read} references, but {} MiB are available; replay a prefix \
+             with --limit {} (limit= in Python)",
+            read.saturating_mul(3 * per_ref) >> 20,
+            avail >> 20,
+            read
+        )));
+    }
+    Ok(())
+}
+
 /// Whether any of the policies needs the future (next_use).
 pub fn needs_future(specs: &[InstanceSpec]) -> Result<bool> {
     let mut any = false;
@@ -522,9 +603,26 @@ pub fn run_with_external(
     let start = Instant::now();
     let page_size = reader.page_size();
     let mut runners = Vec::with_capacity(instances.len());
+    // A page-mode capacity above NEVER_FULL is built at NEVER_FULL: exact while the trace's
+    // distinct pages fit (checked after every batch), and it keeps every policy's structures
+    // (and its u32 slot numbers) at the footprint's scale, not the capacity's.
+    let mut clamped = false;
     for spec in instances {
+        if spec.capacity > crate::policy::MAX_CAPACITY {
+            return Err(Error::config(format!(
+                "size of {} pages (bytes in object-size mode) is larger than the largest size \
+                 tierlab models, 2^60",
+                spec.capacity
+            )));
+        }
+        let capacity = if opts.object_sizes {
+            spec.capacity
+        } else {
+            clamped |= spec.capacity > NEVER_FULL;
+            spec.capacity.min(NEVER_FULL)
+        };
         let ctx = PolicyCtx {
-            capacity: spec.capacity,
+            capacity,
             tiers: system.tiers.len(),
             page_size,
         };
@@ -532,11 +630,13 @@ pub fn run_with_external(
         if opts.record_device_log {
             acct.log = Some(Vec::new());
         }
-        runners.push(if opts.object_sizes {
+        let mut runner = if opts.object_sizes {
             build_object_instance(&spec.policy, &ctx, acct)?
         } else {
             build_instance(&spec.policy, &ctx, acct)?
-        });
+        };
+        runner.set_capacity(spec.capacity);
+        runners.push(runner);
     }
     for p in external {
         let mut acct = Accounting::new(system.clone());
@@ -555,6 +655,12 @@ pub fn run_with_external(
                 refs: &RefBatch,
                 events: &[(usize, Event)],
                 distinct: usize| {
+        if clamped && distinct > NEVER_FULL {
+            return Err(Error::resource(format!(
+                "the trace has more than {NEVER_FULL} distinct pages, the most a size above it \
+                 is replayed with; give a size of at most {NEVER_FULL} pages"
+            )));
+        }
         if parallel {
             use rayon::prelude::*;
             let step = |r: &mut Box<dyn Runner>| {
@@ -590,8 +696,11 @@ pub fn run_with_external(
     let limit = opts.limit.unwrap_or(u64::MAX);
     if needs_future(instances)? {
         // Offline policies see the whole future: materialise the references.
+        let budget = available_memory();
         let mut more = true;
         while more && (refs.len() as u64) < limit {
+            let per_ref = FUTURE_BYTES_PER_REF + if opts.object_sizes { 4 } else { 0 };
+            check_future_room(instances, refs.len() as u64, budget, per_ref)?;
             more = decoder.read(reader, opts.batch, &mut refs, &mut events)?;
             progress(&Progress {
                 page_refs: refs.len() as u64,

@@ -63,7 +63,8 @@ pub fn instance_row(res: &InstanceResult, run: &RunOutput, system: &System) -> R
     } else {
         (
             res.capacity as u64,
-            res.capacity as u64 * run.page_size as u64,
+            // Saturates (at i64::MAX, as every int column does) for a size beyond 2^51 pages.
+            (res.capacity as u64).saturating_mul(run.page_size as u64),
         )
     };
     b.int("size_pages", size_pages);

@@ -108,9 +108,28 @@ fn describe_io(compression: Compression, e: &std::io::Error) -> String {
     }
 }
 
+/// Longest line a text trace may have (1 MiB): a longer one is an error at its line number, so
+/// that a binary file read as text, or a file without newlines, costs no more memory than this.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Reads one line of at most [`MAX_LINE`] bytes (and its `\n`) into `buf`; returns the bytes
+/// read, or `Err(None)` if the line is longer.
+pub fn read_bounded_line(
+    reader: &mut dyn BufRead,
+    buf: &mut Vec<u8>,
+) -> std::result::Result<usize, Option<std::io::Error>> {
+    let n = Read::take(reader, MAX_LINE as u64 + 1)
+        .read_until(b'\n', buf)
+        .map_err(Some)?;
+    if buf.len() > MAX_LINE && buf.last() != Some(&b'\n') {
+        return Err(None);
+    }
+    Ok(n)
+}
+
 /// Line cursor over a text trace. Lines are handed out as bytes (no UTF-8
 /// requirement on the whole file; fields are validated where they are parsed),
-/// without the trailing `\n`/`\r\n`.
+/// without the trailing `\n`/`\r\n`, and at most [`MAX_LINE`] bytes long.
 pub struct Lines {
     input: Input,
     buf: Vec<u8>,
@@ -133,17 +152,19 @@ impl Lines {
     /// The next line, or `None` at end of input.
     pub fn next_line(&mut self) -> Result<Option<&[u8]>> {
         self.buf.clear();
-        let n = self
-            .input
-            .reader
-            .read_until(b'\n', &mut self.buf)
-            .map_err(|e| {
-                Error::input(
-                    &self.input.name,
-                    Location::Line(self.line_no + 1),
-                    describe_io(self.input.compression, &e),
-                )
-            })?;
+        let n = read_bounded_line(&mut self.input.reader, &mut self.buf).map_err(|e| {
+            Error::input(
+                &self.input.name,
+                Location::Line(self.line_no + 1),
+                match e {
+                    Some(e) => describe_io(self.input.compression, &e),
+                    None => format!(
+                        "line longer than {} MiB: not a text trace (or the wrong --format)?",
+                        MAX_LINE >> 20
+                    ),
+                },
+            )
+        })?;
         if n == 0 {
             return Ok(None);
         }

@@ -1,9 +1,13 @@
 //! Helpers shared by the swap-family tests (`swap_policies.rs`, `mglru.rs`): a
 //! sink that records what a policy reports, and a driver that feeds it
-//! hand-written references.
+//! hand-written references; and, for the tests that run every registered policy
+//! (`determinism.rs`, `huge_capacity.rs`), the machine each one needs.
 #![allow(dead_code)] // each test binary uses its own subset
 
-use tierlab_core::policy::{Policy, PolicyCtx};
+use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+use tierlab_core::policy::{Policy, PolicyCtx, PolicySpec};
+use tierlab_core::sim::check::{check_policy, make_refs};
+use tierlab_core::sim::MAX_TIERS;
 use tierlab_core::sim::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
 use tierlab_core::trace::{Event, Kind, Op};
 
@@ -11,6 +15,24 @@ pub const R: Op = Op::Read;
 pub const W: Op = Op::Write;
 pub const A: Kind = Kind::Anon;
 pub const F: Kind = Kind::File;
+
+/// The fewest memory tiers the policy accepts with its defaults.
+pub fn tiers_of(name: &str) -> usize {
+    let refs = make_refs(&[(1, false)]);
+    (1..=MAX_TIERS)
+        .find(|&t| check_policy(&PolicySpec::new(name), 4, t, &refs).is_ok())
+        .unwrap_or_else(|| panic!("{name} cannot be built with its defaults"))
+}
+
+/// A machine of `tiers` memory tiers: DRAM, then CXL DRAM, PCM, PCM.
+pub fn system(tiers: usize) -> System {
+    let names = ["dram", "cxl-dram", "pcm", "pcm"];
+    let spec = SystemSpec {
+        tiers: names[..tiers].iter().map(|s| s.to_string()).collect(),
+        ..SystemSpec::default()
+    };
+    System::resolve(&spec, &DeviceCatalog::default()).unwrap()
+}
 
 pub fn ctx(capacity: usize) -> PolicyCtx {
     PolicyCtx {

@@ -167,16 +167,31 @@ pub struct Place {
     bits: u64,
 }
 
+/// Most items a [`FreqSketch`] is sized for: 2^28 (1 GiB of counters at depth 4).
+pub const MAX_SKETCH_ITEMS: usize = 1 << 28;
+
 impl FreqSketch {
     /// A sketch for a cache of `items` entries: `depth * next_pow2(width)` counters
     /// (`width` 0: `next_pow2(items)`; `depth` counters per key), sample size
     /// `W = sample_factor * items`, a doorkeeper of `next_pow2(8 W)` bits and 4 bits per key.
+    /// `items` and `width` count at most [`MAX_SKETCH_ITEMS`] (a cache in bytes, object-size
+    /// mode, of 10^18 bytes would otherwise ask for exabytes of counters).
     pub fn new(items: usize, width: usize, depth: u32, sample_factor: u64) -> Self {
-        let width = if width == 0 { items } else { width };
+        let items = items.min(MAX_SKETCH_ITEMS);
+        let depth = depth.clamp(1, 64);
+        let width = if width == 0 {
+            items
+        } else {
+            width.min(MAX_SKETCH_ITEMS)
+        };
         let width = width.max(1).next_power_of_two();
         let blocks = (width * depth as usize).div_ceil(64).next_power_of_two();
-        let sample_size = (sample_factor * items.max(1) as u64).max(1);
-        let door_bits = (8 * sample_size).next_power_of_two().clamp(64, 1 << 31);
+        let sample_size = sample_factor.saturating_mul(items.max(1) as u64).max(1);
+        let door_bits = sample_size
+            .saturating_mul(8)
+            .min(1 << 31)
+            .next_power_of_two()
+            .clamp(64, 1 << 31);
         FreqSketch {
             counters: vec![Block([0; 64]); blocks],
             block_mask: (blocks - 1) as u32,

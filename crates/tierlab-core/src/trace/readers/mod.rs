@@ -37,7 +37,6 @@ use crate::error::{Error, Result};
 use crate::trace::input::{open_input, trim};
 use crate::trace::TraceReader;
 use serde::de::DeserializeOwned;
-use std::io::BufRead;
 use std::path::Path;
 
 pub use addr::{AddrOptions, AddrReader};
@@ -270,7 +269,7 @@ fn first_line(path: &Path) -> Option<Vec<u8>> {
     let mut buf = Vec::new();
     for _ in 0..64 {
         buf.clear();
-        if input.reader.read_until(b'\n', &mut buf).ok()? == 0 {
+        if crate::trace::input::read_bounded_line(&mut input.reader, &mut buf).ok()? == 0 {
             return None;
         }
         let t = trim(&buf);
