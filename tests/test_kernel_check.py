@@ -6,6 +6,7 @@ skipped with the missing feature named (CI prints skip reasons). On the project'
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -48,8 +49,15 @@ def test_missing_features_are_named(monkeypatch, tmp_path):
 
 def test_cells_and_workload_parameters_are_stated():
     cells = kc.cells_for(limits_mib=[32, 64])
-    assert len(cells) == 12
-    assert {c.swap for c in cells if c.workload == "anon_zipf"} == {"file", "zram"}
+    # four file workloads at two limits; five anonymous or mixed ones at two limits x two swaps
+    assert len(cells) == 4 * 2 + 5 * 2 * 2
+    assert {c.swap for c in cells if c.workload in kc.ANON_WORKLOADS} == {"file", "zram"}
+    # every workload's sizes are relative to the limit: doubling it doubles every page count
+    for w in kc.WORKLOADS:
+        a, b = kc.Cell(w, 32).spec(), kc.Cell(w, 64).spec()
+        for k, v in a.items():
+            if k.endswith("pages") or k.endswith("_per_app"):
+                assert b[k] in (2 * v, 2 * v + 1), (w, k)
     spec = kc.Cell("hot_scan", 32).spec()
     lp = 32 * 256
     assert spec["hot_pages"] == lp // 4 and spec["scan_pages"] == 2 * lp and spec["periods"] >= 2
@@ -154,4 +162,118 @@ def test_zram_pool_frees_no_more_than_the_model(tmp_path):
     print(a)
     assert a["pages"] > 0
     assert a["kernel_freed"] <= a["model_freed"] <= a["bound"] + 1e-9
+    assert _nothing_left(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# any workload: a trace or a generator spec
+
+
+SHIPPED = Path(kc.__file__).parent / "data" / "captured" / "sqlite-txn.tlp.zst"
+
+
+def _records(path: str, fmt: str | None = None):
+    """(page, op, kind) of every page access of a trace, in order (requests of one page here)."""
+    from tierlab import api
+
+    out = []
+    for b in api.Trace.of(path, fmt).batches(1 << 16):
+        acc = b["event"] == 255
+        assert (b["npages"][acc] == 1).all()
+        out += zip(b["page"][acc].tolist(), b["op"][acc].tolist(), b["kind"][acc].tolist(), strict=True)
+    return out
+
+
+@pytest.mark.parametrize(
+    "trace,max_refs",
+    [
+        (
+            "mix:0.6*zipf(alpha=0.9,pages=3000,write=0.2,layout=scrambled)+0.4*zipf(kind=anon,pages=900,write=1.0)"
+            ",n=30000,seed=5",
+            None,
+        ),
+        (str(SHIPPED), 40_000),
+    ],
+)
+def test_the_replayed_references_are_the_trace_s(tmp_path, trace, max_refs):
+    """The references kernel-check drives and replays are the trace's, in its order: one page to one
+    page per kind (numbered in first-reference order), the same reads and writes but an anonymous
+    page's first reference, which is a store; a trace with nothing to change replays count for count
+    as the user's own trace does."""
+    from tierlab import api
+
+    out = tmp_path / "refs.tlt"
+    cell = kc.Cell("trace", 16, trace=trace, max_refs=max_refs)
+    info = json.loads(kc._core.kernel_references(json.dumps(cell.spec()), str(out)))
+    orig = _records(trace)[: max_refs or None]
+    mine = _records(str(out), "native")
+    assert len(orig) == len(mine) == info["references"]
+    ids: dict = {}
+    seen_anon = set()
+    for (p, op, kind), (q, op2, kind2) in zip(orig, mine, strict=True):
+        assert kind == kind2
+        assert ids.setdefault((kind, p), q) == q  # a function ...
+        first_anon = kind == 1 and q not in seen_anon
+        if kind == 1:
+            seen_anon.add(q)
+        assert op2 == (1 if first_anon else op)
+    assert len(set(ids.values())) == len(ids)  # ... and one to one
+    assert info["file_pages"] == sum(1 for k, _ in ids if k == 0)
+    assert info["anon_pages"] == sum(1 for k, _ in ids if k == 1)
+    # anonymous pages are numbered from 2^40, file pages from 0, each densely
+    assert sorted(q for (k, _), q in ids.items() if k == 0) == list(range(info["file_pages"]))
+    assert sorted(q for (k, _), q in ids.items() if k == 1) == [(1 << 40) + i for i in range(info["anon_pages"])]
+    if max_refs is None:
+        # every anonymous reference of the spec is a store, so nothing was changed: the models
+        # replay the user's trace and the written one alike, count for count
+        pols = ["linux-two-list(file_access='read',writeback='flusher',reclaim_batch=32)", "lru"]
+        size = (info["file_pages"] + info["anon_pages"]) // 3
+        cols = ["accesses", "misses", "swap_pages_read", "swap_pages_written", "file_pages_written"]
+        a = api.run(str(out), policies=pols, sizes=[size])[cols]
+        b = api.run(trace, policies=pols, sizes=[size])[cols]
+        assert a.values.tolist() == b.values.tolist()
+        assert list(a["accesses"]) == [len(orig)] * 2
+
+
+def test_two_list_configuration_is_chosen_from_the_trace():
+    spec, why = kc.two_list_for(str(SHIPPED))
+    assert spec == "linux-two-list" and "mapped text" in why
+    spec, why = kc.two_list_for("x.blkparse", "blkparse")
+    assert "file_access='read'" in spec
+    spec, why = kc.two_list_for("zipf:alpha=1.0,pages=10,n=10")
+    assert "does not say" in why
+
+
+@needs_kernel
+def test_the_kernel_sees_the_trace_s_references(tmp_path):
+    """Driven at a limit above its footprint, the kernel inserts the trace's file pages into the
+    page cache in the order the trace first references them, and charges one page per anonymous
+    page: the driver issued the trace's references."""
+    trace = "mix:0.5*zipf(alpha=0.9,pages=2000,layout=scrambled)+0.5*zipf(kind=anon,pages=500,write=0.5),n=20000,seed=3"
+    res = kc.run_cell(kc.Cell("trace", 64, "zram", trace=trace), tmp_path)
+    refs = _records(str(res.trace), "native")
+    res.trace.unlink()
+    first: dict = {}
+    for p, _, kind in refs:
+        if kind == 0:
+            first.setdefault(p, len(first))
+    assert res.insertions == list(first)
+    assert res.kernel["anon_charged_pages"] == len({p for p, _, k in refs if k == 1})
+    assert res.kernel["swap_outs"] == 0
+    assert _nothing_left(tmp_path) == []
+
+
+@needs_kernel
+def test_a_shipped_trace_runs_through_kernel_check(tmp_path):
+    """The sqlite capture's first 200,000 page references (file and anonymous pages) in a 2 MiB
+    cgroup with swap on zram: kernel and models side by side, and nothing left behind."""
+    df = kc.kernel_check(traces=[str(SHIPPED)], max_refs=200_000, limits_mib=[2], swap=["zram"], workdir=tmp_path)
+    print(kc.summary(df).to_string())
+    cell = df.attrs["cells"][0]
+    assert cell["cell"] == "sqlite-txn.tlp.zst@2MiB+zram"
+    assert set(df["metric"]) >= {"misses", "swap_ins", "swap_outs"}
+    info = kc.trace_footprint(str(SHIPPED), max_refs=200_000)
+    k = df[df["metric"] == "misses"]["kernel"].iloc[0]
+    assert k >= info["file_pages"] + info["anon_pages"]  # every page is brought in at least once
+    assert 0 < cell["capacity_pages"] < 512
     assert _nothing_left(tmp_path) == []
