@@ -751,7 +751,8 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
 #: label -> policy spec replayed beside the kernel. The first is linux-two-list set up as the
 #: kernel-check drives the kernel: read()/write() on an unmapped page cache, dirty pages written by
 #: the flusher, memory-cgroup reclaim rounds of SWAP_CLUSTER_MAX pages (docs/kernel-check.md);
-#: the second is linux-two-list with its defaults, to show what those settings change.
+#: the second is linux-two-list with its defaults, to show what those settings change. On zram
+#: cells every linux-two-list row also gets ``sync_swap=true`` (``_for_device``).
 DEFAULT_POLICIES: dict[str, str] = {
     "linux-two-list": "linux-two-list(file_access='read',writeback='flusher',reclaim_batch=32)",
     "linux-two-list (defaults)": "linux-two-list",
@@ -769,6 +770,22 @@ METRICS = {
     # max_pool_percent of RAM (zswap_check_limits) and the shrinker is off (docs/kernel-check.md)
     "zswap_stored": "swap_pages_written",
 }
+
+
+def _for_device(spec: str, swap: str | None) -> str:
+    """linux-two-list set up for the cell's swap device: on zram a swap-in frees the page's slot
+    (``sync_swap``, the policy's doc), a property of the device the run set up, not a fit."""
+    if swap != "zram" or not spec.startswith(TWO_LIST_NAME) or "sync_swap" in spec:
+        return spec
+    if spec == TWO_LIST_NAME:
+        return f"{TWO_LIST_NAME}(sync_swap=true)"
+    if spec.startswith(TWO_LIST_NAME + "(") and spec.endswith(")"):
+        inner = spec[len(TWO_LIST_NAME) + 1 : -1].strip()
+        return f"{TWO_LIST_NAME}({inner + ',' if inner else ''}sync_swap=true)"
+    return spec
+
+
+TWO_LIST_NAME = "linux-two-list"
 
 
 def cells_for(
@@ -866,7 +883,8 @@ def kernel_check(
             keep.parent.mkdir(parents=True, exist_ok=True)
         res = run_cell(cell, workdir, keep)
         try:
-            df = api.run(str(res.trace), policies=list(pols.values()), sizes=[res.capacity_pages])
+            specs = [_for_device(p, cell.swap) for p in pols.values()]
+            df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
         finally:
             if keep is None and res.trace is not None:
                 with contextlib.suppress(FileNotFoundError):
