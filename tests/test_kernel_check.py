@@ -112,11 +112,17 @@ def test_an_interrupted_run_leaves_nothing_behind(tmp_path):
 
 
 @needs_kernel
-def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path):
-    """SIGKILL leaves things behind; the next run's cleanup_stale removes them."""
+@pytest.mark.parametrize("swap", ["file", "zswap"])
+def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path, swap):
+    """SIGKILL leaves things behind; the next run's cleanup_stale removes them (zswap's setting and
+    the debugfs mount too)."""
+    if swap == "zswap" and not kc.ZSWAP_ENABLED.exists():
+        pytest.skip("kernel without zswap")
+    zswap_before = kc.ZSWAP_ENABLED.read_text() if kc.ZSWAP_ENABLED.exists() else None
+    debugfs_before = (kc.DEBUGFS / "zswap").is_dir()
     code = (
         "from tierlab import kernel as kc\n"
-        f"kc.kernel_check(workloads=['anon_zipf'], limits_mib=[64], swap=['file'], scale=8, "
+        f"kc.kernel_check(workloads=['anon_zipf'], limits_mib=[64], swap=[{swap!r}], scale=8, "
         f"workdir={str(tmp_path)!r})\n"
     )
     p = subprocess.Popen([sys.executable, "-c", code])
@@ -128,6 +134,9 @@ def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path):
     p.wait(timeout=30)
     kc.cleanup_stale(tmp_path)
     assert _nothing_left(tmp_path) == []
+    if zswap_before is not None:
+        assert kc.ZSWAP_ENABLED.read_text() == zswap_before
+    assert (kc.DEBUGFS / "zswap").is_dir() == debugfs_before
 
 
 def test_mm_stat_is_read_as_the_pool_of_the_swapped_pages():
@@ -172,8 +181,9 @@ def test_zram_pool_frees_no_more_than_the_model(tmp_path):
 SHIPPED = Path(kc.__file__).parent / "data" / "captured" / "sqlite-txn.tlp.zst"
 
 
-def _records(path: str, fmt: str | None = None):
-    """(page, op, kind) of every page access of a trace, in order (requests of one page here)."""
+def _records(path: str, fmt: str | None = None, limit: int | None = None):
+    """(page, op, kind) of the page accesses of a trace, in order (requests of one page here), the
+    first ``limit`` of them when given."""
     from tierlab import api
 
     out = []
@@ -181,6 +191,8 @@ def _records(path: str, fmt: str | None = None):
         acc = b["event"] == 255
         assert (b["npages"][acc] == 1).all()
         out += zip(b["page"][acc].tolist(), b["op"][acc].tolist(), b["kind"][acc].tolist(), strict=True)
+        if limit is not None and len(out) >= limit:
+            return out[:limit]
     return out
 
 
@@ -205,7 +217,7 @@ def test_the_replayed_references_are_the_trace_s(tmp_path, trace, max_refs):
     out = tmp_path / "refs.tlt"
     cell = kc.Cell("trace", 16, trace=trace, max_refs=max_refs)
     info = json.loads(kc._core.kernel_references(json.dumps(cell.spec()), str(out)))
-    orig = _records(trace)[: max_refs or None]
+    orig = _records(trace, limit=max_refs)
     mine = _records(str(out), "native")
     assert len(orig) == len(mine) == info["references"]
     ids: dict = {}
@@ -276,4 +288,30 @@ def test_a_shipped_trace_runs_through_kernel_check(tmp_path):
     k = df[df["metric"] == "misses"]["kernel"].iloc[0]
     assert k >= info["file_pages"] + info["anon_pages"]  # every page is brought in at least once
     assert 0 < cell["capacity_pages"] < 512
+    assert _nothing_left(tmp_path) == []
+
+
+def test_two_list_is_set_up_for_the_swap_device():
+    two = kc.DEFAULT_POLICIES["linux-two-list"]
+    assert kc._for_device(two, "zram") == two[:-1] + ",sync_swap=true)"
+    assert kc._for_device("linux-two-list", "zswap") == "linux-two-list(sync_swap=true)"
+    assert kc._for_device(two, "file") == two
+    assert kc._for_device(two, None) == two
+    assert kc._for_device("lru", "zram") == "lru"
+
+
+@needs_kernel
+@pytest.mark.skipif(not kc.ZSWAP_ENABLED.exists(), reason="kernel without zswap")
+def test_zswap_stores_every_swap_out_and_is_restored(tmp_path):
+    """A loop over 1.1x memory on zswap: every swap-out is stored (none to the device, none
+    rejected or written back at this size), every swap-in an exclusive load, so each page swapped in
+    is stored again (sync_swap); zswap's setting is restored and nothing is left behind."""
+    before = kc.ZSWAP_ENABLED.read_text()
+    df = kc.kernel_check(workloads=["anon_loop"], limits_mib=[16], swap=["zswap"], scale=0.5, workdir=tmp_path)
+    cell = df.attrs["cells"][0]
+    k = {m: cell[f"kernel_{m}"] for m in ("swap_outs", "zswap_stored", "zswap_rejected", "zswap_written_back")}
+    assert k["zswap_stored"] == k["swap_outs"] > 0 and k["zswap_rejected"] == k["zswap_written_back"] == 0, k
+    two = df[(df["policy"] == TWO_LIST) & (df["metric"] == "swap_outs")]
+    assert abs(two["error"].iloc[0]) <= 0.05, two.to_string()
+    assert kc.ZSWAP_ENABLED.read_text() == before
     assert _nothing_left(tmp_path) == []

@@ -752,7 +752,7 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
 #: kernel-check drives the kernel: read()/write() on an unmapped page cache, dirty pages written by
 #: the flusher, memory-cgroup reclaim rounds of SWAP_CLUSTER_MAX pages (docs/kernel-check.md);
 #: the second is linux-two-list with its defaults, to show what those settings change. On zram
-#: cells every linux-two-list row also gets ``sync_swap=true`` (``_for_device``).
+#: and zswap cells every linux-two-list row also gets ``sync_swap=true`` (``_for_device``).
 DEFAULT_POLICIES: dict[str, str] = {
     "linux-two-list": "linux-two-list(file_access='read',writeback='flusher',reclaim_batch=32)",
     "linux-two-list (defaults)": "linux-two-list",
@@ -774,8 +774,10 @@ METRICS = {
 
 def _for_device(spec: str, swap: str | None) -> str:
     """linux-two-list set up for the cell's swap device: on zram a swap-in frees the page's slot
-    (``sync_swap``, the policy's doc), a property of the device the run set up, not a fit."""
-    if swap != "zram" or not spec.startswith(TWO_LIST_NAME) or "sync_swap" in spec:
+    (``sync_swap``, the policy's doc); zswap's loads are exclusive (``zswap_load`` frees the entry
+    and marks the folio dirty), so a page swapped in from zswap is written again too. A property
+    of the device the run set up, not a fit."""
+    if swap not in ("zram", "zswap") or not spec.startswith(TWO_LIST_NAME) or "sync_swap" in spec:
         return spec
     if spec == TWO_LIST_NAME:
         return f"{TWO_LIST_NAME}(sync_swap=true)"

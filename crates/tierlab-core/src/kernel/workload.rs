@@ -470,7 +470,7 @@ impl Workload {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
                 out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
                 for i in 0..refs {
-                    out.push(i % anon_pages | ANON_BIT | store_if(&mut rng, write_share));
+                    out.push((i % anon_pages) | ANON_BIT | store_if(&mut rng, write_share));
                 }
             }
             Workload::MixedZipf {
