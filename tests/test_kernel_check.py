@@ -259,8 +259,8 @@ def test_two_list_configuration_is_chosen_from_the_trace():
 @needs_kernel
 def test_the_kernel_sees_the_trace_s_references(tmp_path):
     """Driven at a limit above its footprint, the kernel inserts the trace's file pages into the
-    page cache in the order the trace first references them, and charges one page per anonymous
-    page: the driver issued the trace's references."""
+    page cache in the order the trace first references them (exactly), and charges one page per
+    anonymous page (up to the stat batching): the driver issued the trace's references."""
     trace = "mix:0.5*zipf(alpha=0.9,pages=2000,layout=scrambled)+0.5*zipf(kind=anon,pages=500,write=0.5),n=20000,seed=3"
     res = kc.run_cell(kc.Cell("trace", 64, "zram", trace=trace), tmp_path)
     refs = _records(str(res.trace), "native")
@@ -270,7 +270,9 @@ def test_the_kernel_sees_the_trace_s_references(tmp_path):
         if kind == 0:
             first.setdefault(p, len(first))
     assert res.insertions == list(first)
-    assert res.kernel["anon_charged_pages"] == len({p for p, _, k in refs if k == 1})
+    # memory.stat is flushed lazily (rstat, rate-limited): either snapshot may lag by up to a
+    # per-CPU stat batch (MEMCG_CHARGE_BATCH, 64 pages)
+    assert abs(res.kernel["anon_charged_pages"] - len({p for p, _, k in refs if k == 1})) <= 64
     assert res.kernel["swap_outs"] == 0
     assert _nothing_left(tmp_path) == []
 

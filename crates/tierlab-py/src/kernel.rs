@@ -8,8 +8,18 @@ use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tierlab_core::kernel::driver::{drive, prepare_data_file, DriveSpec, PAGE};
-use tierlab_core::kernel::workload::{write_trace, Workload};
+use tierlab_core::kernel::workload::{write_trace, RefArray, Workload};
 use tierlab_core::Error;
+
+/// The footprint and length of a cell's references, as JSON.
+fn info_json(a: &RefArray) -> String {
+    serde_json::json!({
+        "file_pages": a.file_pages,
+        "anon_pages": a.anon_pages,
+        "references": a.refs.len(),
+    })
+    .to_string()
+}
 
 /// kernel_prepare(workload_json, data_file) -> info_json: writes the data file
 /// the workload needs (its pages dropped from the page cache) and returns the
@@ -25,12 +35,7 @@ fn kernel_prepare(py: Python<'_>, workload_json: &str, data_file: PathBuf) -> Py
             Ok::<_, Error>(a)
         })
         .map_err(to_py_err)?;
-    Ok(serde_json::json!({
-        "file_pages": a.file_pages,
-        "anon_pages": a.anon_pages,
-        "references": a.refs.len(),
-    })
-    .to_string())
+    Ok(info_json(&a))
 }
 
 /// kernel_references(workload_json, trace_out) -> info_json: the workload's
@@ -46,12 +51,7 @@ fn kernel_references(py: Python<'_>, workload_json: &str, trace_out: PathBuf) ->
             Ok::<_, Error>(a)
         })
         .map_err(to_py_err)?;
-    Ok(serde_json::json!({
-        "file_pages": a.file_pages,
-        "anon_pages": a.anon_pages,
-        "references": a.refs.len(),
-    })
-    .to_string())
+    Ok(info_json(&a))
 }
 
 /// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None)

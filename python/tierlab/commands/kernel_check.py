@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierlab import kernel as kc
-from tierlab.cli import parse_kv, save_frame
+from tierlab.cli import add_format_args, parse_kv, save_frame
 
 
 def add_parser(sub) -> None:
@@ -20,9 +20,10 @@ def add_parser(sub) -> None:
         "each limit, counting what the kernel did (page-cache insertions, pages written back, swap-ins\n"
         "and swap-outs) from its tracepoints and counters; replays the same page references through\n"
         "tierlab's policies at the capacity the cgroup's accounting gives; prints both side by side.\n"
-        "Needs root, memory cgroup v1 and tracefs; swap support and zram0 for the anonymous workload.\n"
-        "Everything it sets up (cgroup, trace instance, swap file, zram, vm.page-cluster) is removed\n"
-        "afterwards, also on error and Ctrl-C. Method and results: docs/kernel-check.md.\n\n"
+        "Needs root, memory cgroup v1 and tracefs; swap support and zram0 (or zswap) for the anonymous and\n"
+        "mixed workloads.\n"
+        "Everything it sets up (cgroup, trace instance, swap file, zram, zswap, debugfs, vm.page-cluster) is\n"
+        "removed afterwards, also on error and Ctrl-C. Method and results: docs/kernel-check.md.\n\n"
         "Any workload: --trace takes a trace tierlab reads (file and/or anonymous pages, reads and\n"
         "writes, as its kind and op columns say) or a generator spec; its page references run through\n"
         "the same driver and counters as the built-in workloads, which stay as presets.\n\n"
@@ -35,7 +36,13 @@ def add_parser(sub) -> None:
         "  tierlab kernel-check --trace python/tierlab/data/captured/sqlite-txn.tlp.zst --max-refs 2000000 --limit 2\n"
         "  tierlab kernel-check --trace zipf:alpha=0.99,pages=40000,n=400000,seed=1 --limit 64",
     )
-    p.add_argument("-w", "--workload", action="append", choices=kc.WORKLOADS, help="workload (default: all)")
+    p.add_argument(
+        "-w",
+        "--workload",
+        action="append",
+        choices=kc.WORKLOADS,
+        help="workload (default: all, or none when --trace is given)",
+    )
     p.add_argument(
         "--limit", action="append", type=int, metavar="MIB", help="memory cgroup limit in MiB (default 32 and 64)"
     )
@@ -53,15 +60,7 @@ def add_parser(sub) -> None:
         default=[],
         help="a user's workload: a trace file or a generator spec (repeatable; alone, only the traces run)",
     )
-    p.add_argument("-f", "--format", help="the traces' format (default: guessed from the file name)")
-    p.add_argument(
-        "-O",
-        "--trace-option",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="trace format option, as for tierlab run (repeatable)",
-    )
+    add_format_args(p)
     p.add_argument("--max-refs", type=int, help="replay only the first N page references of each trace")
     p.add_argument("-p", "--policy", action="append", help="policy to replay (default: see docs/kernel-check.md)")
     p.add_argument("--scale", type=float, default=1.0, help="multiply every workload's references by this")

@@ -189,6 +189,32 @@ impl ZipfPages {
     }
 }
 
+/// File and anonymous references mixed: each anonymous with probability
+/// `anon_share` (a `write_share` of those stores), else a file read; both
+/// Zipf over their pages, offset by the caller's first file and anon page.
+struct MixedPages {
+    file: ZipfPages,
+    anon: ZipfPages,
+    anon_share: f64,
+    write_share: f64,
+}
+
+impl MixedPages {
+    fn draw(&self, rng: &mut Pcg64Mcg, file0: u64, anon0: u64) -> u64 {
+        if rng.random::<f64>() < self.anon_share {
+            (anon0 + self.anon.draw(rng)) | ANON_BIT | store_if(rng, self.write_share)
+        } else {
+            file0 + self.file.draw(rng)
+        }
+    }
+}
+
+/// One store to each anonymous page of `pages`, in address order (so each
+/// page is allocated, not mapped to the zero page).
+fn first_stores(out: &mut Vec<u64>, pages: std::ops::Range<u64>) {
+    out.extend(pages.map(|p| p | ANON_BIT | WRITE_BIT));
+}
+
 fn store_if(rng: &mut Pcg64Mcg, share: f64) -> u64 {
     if share > 0.0 && rng.random::<f64>() < share {
         WRITE_BIT
@@ -450,7 +476,7 @@ impl Workload {
                 write_share,
                 seed,
             } => {
-                out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
+                first_stores(&mut out, 0..anon_pages);
                 zipf_refs(
                     &mut out,
                     anon_pages,
@@ -468,7 +494,7 @@ impl Workload {
                 seed,
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
+                first_stores(&mut out, 0..anon_pages);
                 for i in 0..refs {
                     out.push((i % anon_pages) | ANON_BIT | store_if(&mut rng, write_share));
                 }
@@ -483,15 +509,15 @@ impl Workload {
                 seed,
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let file = ZipfPages::new(file_pages, alpha, &mut rng)?;
-                let anon = ZipfPages::new(anon_pages, alpha, &mut rng)?;
-                out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
+                let mix = MixedPages {
+                    file: ZipfPages::new(file_pages, alpha, &mut rng)?,
+                    anon: ZipfPages::new(anon_pages, alpha, &mut rng)?,
+                    anon_share,
+                    write_share,
+                };
+                first_stores(&mut out, 0..anon_pages);
                 for _ in 0..refs {
-                    if rng.random::<f64>() < anon_share {
-                        out.push(anon.draw(&mut rng) | ANON_BIT | store_if(&mut rng, write_share));
-                    } else {
-                        out.push(file.draw(&mut rng));
-                    }
+                    out.push(mix.draw(&mut rng, 0, 0));
                 }
             }
             Workload::MixedScan {
@@ -505,7 +531,7 @@ impl Workload {
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
                 let anon = ZipfPages::new(anon_pages, alpha, &mut rng)?;
-                out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
+                first_stores(&mut out, 0..anon_pages);
                 for _ in 0..periods {
                     for _ in 0..hot_refs {
                         out.push(anon.draw(&mut rng) | ANON_BIT | store_if(&mut rng, write_share));
@@ -525,8 +551,12 @@ impl Workload {
                 seed,
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let file = ZipfPages::new(file_pages_per_app, alpha, &mut rng)?;
-                let anon = ZipfPages::new(anon_pages_per_app, alpha, &mut rng)?;
+                let mix = MixedPages {
+                    file: ZipfPages::new(file_pages_per_app, alpha, &mut rng)?,
+                    anon: ZipfPages::new(anon_pages_per_app, alpha, &mut rng)?,
+                    anon_share,
+                    write_share,
+                };
                 let mut launched = vec![false; apps as usize];
                 let mut fg = 0u64;
                 for phase in 0..phases {
@@ -537,18 +567,10 @@ impl Workload {
                     let (f0, a0) = (fg * file_pages_per_app, fg * anon_pages_per_app);
                     if !launched[fg as usize] {
                         launched[fg as usize] = true;
-                        out.extend((a0..a0 + anon_pages_per_app).map(|p| p | ANON_BIT | WRITE_BIT));
+                        first_stores(&mut out, a0..a0 + anon_pages_per_app);
                     }
                     for _ in 0..phase_refs {
-                        if rng.random::<f64>() < anon_share {
-                            out.push(
-                                (a0 + anon.draw(&mut rng))
-                                    | ANON_BIT
-                                    | store_if(&mut rng, write_share),
-                            );
-                        } else {
-                            out.push(f0 + file.draw(&mut rng));
-                        }
+                        out.push(mix.draw(&mut rng, f0, a0));
                     }
                 }
             }

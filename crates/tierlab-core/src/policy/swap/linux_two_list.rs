@@ -93,8 +93,10 @@
 //! remain is in `cache_trim_mode` (`prepare_scan_control`): `get_scan_count`
 //! then scans file pages only (SCAN_FILE), so pages read once (a scan) are
 //! reclaimed before any anonymous page is swapped. The kernel asks for
-//! `inactive_file >> priority` pages; memcg reclaim lowers the priority
-//! until a round reclaims, so any inactive file page qualifies here.
+//! `inactive_file >> priority` pages and memcg reclaim lowers the priority
+//! until a round reclaims; without priorities, the model lets any inactive
+//! file page qualify from the start of the round (the kernel's first passes
+//! may still reclaim an anonymous page or two; docs/kernel-check.md).
 //!
 //! Simplifications, documented: one page is examined per scan step, the type
 //! chosen by the proportions above (a type with an empty inactive list yields
@@ -521,8 +523,8 @@ impl LinuxTwoList {
         // prepare_scan_control's cache_trim_mode: inactive file pages that are
         // not thrashing (the file type may not deactivate) are reclaimed before
         // any anonymous page (get_scan_count: SCAN_FILE). The kernel requires
-        // `inactive_file >> priority`; memcg reclaim lowers the priority until
-        // a round reclaims, so any inactive file page qualifies here.
+        // `inactive_file >> priority`; without priorities, any inactive file
+        // page qualifies here (module doc).
         let cache_trim = batched && !may_deactivate[1] && !self.lists[INACTIVE_FILE].is_empty();
         let target = self.reclaim_batch.min(self.resident).max(1);
         let mut freed = 0;
