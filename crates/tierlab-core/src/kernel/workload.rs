@@ -200,6 +200,23 @@ struct MixedPages {
 }
 
 impl MixedPages {
+    /// The file permutation is drawn first, then the anonymous one.
+    fn new(
+        file_pages: u64,
+        anon_pages: u64,
+        alpha: f64,
+        anon_share: f64,
+        write_share: f64,
+        rng: &mut Pcg64Mcg,
+    ) -> Result<MixedPages> {
+        Ok(MixedPages {
+            file: ZipfPages::new(file_pages, alpha, rng)?,
+            anon: ZipfPages::new(anon_pages, alpha, rng)?,
+            anon_share,
+            write_share,
+        })
+    }
+
     fn draw(&self, rng: &mut Pcg64Mcg, file0: u64, anon0: u64) -> u64 {
         if rng.random::<f64>() < self.anon_share {
             (anon0 + self.anon.draw(rng)) | ANON_BIT | store_if(rng, self.write_share)
@@ -509,12 +526,14 @@ impl Workload {
                 seed,
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let mix = MixedPages {
-                    file: ZipfPages::new(file_pages, alpha, &mut rng)?,
-                    anon: ZipfPages::new(anon_pages, alpha, &mut rng)?,
+                let mix = MixedPages::new(
+                    file_pages,
+                    anon_pages,
+                    alpha,
                     anon_share,
                     write_share,
-                };
+                    &mut rng,
+                )?;
                 first_stores(&mut out, 0..anon_pages);
                 for _ in 0..refs {
                     out.push(mix.draw(&mut rng, 0, 0));
@@ -551,12 +570,14 @@ impl Workload {
                 seed,
             } => {
                 let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let mix = MixedPages {
-                    file: ZipfPages::new(file_pages_per_app, alpha, &mut rng)?,
-                    anon: ZipfPages::new(anon_pages_per_app, alpha, &mut rng)?,
+                let mix = MixedPages::new(
+                    file_pages_per_app,
+                    anon_pages_per_app,
+                    alpha,
                     anon_share,
                     write_share,
-                };
+                    &mut rng,
+                )?;
                 let mut launched = vec![false; apps as usize];
                 let mut fg = 0u64;
                 for phase in 0..phases {
