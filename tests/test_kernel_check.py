@@ -6,6 +6,7 @@ skipped with the missing feature named (CI prints skip reasons). On the project'
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -48,8 +49,15 @@ def test_missing_features_are_named(monkeypatch, tmp_path):
 
 def test_cells_and_workload_parameters_are_stated():
     cells = kc.cells_for(limits_mib=[32, 64])
-    assert len(cells) == 12
-    assert {c.swap for c in cells if c.workload == "anon_zipf"} == {"file", "zram"}
+    # four file workloads at two limits; five anonymous or mixed ones at two limits x two swaps
+    assert len(cells) == 4 * 2 + 5 * 2 * 2
+    assert {c.swap for c in cells if c.workload in kc.ANON_WORKLOADS} == {"file", "zram"}
+    # every workload's sizes are relative to the limit: doubling it doubles every page count
+    for w in kc.WORKLOADS:
+        a, b = kc.Cell(w, 32).spec(), kc.Cell(w, 64).spec()
+        for k, v in a.items():
+            if k.endswith("pages") or k.endswith("_per_app"):
+                assert b[k] in (2 * v, 2 * v + 1), (w, k)
     spec = kc.Cell("hot_scan", 32).spec()
     lp = 32 * 256
     assert spec["hot_pages"] == lp // 4 and spec["scan_pages"] == 2 * lp and spec["periods"] >= 2
@@ -104,11 +112,17 @@ def test_an_interrupted_run_leaves_nothing_behind(tmp_path):
 
 
 @needs_kernel
-def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path):
-    """SIGKILL leaves things behind; the next run's cleanup_stale removes them."""
+@pytest.mark.parametrize("swap", ["file", "zswap"])
+def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path, swap):
+    """SIGKILL leaves things behind; the next run's cleanup_stale removes them (zswap's setting and
+    the debugfs mount too)."""
+    if swap == "zswap" and not kc.ZSWAP_ENABLED.exists():
+        pytest.skip("kernel without zswap")
+    zswap_before = kc.ZSWAP_ENABLED.read_text() if kc.ZSWAP_ENABLED.exists() else None
+    debugfs_before = (kc.DEBUGFS / "zswap").is_dir()
     code = (
         "from tierlab import kernel as kc\n"
-        f"kc.kernel_check(workloads=['anon_zipf'], limits_mib=[64], swap=['file'], scale=8, "
+        f"kc.kernel_check(workloads=['anon_zipf'], limits_mib=[64], swap=[{swap!r}], scale=8, "
         f"workdir={str(tmp_path)!r})\n"
     )
     p = subprocess.Popen([sys.executable, "-c", code])
@@ -120,6 +134,9 @@ def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path):
     p.wait(timeout=30)
     kc.cleanup_stale(tmp_path)
     assert _nothing_left(tmp_path) == []
+    if zswap_before is not None:
+        assert kc.ZSWAP_ENABLED.read_text() == zswap_before
+    assert (kc.DEBUGFS / "zswap").is_dir() == debugfs_before
 
 
 def test_mm_stat_is_read_as_the_pool_of_the_swapped_pages():
@@ -154,4 +171,149 @@ def test_zram_pool_frees_no_more_than_the_model(tmp_path):
     print(a)
     assert a["pages"] > 0
     assert a["kernel_freed"] <= a["model_freed"] <= a["bound"] + 1e-9
+    assert _nothing_left(tmp_path) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# any workload: a trace or a generator spec
+
+
+SHIPPED = Path(kc.__file__).parent / "data" / "captured" / "sqlite-txn.tlp.zst"
+
+
+def _records(path: str, fmt: str | None = None, limit: int | None = None):
+    """(page, op, kind) of the page accesses of a trace, in order (requests of one page here), the
+    first ``limit`` of them when given."""
+    from tierlab import api
+
+    out = []
+    for b in api.Trace.of(path, fmt).batches(1 << 16):
+        acc = b["event"] == 255
+        assert (b["npages"][acc] == 1).all()
+        out += zip(b["page"][acc].tolist(), b["op"][acc].tolist(), b["kind"][acc].tolist(), strict=True)
+        if limit is not None and len(out) >= limit:
+            return out[:limit]
+    return out
+
+
+@pytest.mark.parametrize(
+    "trace,max_refs",
+    [
+        (
+            "mix:0.6*zipf(alpha=0.9,pages=3000,write=0.2,layout=scrambled)+0.4*zipf(kind=anon,pages=900,write=1.0)"
+            ",n=30000,seed=5",
+            None,
+        ),
+        (str(SHIPPED), 40_000),
+    ],
+)
+def test_the_replayed_references_are_the_trace_s(tmp_path, trace, max_refs):
+    """The references kernel-check drives and replays are the trace's, in its order: one page to one
+    page per kind (numbered in first-reference order), the same reads and writes but an anonymous
+    page's first reference, which is a store; a trace with nothing to change replays count for count
+    as the user's own trace does."""
+    from tierlab import api
+
+    out = tmp_path / "refs.tlt"
+    cell = kc.Cell("trace", 16, trace=trace, max_refs=max_refs)
+    info = json.loads(kc._core.kernel_references(json.dumps(cell.spec()), str(out)))
+    orig = _records(trace, limit=max_refs)
+    mine = _records(str(out), "native")
+    assert len(orig) == len(mine) == info["references"]
+    ids: dict = {}
+    seen_anon = set()
+    for (p, op, kind), (q, op2, kind2) in zip(orig, mine, strict=True):
+        assert kind == kind2
+        assert ids.setdefault((kind, p), q) == q  # a function ...
+        first_anon = kind == 1 and q not in seen_anon
+        if kind == 1:
+            seen_anon.add(q)
+        assert op2 == (1 if first_anon else op)
+    assert len(set(ids.values())) == len(ids)  # ... and one to one
+    assert info["file_pages"] == sum(1 for k, _ in ids if k == 0)
+    assert info["anon_pages"] == sum(1 for k, _ in ids if k == 1)
+    # anonymous pages are numbered from 2^40, file pages from 0, each densely
+    assert sorted(q for (k, _), q in ids.items() if k == 0) == list(range(info["file_pages"]))
+    assert sorted(q for (k, _), q in ids.items() if k == 1) == [(1 << 40) + i for i in range(info["anon_pages"])]
+    if max_refs is None:
+        # every anonymous reference of the spec is a store, so nothing was changed: the models
+        # replay the user's trace and the written one alike, count for count
+        pols = ["linux-two-list(file_access='read',writeback='flusher',reclaim_batch=32)", "lru"]
+        size = (info["file_pages"] + info["anon_pages"]) // 3
+        cols = ["accesses", "misses", "swap_pages_read", "swap_pages_written", "file_pages_written"]
+        a = api.run(str(out), policies=pols, sizes=[size])[cols]
+        b = api.run(trace, policies=pols, sizes=[size])[cols]
+        assert a.values.tolist() == b.values.tolist()
+        assert list(a["accesses"]) == [len(orig)] * 2
+
+
+def test_two_list_configuration_is_chosen_from_the_trace():
+    spec, why = kc.two_list_for(str(SHIPPED))
+    assert spec == "linux-two-list" and "mapped text" in why
+    spec, why = kc.two_list_for("x.blkparse", "blkparse")
+    assert "file_access='read'" in spec
+    spec, why = kc.two_list_for("zipf:alpha=1.0,pages=10,n=10")
+    assert "does not say" in why
+
+
+@needs_kernel
+def test_the_kernel_sees_the_trace_s_references(tmp_path):
+    """Driven at a limit above its footprint, the kernel inserts the trace's file pages into the
+    page cache in the order the trace first references them (exactly), and charges one page per
+    anonymous page (up to the stat batching): the driver issued the trace's references."""
+    trace = "mix:0.5*zipf(alpha=0.9,pages=2000,layout=scrambled)+0.5*zipf(kind=anon,pages=500,write=0.5),n=20000,seed=3"
+    res = kc.run_cell(kc.Cell("trace", 64, "zram", trace=trace), tmp_path)
+    refs = _records(str(res.trace), "native")
+    res.trace.unlink()
+    first: dict = {}
+    for p, _, kind in refs:
+        if kind == 0:
+            first.setdefault(p, len(first))
+    assert res.insertions == list(first)
+    # memory.stat is flushed lazily (rstat, rate-limited): either snapshot may lag by up to a
+    # per-CPU stat batch (MEMCG_CHARGE_BATCH, 64 pages)
+    assert abs(res.kernel["anon_charged_pages"] - len({p for p, _, k in refs if k == 1})) <= 64
+    assert res.kernel["swap_outs"] == 0
+    assert _nothing_left(tmp_path) == []
+
+
+@needs_kernel
+def test_a_shipped_trace_runs_through_kernel_check(tmp_path):
+    """The sqlite capture's first 200,000 page references (file and anonymous pages) in a 2 MiB
+    cgroup with swap on zram: kernel and models side by side, and nothing left behind."""
+    df = kc.kernel_check(traces=[str(SHIPPED)], max_refs=200_000, limits_mib=[2], swap=["zram"], workdir=tmp_path)
+    print(kc.summary(df).to_string())
+    cell = df.attrs["cells"][0]
+    assert cell["cell"] == "sqlite-txn.tlp.zst@2MiB+zram"
+    assert set(df["metric"]) >= {"misses", "swap_ins", "swap_outs"}
+    info = kc.trace_footprint(str(SHIPPED), max_refs=200_000)
+    k = df[df["metric"] == "misses"]["kernel"].iloc[0]
+    assert k >= info["file_pages"] + info["anon_pages"]  # every page is brought in at least once
+    assert 0 < cell["capacity_pages"] < 512
+    assert _nothing_left(tmp_path) == []
+
+
+def test_two_list_is_set_up_for_the_swap_device():
+    two = kc.DEFAULT_POLICIES["linux-two-list"]
+    assert kc._for_device(two, "zram") == two[:-1] + ",sync_swap=true)"
+    assert kc._for_device("linux-two-list", "zswap") == "linux-two-list(sync_swap=true)"
+    assert kc._for_device(two, "file") == two
+    assert kc._for_device(two, None) == two
+    assert kc._for_device("lru", "zram") == "lru"
+
+
+@needs_kernel
+@pytest.mark.skipif(not kc.ZSWAP_ENABLED.exists(), reason="kernel without zswap")
+def test_zswap_stores_every_swap_out_and_is_restored(tmp_path):
+    """A loop over 1.1x memory on zswap: every swap-out is stored (none to the device, none
+    rejected or written back at this size), every swap-in an exclusive load, so each page swapped in
+    is stored again (sync_swap); zswap's setting is restored and nothing is left behind."""
+    before = kc.ZSWAP_ENABLED.read_text()
+    df = kc.kernel_check(workloads=["anon_loop"], limits_mib=[16], swap=["zswap"], scale=0.5, workdir=tmp_path)
+    cell = df.attrs["cells"][0]
+    k = {m: cell[f"kernel_{m}"] for m in ("swap_outs", "zswap_stored", "zswap_rejected", "zswap_written_back")}
+    assert k["zswap_stored"] == k["swap_outs"] > 0 and k["zswap_rejected"] == k["zswap_written_back"] == 0, k
+    two = df[(df["policy"] == TWO_LIST) & (df["metric"] == "swap_outs")]
+    assert abs(two["error"].iloc[0]) <= 0.05, two.to_string()
+    assert kc.ZSWAP_ENABLED.read_text() == before
     assert _nothing_left(tmp_path) == []

@@ -49,6 +49,11 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
         help="trace file (gz/zst/xz/lzma are decompressed transparently) "
         "or a generator spec such as zipf:alpha=1.0,pages=100000,n=1000000,seed=1",
     )
+    add_format_args(p)
+
+
+def add_format_args(p: argparse.ArgumentParser) -> None:
+    """Adds --format and -O KEY=VALUE (the options of how a trace is read)."""
     p.add_argument("-f", "--format", help="trace format (default: guessed from the file name; see `tierlab formats`)")
     p.add_argument(
         "-O",

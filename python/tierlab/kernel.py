@@ -38,6 +38,8 @@ CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
 TRACEFS = Path("/sys/kernel/tracing")
 ZRAM = Path("/sys/block/zram0")
 PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
+ZSWAP_ENABLED = Path("/sys/module/zswap/parameters/enabled")
+DEBUGFS = Path("/sys/kernel/debug")
 #: Names of everything a run creates start with this, so a later run can find leftovers.
 PREFIX = "tierlab-kcheck"
 #: Where a run notes the system settings it changed (zram, page-cluster) until it restores them.
@@ -55,20 +57,39 @@ class KernelCheckUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of the check: a workload at a memory limit, with a swap device or none."""
+    """One cell of the check: a workload at a memory limit, with a swap device or none.
+
+    A built-in workload is named (``WORKLOADS``); a user's workload is ``workload="trace"`` with
+    ``trace`` a file tierlab reads (``trace_format`` and ``trace_options`` as for ``tierlab run``)
+    or a generator spec, its first ``max_refs`` page references when given."""
 
     workload: str
     limit_mib: int
-    swap: str | None = None  # None, "file" or "zram"
+    swap: str | None = None  # None, "file", "zram" or "zswap" (zswap in front of a swap file)
     scale: float = 1.0  # multiplies the number of references (a quick run uses less)
     seed: int = 1
+    trace: str | None = None
+    trace_format: str | None = None
+    trace_options: tuple = ()  # (key, value) pairs
+    max_refs: int | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.workload}@{self.limit_mib}MiB" + (f"+{self.swap}" if self.swap else "")
+        what = self.workload if self.trace is None else _trace_label(self.trace)
+        return f"{what}@{self.limit_mib}MiB" + (f"+{self.swap}" if self.swap else "")
 
     def spec(self) -> dict:
         """The workload's parameters, in pages, stated relative to the limit (docs/kernel-check.md)."""
+        if self.workload == "trace":
+            if not self.trace:
+                raise ValueError("a trace cell needs a trace (a file or a generator spec)")
+            return {
+                "workload": "trace",
+                "trace": self.trace,
+                "format": self.trace_format,
+                "options": dict(self.trace_options),
+                "max_refs": self.max_refs,
+            }
         lp = self.limit_mib * (1 << 20) // PAGE
         n = lambda k: max(1, int(k * lp * self.scale))  # noqa: E731 - references scale together
         w = self.workload
@@ -105,18 +126,129 @@ class Cell:
                 "write_share": 0.3,
                 "seed": self.seed,
             }
+        if w == "anon_loop":
+            loop = lp + lp // 10
+            return {
+                "workload": w,
+                "anon_pages": loop,
+                "refs": max(2 * loop, n(4)),
+                "write_share": 0.3,
+                "seed": self.seed,
+            }
+        if w == "mixed_zipf":
+            return {
+                "workload": w,
+                "file_pages": 2 * lp,
+                "anon_pages": 3 * lp // 4,
+                "refs": n(12),
+                "anon_share": 0.5,
+                "alpha": 0.99,
+                "write_share": 0.3,
+                "seed": self.seed,
+            }
+        if w == "mixed_scan":
+            return {
+                "workload": w,
+                "anon_pages": 3 * lp // 4,
+                "scan_pages": 2 * lp,
+                "hot_refs": 2 * lp,
+                "periods": max(2, round(4 * self.scale)),
+                "alpha": 0.99,
+                "write_share": 0.3,
+                "seed": self.seed,
+            }
+        if w == "app_switch":
+            return {
+                "workload": w,
+                "apps": 4,
+                "file_pages_per_app": 2 * lp // 5,
+                "anon_pages_per_app": 3 * lp // 10,
+                "phases": max(4, round(12 * self.scale)),
+                "phase_refs": lp,
+                "anon_share": 0.5,
+                "alpha": 0.99,
+                "write_share": 0.3,
+                "seed": self.seed,
+            }
         raise ValueError(f"unknown kernel-check workload '{w}'; known: {', '.join(WORKLOADS)}")
 
 
-WORKLOADS = ["zipf_read", "hot_scan", "loop_read", "mixed_read_write", "anon_zipf"]
+#: The built-in workloads (presets); the anonymous and mixed ones run with each swap device.
+FILE_WORKLOADS = ["zipf_read", "hot_scan", "loop_read", "mixed_read_write"]
+ANON_WORKLOADS = ["anon_zipf", "anon_loop", "mixed_zipf", "mixed_scan", "app_switch"]
+WORKLOADS = FILE_WORKLOADS + ANON_WORKLOADS
+
+
+def _trace_label(trace: str) -> str:
+    name = Path(trace).name if Path(trace).exists() or "/" in trace else trace
+    return name if len(name) <= 40 else name[:37] + "..."
 
 
 def standard_cells(limits_mib: Sequence[int] = (32, 64), scale: float = 1.0) -> list[Cell]:
-    """The table of docs/kernel-check.md: every file workload at each limit, and the anonymous
-    workload with a swap file and with zram at each limit."""
-    cells = [Cell(w, m, None, scale) for w in WORKLOADS if w != "anon_zipf" for m in limits_mib]
-    cells += [Cell("anon_zipf", m, s, scale) for s in ("file", "zram") for m in limits_mib]
-    return cells
+    """The table of docs/kernel-check.md: every file workload at each limit, and each anonymous or
+    mixed workload with a swap file and with zram at each limit."""
+    return cells_for(None, limits_mib, ("file", "zram"), scale)
+
+
+def trace_footprint(trace: str, trace_format: str | None = None, options: dict | None = None, max_refs=None) -> dict:
+    """Reads a trace as kernel-check would and returns its ``file_pages``, ``anon_pages`` and
+    ``references`` (no root needed)."""
+    cell = Cell(
+        "trace",
+        0,
+        trace=trace,
+        trace_format=trace_format,
+        trace_options=tuple((options or {}).items()),
+        max_refs=max_refs,
+    )
+    fd, tmp = tempfile.mkstemp(prefix=f"{PREFIX}-", suffix=".tlt")
+    os.close(fd)
+    try:
+        return json.loads(_core.kernel_references(json.dumps(cell.spec()), tmp))
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+#: How the file pages of a trace were referenced, by format, and the linux-two-list
+#: ``file_access`` that models it (see the policy's doc): system-call reads and writes of an
+#: unmapped page cache for block and file-system traces; mapped executable text and data for
+#: memory traces captured from programs (lackey, tierlab capture).
+FILE_ACCESS_BY_FORMAT = {
+    "lackey": "exec",
+    "tlpages": "exec",
+    "addr": "exec",
+    "vfs": "read",
+    "blkparse": "read",
+    "msr": "read",
+    "spc": "read",
+    "vscsi": "read",
+    "android": "read",
+}
+
+
+def two_list_for(trace: str, trace_format: str | None = None) -> tuple[str, str]:
+    """The linux-two-list configuration that matches how ``trace``'s file pages were referenced,
+    and why; for a format that does not say (csv, txt, native, generators...) the reason names
+    the choice to make. kernel-check itself always replays file pages with pread/pwrite, so the
+    row it compares is ``file_access='read'`` whatever the trace."""
+    fmt = (
+        trace_format
+        or json.loads(_core.trace_info(json.dumps({"path": trace, "format": None, "options": {}}), 1))["format"]
+    )
+    fa = FILE_ACCESS_BY_FORMAT.get(fmt)
+    if fa == "exec":
+        return ("linux-two-list", f"{fmt}: file pages are mapped text and data (linux-two-list's default)")
+    if fa == "read":
+        return (
+            "linux-two-list(file_access='read')",
+            f"{fmt}: file pages are read and written through system calls (file_access='read')",
+        )
+    return (
+        "linux-two-list",
+        f"{fmt}: the format does not say how its file pages were referenced; pass "
+        "file_access='read' for read()/write(), 'mapped' for mapped data, 'exec' (the default) for text",
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,6 +274,8 @@ def missing_features(swap: set[str] | None = None) -> list[str]:
             missing.append("swap support in the kernel (/proc/swaps)")
     if "zram" in swap and not ZRAM.exists():
         missing.append(f"a zram device ({ZRAM}; modprobe zram)")
+    if "zswap" in swap and not ZSWAP_ENABLED.exists():
+        missing.append(f"zswap ({ZSWAP_ENABLED}; a kernel with CONFIG_ZSWAP)")
     return missing
 
 
@@ -230,6 +364,12 @@ def cleanup_stale(workdir: Path = DEFAULT_WORKDIR) -> list[str]:
     if "page_cluster" in state:
         _write(PAGE_CLUSTER, str(state["page_cluster"]))
         removed.append(f"vm.page-cluster restored to {state['page_cluster']}")
+    if "zswap_enabled" in state:
+        _write(ZSWAP_ENABLED, state["zswap_enabled"])
+        removed.append(f"zswap enabled restored to {state['zswap_enabled']}")
+    if state.get("debugfs_mounted"):
+        subprocess.run(["umount", str(DEBUGFS)], check=False, capture_output=True)
+        removed.append(f"{DEBUGFS} unmounted")
     _save_state({})
     for f in workdir.glob(f"{PREFIX}-swap-*") if workdir.exists() else []:
         f.unlink()
@@ -340,6 +480,41 @@ def swap_device(kind: str, size_bytes: int, workdir: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
+def zswap_on() -> Iterator[None]:
+    """zswap enabled for the run (and debugfs mounted, for its statistics), both restored after."""
+    old = ZSWAP_ENABLED.read_text().strip()
+    state = _load_state()
+    state.setdefault("zswap_enabled", old)
+    mounted = not (DEBUGFS / "zswap").is_dir()
+    if mounted:
+        state["debugfs_mounted"] = True
+    _save_state(state)
+    try:
+        if mounted:
+            subprocess.run(["mount", "-t", "debugfs", "none", str(DEBUGFS)], check=False, capture_output=True)
+        _write(ZSWAP_ENABLED, "Y")
+        yield
+    finally:
+        _write(ZSWAP_ENABLED, old)
+        if mounted:
+            subprocess.run(["umount", str(DEBUGFS)], check=False, capture_output=True)
+        state = _load_state()
+        state.pop("zswap_enabled", None)
+        state.pop("debugfs_mounted", None)
+        _save_state(state)
+
+
+def _zswap_stats() -> dict[str, int]:
+    """zswap's debugfs counters (empty where not readable)."""
+    out = {}
+    d = DEBUGFS / "zswap"
+    for f in d.iterdir() if d.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError):
+            out[f.name] = int(f.read_text().strip())
+    return out
+
+
+@contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM tears down like Ctrl-C does."""
 
@@ -375,8 +550,9 @@ def _pages(line: str) -> int:
     return 1 << (int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0)
 
 
-def _read_trace(inst: Path) -> dict[str, int]:
-    """Counts the instance's events (pages, by folio order) and checks none was lost."""
+def _read_trace(inst: Path, offsets: list[int] | None = None) -> dict[str, int]:
+    """Counts the instance's events (pages, by folio order) and checks none was lost; appends the
+    page index of every insertion, in order, to ``offsets`` when given."""
     lost = 0
     for stats in (inst / "per_cpu").glob("cpu*/stats"):
         s = dict(line.split(":", 1) for line in stats.read_text().splitlines() if ":" in line)
@@ -391,6 +567,9 @@ def _read_trace(inst: Path) -> dict[str, int]:
             if "mm_filemap_add_to_page_cache:" in line:
                 pages = _pages(line)
                 counts["insertions"] += pages
+                if offsets is not None:
+                    first = int(line.rsplit("ofs=", 1)[1].split()[0]) // PAGE
+                    offsets.extend(range(first, first + pages))
                 counts["large_folios"] += pages > 1
             elif "mm_filemap_delete_from_page_cache:" in line:
                 counts["deletions"] += _pages(line)
@@ -468,6 +647,20 @@ class CellResult:
     ready: dict[str, int]
     seconds: float
     trace: Path | None = None
+    #: page index of every page-cache insertion of the data file, in the kernel's order
+    insertions: list[int] | None = None
+    #: the system's memory pressure stall (/proc/pressure/memory totals, µs) during the references
+    psi_us: dict[str, int] | None = None
+
+
+def _psi_totals() -> dict[str, int]:
+    """/proc/pressure/memory's cumulative some/full stall (µs); empty without PSI."""
+    out = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/pressure/memory").read_text().splitlines():
+            kind, *fields = line.split()
+            out[kind] = int(dict(f.split("=") for f in fields)["total"])
+    return out
 
 
 def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | None = None) -> CellResult:
@@ -491,14 +684,20 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
             anon_bytes = anon_pages * PAGE
             # Swap readahead off: every swap-in reads exactly the faulting page, as tierlab does.
             stack.enter_context(page_cluster(0))
-            stack.enter_context(swap_device(cell.swap, anon_bytes + anon_bytes // 4 + (16 << 20), workdir))
+            if cell.swap == "zswap":
+                stack.enter_context(zswap_on())
+            device = "file" if cell.swap == "zswap" else cell.swap
+            stack.enter_context(swap_device(device, anon_bytes + anon_bytes // 4 + (16 << 20), workdir))
         cg = stack.enter_context(memory_cgroup(limit))
         if cell.swap:
             _write(cg / "memory.swappiness", "60")
         inst = stack.enter_context(trace_instance(inode, buffer_kb))
         _drop_caches()
+        psi0, zs0 = _psi_totals(), _zswap_stats()
         out = json.loads(_core.kernel_drive(json.dumps(spec), str(trace_path), str(data), str(cg), False, 0))
-        counts = _read_trace(inst)
+        psi1, zs1 = _psi_totals(), _zswap_stats()
+        offsets: list[int] = []
+        counts = _read_trace(inst, offsets)
     # zram's pool as the driver read it after the last reference, the child still alive.
     zram = parse_mm_stat(out["done"]["zram_mm_stat"]) if cell.swap == "zram" else {}
     ready, done = out["ready"], out["done"]
@@ -519,9 +718,21 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
         "major_faults": ms1.get("pgmajfault", 0) - ms0.get("pgmajfault", 0),
         "large_folios": counts["large_folios"],
     }
+    if cell.swap == "zswap":
+        # a page zswap stores is not written to the device (pswpout); a load from it is no pswpin
+        d = {k: vm1.get(k, 0) - vm0.get(k, 0) for k in ("zswpout", "zswpin", "zswpwb")}
+        kernel["swap_outs"] += d["zswpout"]
+        kernel["swap_ins"] += d["zswpin"]
+        kernel["zswap_stored"] = d["zswpout"]
+        kernel["zswap_loads"] = d["zswpin"]
+        kernel["zswap_written_back"] = d["zswpwb"]
+        kernel["zswap_rejected"] = sum(zs1.get(k, 0) - zs0.get(k, 0) for k in zs1 if k.startswith("reject_"))
+        kernel["zswap_pool_limit_hit"] = zs1.get("pool_limit_hit", 0) - zs0.get("pool_limit_hit", 0)
     if anon_pages:
-        # anonymous misses: the first touch of each page plus every swap-in
-        kernel["misses"] = anon_pages + kernel["swap_ins"]
+        # anonymous misses: the first touch of each page plus every swap-in (file misses are the
+        # page-cache insertions)
+        kernel["misses"] += anon_pages + kernel["swap_ins"]
+    kernel["anon_charged_pages"] = (ms1.get("rss", 0) - ms0.get("rss", 0)) // PAGE
     kernel.update(zram)
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
@@ -530,7 +741,8 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     }
     with contextlib.suppress(FileNotFoundError):
         data.unlink()
-    return CellResult(cell, spec, int(capacity), kernel, readyd, float(out["seconds"]), trace_path)
+    psi = {k: psi1[k] - psi0.get(k, 0) for k in psi1}
+    return CellResult(cell, spec, int(capacity), kernel, readyd, float(out["seconds"]), trace_path, offsets, psi)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -539,7 +751,8 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
 #: label -> policy spec replayed beside the kernel. The first is linux-two-list set up as the
 #: kernel-check drives the kernel: read()/write() on an unmapped page cache, dirty pages written by
 #: the flusher, memory-cgroup reclaim rounds of SWAP_CLUSTER_MAX pages (docs/kernel-check.md);
-#: the second is linux-two-list with its defaults, to show what those settings change.
+#: the second is linux-two-list with its defaults, to show what those settings change. On zram
+#: and zswap cells every linux-two-list row also gets ``sync_swap=true`` (``_for_device``).
 DEFAULT_POLICIES: dict[str, str] = {
     "linux-two-list": "linux-two-list(file_access='read',writeback='flusher',reclaim_batch=32)",
     "linux-two-list (defaults)": "linux-two-list",
@@ -553,7 +766,28 @@ METRICS = {
     "pages_written": "file_pages_written",
     "swap_ins": "swap_pages_read",
     "swap_outs": "swap_pages_written",
+    # zswap's stores: the model's swap-outs, each stored, since the pool stays below
+    # max_pool_percent of RAM (zswap_check_limits) and the shrinker is off (docs/kernel-check.md)
+    "zswap_stored": "swap_pages_written",
 }
+
+
+def _for_device(spec: str, swap: str | None) -> str:
+    """linux-two-list set up for the cell's swap device: on zram a swap-in frees the page's slot
+    (``sync_swap``, the policy's doc); zswap's loads are exclusive (``zswap_load`` frees the entry
+    and marks the folio dirty), so a page swapped in from zswap is written again too. A property
+    of the device the run set up, not a fit."""
+    if swap not in ("zram", "zswap") or not spec.startswith(TWO_LIST_NAME) or "sync_swap" in spec:
+        return spec
+    if spec == TWO_LIST_NAME:
+        return f"{TWO_LIST_NAME}(sync_swap=true)"
+    if spec.startswith(TWO_LIST_NAME + "(") and spec.endswith(")"):
+        inner = spec[len(TWO_LIST_NAME) + 1 : -1].strip()
+        return f"{TWO_LIST_NAME}({inner + ',' if inner else ''}sync_swap=true)"
+    return spec
+
+
+TWO_LIST_NAME = "linux-two-list"
 
 
 def cells_for(
@@ -562,27 +796,40 @@ def cells_for(
     swap: Sequence[str] = ("file", "zram"),
     scale: float = 1.0,
     seed: int = 1,
+    traces: Sequence[str] = (),
+    trace_format: str | None = None,
+    trace_options: dict | None = None,
+    max_refs: int | None = None,
 ) -> list[Cell]:
-    """The cells of a check: each file workload at each limit; the anonymous workload at each limit
-    with each swap device."""
+    """The cells of a check: each file workload at each limit; each anonymous or mixed workload at
+    each limit with each swap device; each trace (a file or a generator spec) at each limit, with
+    each swap device when it has anonymous pages. With traces and no ``workloads``, only the
+    traces run."""
     cells = []
-    for w in workloads or WORKLOADS:
+    for w in workloads if workloads is not None else ([] if traces else WORKLOADS):
         if w not in WORKLOADS:
             raise ValueError(f"unknown kernel-check workload '{w}'; known: {', '.join(WORKLOADS)}")
         for m in limits_mib:
-            if w == "anon_zipf":
+            if w in ANON_WORKLOADS:
                 cells += [Cell(w, int(m), s, scale, seed) for s in swap]
             else:
                 cells.append(Cell(w, int(m), None, scale, seed))
+    opts = tuple((trace_options or {}).items())
+    for t in traces:
+        anon = trace_footprint(t, trace_format, trace_options, max_refs)["anon_pages"]
+        for m in limits_mib:
+            for s in swap if anon else [None]:
+                cells.append(Cell("trace", int(m), s, 1.0, seed, str(t), trace_format, opts, max_refs))
     return cells
 
 
 def _metrics_of(result: CellResult) -> list[str]:
-    if result.spec.get("anon_pages"):
-        return ["misses", "swap_ins", "swap_outs"]
-    if result.kernel["pages_dirtied"]:
-        return ["misses", "pages_written"]
-    return ["misses"]
+    written = ["pages_written"] if result.kernel["pages_dirtied"] else []
+    if result.cell.swap == "zswap":
+        return ["misses", "swap_ins", "swap_outs", "zswap_stored", *written]
+    if result.cell.swap:
+        return ["misses", "swap_ins", "swap_outs", *written]
+    return ["misses", *written]
 
 
 def kernel_check(
@@ -595,12 +842,21 @@ def kernel_check(
     workdir: str | os.PathLike = DEFAULT_WORKDIR,
     keep_traces: str | os.PathLike | None = None,
     progress=None,
+    traces: Sequence[str | os.PathLike] = (),
+    trace_format: str | None = None,
+    trace_options: dict | None = None,
+    max_refs: int | None = None,
 ) -> pd.DataFrame:
     """Runs each workload against the real kernel in a fresh memory cgroup at each limit, replays the
     same references through tierlab's policies at the capacity the cgroup's accounting gives, and
     returns one row per cell, policy and metric: the kernel's count, the policy's prediction and the
     relative error. Needs root, memory cgroup v1 and tracefs (and swap support and zram0 for the
-    anonymous workload); raises KernelCheckUnavailable naming what is missing.
+    anonymous and mixed workloads); raises KernelCheckUnavailable naming what is missing.
+
+    ``traces`` are a user's workloads: files tierlab reads (``trace_format``, ``trace_options`` as
+    for ``tierlab run``) or generator specs (``"zipf:alpha=0.99,pages=20000,n=200000,seed=1"``),
+    the first ``max_refs`` page references of each when given; they run through the same driver
+    and counters as the built-in workloads (docs/kernel-check.md, "Any workload").
 
     ``df.attrs["cells"]`` holds each cell's workload parameters, derived capacity and every kernel
     count (refaults, evictions, pages dirtied, large folios, ...)."""
@@ -609,7 +865,9 @@ def kernel_check(
     pols = DEFAULT_POLICIES if policies is None else policies
     if not isinstance(pols, dict):
         pols = {str(p): str(p) for p in pols}
-    cells = cells_for(workloads, limits_mib, swap, scale, seed)
+    cells = cells_for(
+        workloads, limits_mib, swap, scale, seed, [str(t) for t in traces], trace_format, trace_options, max_refs
+    )
     needs = {c.swap for c in cells if c.swap}
     missing = missing_features(needs)
     if missing:
@@ -621,12 +879,14 @@ def kernel_check(
     for i, cell in enumerate(cells):
         if progress:
             progress(f"[{i + 1}/{len(cells)}] {cell.name}")
-        keep = Path(keep_traces) / f"{cell.name.replace('@', '-').replace('+', '-')}.tlt" if keep_traces else None
+        safe = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in cell.name)
+        keep = Path(keep_traces) / f"{safe}.tlt" if keep_traces else None
         if keep:
             keep.parent.mkdir(parents=True, exist_ok=True)
         res = run_cell(cell, workdir, keep)
         try:
-            df = api.run(str(res.trace), policies=list(pols.values()), sizes=[res.capacity_pages])
+            specs = [_for_device(p, cell.swap) for p in pols.values()]
+            df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
         finally:
             if keep is None and res.trace is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -638,6 +898,7 @@ def kernel_check(
                 "capacity_pages": res.capacity_pages,
                 "seconds": res.seconds,
                 **{f"kernel_{k}": v for k, v in res.kernel.items()},
+                **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
                 **res.ready,
             }
         )
@@ -648,7 +909,7 @@ def kernel_check(
                 rows.append(
                     {
                         "cell": cell.name,
-                        "workload": cell.workload,
+                        "workload": cell.workload if cell.trace is None else _trace_label(cell.trace),
                         "limit_mib": cell.limit_mib,
                         "swap": cell.swap or "",
                         "capacity_pages": res.capacity_pages,

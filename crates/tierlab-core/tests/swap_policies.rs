@@ -503,3 +503,45 @@ fn linux_rejects_conflicting_file_access_settings() {
         .to_string();
     assert!(e.contains("file_access"), "{e}");
 }
+
+#[test]
+fn linux_cache_trim_reclaims_untouched_file_pages_before_anon() {
+    // Three anonymous pages stored, three file pages read once: the round
+    // finds inactive file pages that are not thrashing (no refault, inactive
+    // file not low), so it reclaims file pages only (cache_trim_mode), the
+    // two oldest, and leaves every anonymous page resident.
+    let mut d = linux_read(6, Writeback::Evict, 2);
+    for p in [1, 2, 3] {
+        d.go(p, W, A);
+    }
+    for p in [10, 11, 12] {
+        d.go(p, R, F);
+    }
+    d.go(13, R, F);
+    assert_eq!(d.sink.evicted, vec![(10, false), (11, false)]);
+    assert_eq!(d.p.list_sizes(), [3, 0, 2, 0]);
+    assert_eq!(counter(&d, "scanned_anon"), 0);
+}
+
+#[test]
+fn linux_sync_swap_rewrites_a_page_swapped_in_by_a_load() {
+    // Capacity 2, one page per reclaim: pages 1 and 2 stored, page 3 stored
+    // evicts 1 (dirty: written to swap); a load of 1 swaps it in and evicts 2.
+    // Storing 4 then evicts 3 (dirty) and storing 5 evicts 1: clean with its
+    // swap slot kept (a swap file), dirty when the swap-in freed the slot
+    // (zram: sync_swap).
+    for (sync, written) in [(false, false), (true, true)] {
+        let cfg = LinuxTwoListConfig {
+            sync_swap: sync,
+            ..Default::default()
+        };
+        let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(2)).unwrap());
+        for (p, op) in [(1, W), (2, W), (3, W), (1, R), (4, W), (5, W)] {
+            d.go(p, op, A);
+        }
+        assert_eq!(
+            d.sink.evicted,
+            vec![(1, true), (2, true), (3, true), (1, written)]
+        );
+    }
+}

@@ -8,23 +8,50 @@ use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tierlab_core::kernel::driver::{drive, prepare_data_file, DriveSpec, PAGE};
-use tierlab_core::kernel::workload::{write_trace, Workload};
+use tierlab_core::kernel::workload::{write_trace, RefArray, Workload};
 use tierlab_core::Error;
+
+/// The footprint and length of a cell's references, as JSON.
+fn info_json(a: &RefArray) -> String {
+    serde_json::json!({
+        "file_pages": a.file_pages,
+        "anon_pages": a.anon_pages,
+        "references": a.refs.len(),
+    })
+    .to_string()
+}
 
 /// kernel_prepare(workload_json, data_file) -> info_json: writes the data file
 /// the workload needs (its pages dropped from the page cache) and returns the
-/// workload's `file_pages`, `anon_pages` and `references`.
+/// workload's `file_pages`, `anon_pages` and `references` (a trace is read to
+/// know them).
 #[pyfunction]
 fn kernel_prepare(py: Python<'_>, workload_json: &str, data_file: PathBuf) -> PyResult<String> {
     let w: Workload = json_arg("kernel-check workload", workload_json)?;
-    py.detach(|| prepare_data_file(&data_file, w.file_pages().max(1)))
+    let a = py
+        .detach(|| {
+            let a = w.build()?;
+            prepare_data_file(&data_file, a.file_pages.max(1))?;
+            Ok::<_, Error>(a)
+        })
         .map_err(to_py_err)?;
-    Ok(serde_json::json!({
-        "file_pages": w.file_pages(),
-        "anon_pages": w.anon_pages(),
-        "references": w.reference_count(),
-    })
-    .to_string())
+    Ok(info_json(&a))
+}
+
+/// kernel_references(workload_json, trace_out) -> info_json: the workload's
+/// references written as the native trace tierlab replays, without driving
+/// anything (what kernel-check would issue; no root needed).
+#[pyfunction]
+fn kernel_references(py: Python<'_>, workload_json: &str, trace_out: PathBuf) -> PyResult<String> {
+    let w: Workload = json_arg("kernel-check workload", workload_json)?;
+    let a = py
+        .detach(|| {
+            let a = w.build()?;
+            write_trace(&a.refs, &trace_out, PAGE as u32)?;
+            Ok::<_, Error>(a)
+        })
+        .map_err(to_py_err)?;
+    Ok(info_json(&a))
 }
 
 /// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None)
@@ -41,18 +68,18 @@ fn kernel_drive(
     cpu: Option<usize>,
 ) -> PyResult<String> {
     let w: Workload = json_arg("kernel-check workload", workload_json)?;
-    let spec = DriveSpec {
-        data_file,
-        anon_pages: w.anon_pages(),
-        cgroup_dir,
-        readahead,
-        cpu,
-    };
     let result = py.detach(|| {
-        let refs = w.references()?;
-        write_trace(&refs, &trace_out, PAGE as u32)?;
+        let a = w.build()?;
+        let spec = DriveSpec {
+            data_file,
+            anon_pages: a.anon_pages,
+            cgroup_dir,
+            readahead,
+            cpu,
+        };
+        write_trace(&a.refs, &trace_out, PAGE as u32)?;
         let interrupted = || Python::attach(|py| py.check_signals().is_err());
-        drive(&refs, &spec, &interrupted)
+        drive(&a.refs, &spec, &interrupted)
     });
     match result {
         Ok(o) => Ok(serde_json::to_string(&o).unwrap_or_default()),
@@ -63,5 +90,6 @@ fn kernel_drive(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_references, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_drive, m)?)
 }

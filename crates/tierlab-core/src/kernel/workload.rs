@@ -8,6 +8,19 @@
 //! sides see the same references in the same order.
 //!
 //! Every workload is seeded and deterministic; its sizes are given in pages.
+//!
+//! Besides the built-in workloads, [`Workload::Trace`] takes a user's
+//! workload: any trace tierlab reads, or a generator spec
+//! (`zipf:alpha=0.99,pages=4096,n=100000,kind=anon`). Its accesses become
+//! references in trace order (a request of several pages, one reference per
+//! page); its file pages and its anonymous pages are numbered densely, each in
+//! the order first referenced, so the data file and the mapping are as large
+//! as the trace's footprint. One change is made, and the written trace carries
+//! it so both sides still see the same references: the first reference to an
+//! anonymous page is a store, because a load of a never-written anonymous
+//! page maps the kernel's shared zero page, which takes no memory (tierlab
+//! would count a resident page). App events of the trace are dropped. Cost:
+//! one pass over the trace and two hash maps of its distinct pages.
 
 use crate::error::{Error, Result};
 use crate::trace::native::NativeWriter;
@@ -17,6 +30,7 @@ use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// The anon bit of an encoded reference.
@@ -72,6 +86,158 @@ pub enum Workload {
         write_share: f64,
         seed: u64,
     },
+    /// An anonymous mapping of `anon_pages` pages: one store to every page,
+    /// then `refs` references cycling over the pages in address order, a
+    /// seeded `write_share` of them stores.
+    AnonLoop {
+        anon_pages: u64,
+        refs: u64,
+        write_share: f64,
+        seed: u64,
+    },
+    /// File and anonymous memory together: one store to each of
+    /// `anon_pages` pages, then `refs` references, each anonymous with
+    /// probability `anon_share` (Zipf(`alpha`) over the mapping, a
+    /// `write_share` of them stores) and otherwise a read of the file
+    /// (Zipf(`alpha`) over `file_pages` pages).
+    MixedZipf {
+        file_pages: u64,
+        anon_pages: u64,
+        refs: u64,
+        anon_share: f64,
+        alpha: f64,
+        write_share: f64,
+        seed: u64,
+    },
+    /// A hot anonymous set and file scans: one store to each of `anon_pages`
+    /// pages, then `periods` times: `hot_refs` Zipf(`alpha`) references to the
+    /// mapping (a `write_share` of them stores), then one sequential read
+    /// pass over the `scan_pages` pages of the file.
+    MixedScan {
+        anon_pages: u64,
+        scan_pages: u64,
+        hot_refs: u64,
+        periods: u64,
+        alpha: f64,
+        write_share: f64,
+        seed: u64,
+    },
+    /// A phone-like app switch: `apps` apps, each with its own
+    /// `file_pages_per_app` file pages and `anon_pages_per_app` anonymous
+    /// pages. `phases` times a foreground app is drawn (seeded, never the one
+    /// in the foreground already; app 0 first); an app in the foreground for
+    /// the first time stores once to each of its anonymous pages (its launch),
+    /// then it makes `phase_refs` references, each anonymous with probability
+    /// `anon_share` (Zipf(`alpha`) over its mapping, a `write_share` of them
+    /// stores), else a read of its file pages (Zipf(`alpha`)). Apps in the
+    /// background keep their memory and make no references.
+    AppSwitch {
+        apps: u64,
+        file_pages_per_app: u64,
+        anon_pages_per_app: u64,
+        phases: u64,
+        phase_refs: u64,
+        anon_share: f64,
+        alpha: f64,
+        write_share: f64,
+        seed: u64,
+    },
+    /// A user's workload: the page references of `trace` (a file in any
+    /// format tierlab reads, `format` and `options` as for `tierlab run`, or
+    /// a generator spec), the first `max_refs` of them when given. See the
+    /// module doc for how it becomes references.
+    Trace {
+        trace: String,
+        #[serde(default)]
+        format: Option<String>,
+        #[serde(default)]
+        options: toml::Table,
+        #[serde(default)]
+        max_refs: Option<u64>,
+    },
+}
+
+/// A cell's references and the memory they need: what the driver issues and
+/// what the written trace replays.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RefArray {
+    /// Encoded references (page | [`WRITE_BIT`] | [`ANON_BIT`]).
+    pub refs: Vec<u64>,
+    /// Pages of the data file.
+    pub file_pages: u64,
+    /// Pages of the anonymous mapping.
+    pub anon_pages: u64,
+}
+
+/// Zipf(`alpha`) ranks over `pages` pages scattered by a seeded permutation.
+struct ZipfPages {
+    perm: Vec<u64>,
+    z: Zipf<f64>,
+}
+
+impl ZipfPages {
+    fn new(pages: u64, alpha: f64, rng: &mut Pcg64Mcg) -> Result<ZipfPages> {
+        let mut perm: Vec<u64> = (0..pages).collect();
+        perm.shuffle(rng);
+        let z = Zipf::new(pages as f64, alpha)
+            .map_err(|e| Error::config(format!("kernel-check workload: zipf: {e}")))?;
+        Ok(ZipfPages { perm, z })
+    }
+
+    fn draw(&self, rng: &mut Pcg64Mcg) -> u64 {
+        self.perm[self.z.sample(rng) as usize - 1]
+    }
+}
+
+/// File and anonymous references mixed: each anonymous with probability
+/// `anon_share` (a `write_share` of those stores), else a file read; both
+/// Zipf over their pages, offset by the caller's first file and anon page.
+struct MixedPages {
+    file: ZipfPages,
+    anon: ZipfPages,
+    anon_share: f64,
+    write_share: f64,
+}
+
+impl MixedPages {
+    /// The file permutation is drawn first, then the anonymous one.
+    fn new(
+        file_pages: u64,
+        anon_pages: u64,
+        alpha: f64,
+        anon_share: f64,
+        write_share: f64,
+        rng: &mut Pcg64Mcg,
+    ) -> Result<MixedPages> {
+        Ok(MixedPages {
+            file: ZipfPages::new(file_pages, alpha, rng)?,
+            anon: ZipfPages::new(anon_pages, alpha, rng)?,
+            anon_share,
+            write_share,
+        })
+    }
+
+    fn draw(&self, rng: &mut Pcg64Mcg, file0: u64, anon0: u64) -> u64 {
+        if rng.random::<f64>() < self.anon_share {
+            (anon0 + self.anon.draw(rng)) | ANON_BIT | store_if(rng, self.write_share)
+        } else {
+            file0 + self.file.draw(rng)
+        }
+    }
+}
+
+/// One store to each anonymous page of `pages`, in address order (so each
+/// page is allocated, not mapped to the zero page).
+fn first_stores(out: &mut Vec<u64>, pages: std::ops::Range<u64>) {
+    out.extend(pages.map(|p| p | ANON_BIT | WRITE_BIT));
+}
+
+fn store_if(rng: &mut Pcg64Mcg, share: f64) -> u64 {
+    if share > 0.0 && rng.random::<f64>() < share {
+        WRITE_BIT
+    } else {
+        0
+    }
 }
 
 impl Workload {
@@ -83,10 +249,16 @@ impl Workload {
             Workload::LoopRead { .. } => "loop_read",
             Workload::MixedReadWrite { .. } => "mixed_read_write",
             Workload::AnonZipf { .. } => "anon_zipf",
+            Workload::AnonLoop { .. } => "anon_loop",
+            Workload::MixedZipf { .. } => "mixed_zipf",
+            Workload::MixedScan { .. } => "mixed_scan",
+            Workload::AppSwitch { .. } => "app_switch",
+            Workload::Trace { .. } => "trace",
         }
     }
 
-    /// Pages of the data file the workload needs.
+    /// Pages of the data file the workload needs (0 for a trace: its
+    /// footprint is known once read, in [`RefArray::file_pages`]).
     pub fn file_pages(&self) -> u64 {
         match *self {
             Workload::ZipfRead { file_pages, .. } | Workload::MixedReadWrite { file_pages, .. } => {
@@ -98,14 +270,30 @@ impl Workload {
                 ..
             } => hot_pages + scan_pages,
             Workload::LoopRead { loop_pages, .. } => loop_pages,
-            Workload::AnonZipf { .. } => 0,
+            Workload::MixedZipf { file_pages, .. } => file_pages,
+            Workload::MixedScan { scan_pages, .. } => scan_pages,
+            Workload::AppSwitch {
+                apps,
+                file_pages_per_app,
+                ..
+            } => apps * file_pages_per_app,
+            Workload::AnonZipf { .. } | Workload::AnonLoop { .. } | Workload::Trace { .. } => 0,
         }
     }
 
-    /// Pages of the anonymous mapping the workload needs.
+    /// Pages of the anonymous mapping the workload needs (0 for a trace, as
+    /// for [`Workload::file_pages`]).
     pub fn anon_pages(&self) -> u64 {
         match *self {
-            Workload::AnonZipf { anon_pages, .. } => anon_pages,
+            Workload::AnonZipf { anon_pages, .. }
+            | Workload::AnonLoop { anon_pages, .. }
+            | Workload::MixedZipf { anon_pages, .. }
+            | Workload::MixedScan { anon_pages, .. } => anon_pages,
+            Workload::AppSwitch {
+                apps,
+                anon_pages_per_app,
+                ..
+            } => apps * anon_pages_per_app,
             _ => 0,
         }
     }
@@ -141,6 +329,53 @@ impl Workload {
             } if anon_pages == 0 || alpha_bad(alpha) || !share_ok(write_share) => {
                 bad("anon_pages must be > 0, alpha > 0 and write_share in [0, 1]")
             }
+            Workload::AnonLoop {
+                anon_pages,
+                write_share,
+                ..
+            } if anon_pages == 0 || !share_ok(write_share) => {
+                bad("anon_pages must be > 0 and write_share in [0, 1]")
+            }
+            Workload::MixedZipf {
+                file_pages,
+                anon_pages,
+                anon_share,
+                alpha,
+                write_share,
+                ..
+            } if file_pages == 0
+                || anon_pages == 0
+                || alpha_bad(alpha)
+                || !share_ok(anon_share)
+                || !share_ok(write_share) =>
+            {
+                bad("file_pages and anon_pages must be > 0, alpha > 0, anon_share and write_share in [0, 1]")
+            }
+            Workload::MixedScan {
+                anon_pages,
+                alpha,
+                write_share,
+                ..
+            } if anon_pages == 0 || alpha_bad(alpha) || !share_ok(write_share) => {
+                bad("anon_pages must be > 0, alpha > 0 and write_share in [0, 1]")
+            }
+            Workload::AppSwitch {
+                apps,
+                file_pages_per_app,
+                anon_pages_per_app,
+                anon_share,
+                alpha,
+                write_share,
+                ..
+            } if apps < 2
+                || file_pages_per_app == 0
+                || anon_pages_per_app == 0
+                || alpha_bad(alpha)
+                || !share_ok(anon_share)
+                || !share_ok(write_share) =>
+            {
+                bad("apps must be >= 2, pages per app > 0, alpha > 0, anon_share and write_share in [0, 1]")
+            }
             _ if self.file_pages() > PAGE_MASK || self.anon_pages() > PAGE_MASK => {
                 bad("too many pages")
             }
@@ -148,12 +383,34 @@ impl Workload {
         }
     }
 
-    /// How many references the workload makes (without generating them).
+    /// How many references the workload makes (without generating them; a
+    /// trace's `max_refs`, or 0 when it has none: count [`RefArray::refs`]).
     pub fn reference_count(&self) -> u64 {
         match *self {
             Workload::ZipfRead { refs, .. }
             | Workload::MixedReadWrite { refs, .. }
             | Workload::LoopRead { refs, .. } => refs,
+            Workload::AnonLoop {
+                anon_pages, refs, ..
+            }
+            | Workload::MixedZipf {
+                anon_pages, refs, ..
+            } => anon_pages + refs,
+            Workload::MixedScan {
+                anon_pages,
+                scan_pages,
+                hot_refs,
+                periods,
+                ..
+            } => anon_pages + (hot_refs + scan_pages) * periods,
+            Workload::AppSwitch {
+                apps,
+                anon_pages_per_app,
+                phases,
+                phase_refs,
+                ..
+            } => apps.min(phases) * anon_pages_per_app + phases * phase_refs,
+            Workload::Trace { max_refs, .. } => max_refs.unwrap_or(0),
             Workload::HotScan {
                 scan_pages,
                 hot_refs,
@@ -166,8 +423,35 @@ impl Workload {
         }
     }
 
+    /// The references and the memory they need; for a trace, read from it.
+    pub fn build(&self) -> Result<RefArray> {
+        if let Workload::Trace {
+            trace,
+            format,
+            options,
+            max_refs,
+        } = self
+        {
+            let spec = crate::trace::TraceSpec {
+                path: trace.into(),
+                format: format.clone(),
+                options: options.clone(),
+            };
+            let mut reader = crate::trace::open(&spec)?;
+            return trace_references(reader.as_mut(), *max_refs);
+        }
+        Ok(RefArray {
+            refs: self.references()?,
+            file_pages: self.file_pages(),
+            anon_pages: self.anon_pages(),
+        })
+    }
+
     /// The references, encoded as page | WRITE_BIT | ANON_BIT.
     pub fn references(&self) -> Result<Vec<u64>> {
+        if let Workload::Trace { .. } = self {
+            return Ok(self.build()?.refs);
+        }
         self.validate()?;
         let mut out = Vec::with_capacity(self.reference_count() as usize);
         match *self {
@@ -209,7 +493,7 @@ impl Workload {
                 write_share,
                 seed,
             } => {
-                out.extend((0..anon_pages).map(|p| p | ANON_BIT | WRITE_BIT));
+                first_stores(&mut out, 0..anon_pages);
                 zipf_refs(
                     &mut out,
                     anon_pages,
@@ -220,9 +504,154 @@ impl Workload {
                     ANON_BIT,
                 )?;
             }
+            Workload::AnonLoop {
+                anon_pages,
+                refs,
+                write_share,
+                seed,
+            } => {
+                let mut rng = Pcg64Mcg::seed_from_u64(seed);
+                first_stores(&mut out, 0..anon_pages);
+                for i in 0..refs {
+                    out.push((i % anon_pages) | ANON_BIT | store_if(&mut rng, write_share));
+                }
+            }
+            Workload::MixedZipf {
+                file_pages,
+                anon_pages,
+                refs,
+                anon_share,
+                alpha,
+                write_share,
+                seed,
+            } => {
+                let mut rng = Pcg64Mcg::seed_from_u64(seed);
+                let mix = MixedPages::new(
+                    file_pages,
+                    anon_pages,
+                    alpha,
+                    anon_share,
+                    write_share,
+                    &mut rng,
+                )?;
+                first_stores(&mut out, 0..anon_pages);
+                for _ in 0..refs {
+                    out.push(mix.draw(&mut rng, 0, 0));
+                }
+            }
+            Workload::MixedScan {
+                anon_pages,
+                scan_pages,
+                hot_refs,
+                periods,
+                alpha,
+                write_share,
+                seed,
+            } => {
+                let mut rng = Pcg64Mcg::seed_from_u64(seed);
+                let anon = ZipfPages::new(anon_pages, alpha, &mut rng)?;
+                first_stores(&mut out, 0..anon_pages);
+                for _ in 0..periods {
+                    for _ in 0..hot_refs {
+                        out.push(anon.draw(&mut rng) | ANON_BIT | store_if(&mut rng, write_share));
+                    }
+                    out.extend(0..scan_pages);
+                }
+            }
+            Workload::AppSwitch {
+                apps,
+                file_pages_per_app,
+                anon_pages_per_app,
+                phases,
+                phase_refs,
+                anon_share,
+                alpha,
+                write_share,
+                seed,
+            } => {
+                let mut rng = Pcg64Mcg::seed_from_u64(seed);
+                let mix = MixedPages::new(
+                    file_pages_per_app,
+                    anon_pages_per_app,
+                    alpha,
+                    anon_share,
+                    write_share,
+                    &mut rng,
+                )?;
+                let mut launched = vec![false; apps as usize];
+                let mut fg = 0u64;
+                for phase in 0..phases {
+                    if phase > 0 {
+                        // another app than the one in the foreground
+                        fg = (fg + 1 + rng.random_range(0..apps - 1)) % apps;
+                    }
+                    let (f0, a0) = (fg * file_pages_per_app, fg * anon_pages_per_app);
+                    if !launched[fg as usize] {
+                        launched[fg as usize] = true;
+                        first_stores(&mut out, a0..a0 + anon_pages_per_app);
+                    }
+                    for _ in 0..phase_refs {
+                        out.push(mix.draw(&mut rng, f0, a0));
+                    }
+                }
+            }
+            Workload::Trace { .. } => unreachable!("handled above"),
         }
         Ok(out)
     }
+}
+
+/// Reads a trace's accesses as references (module doc): at most `max_refs`
+/// page references, file and anonymous pages numbered densely in the order
+/// first referenced, the first reference to an anonymous page a store.
+pub fn trace_references(
+    reader: &mut dyn crate::trace::TraceReader,
+    max_refs: Option<u64>,
+) -> Result<RefArray> {
+    let limit = max_refs.unwrap_or(u64::MAX);
+    let mut ids: [HashMap<u64, u64>; 2] = [HashMap::new(), HashMap::new()];
+    let mut refs = Vec::new();
+    let mut batch = Vec::with_capacity(1 << 16);
+    'read: loop {
+        batch.clear();
+        let more = reader.read_batch(&mut batch, 1 << 16)?;
+        for rec in &batch {
+            let Record::Access(a) = rec else { continue };
+            let anon = a.kind == Kind::Anon;
+            for k in 0..a.npages.max(1) as u64 {
+                if refs.len() as u64 >= limit {
+                    break 'read;
+                }
+                let map = &mut ids[anon as usize];
+                let next = map.len() as u64;
+                let mut first = false;
+                let id = *map.entry(a.page.wrapping_add(k)).or_insert_with(|| {
+                    first = true;
+                    next
+                });
+                if id > PAGE_MASK {
+                    return Err(Error::config(format!(
+                        "kernel-check trace: more than {PAGE_MASK} distinct pages"
+                    )));
+                }
+                let write = a.op == Op::Write || (anon && first);
+                refs.push(id | if anon { ANON_BIT } else { 0 } | if write { WRITE_BIT } else { 0 });
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    if refs.is_empty() {
+        return Err(Error::config(
+            "kernel-check trace: the trace has no page accesses",
+        ));
+    }
+    Ok(RefArray {
+        refs,
+        file_pages: ids[0].len() as u64,
+        anon_pages: ids[1].len() as u64,
+    })
 }
 
 /// Appends `refs` references with Zipf(`alpha`) ranks over `pages` pages,
@@ -238,14 +667,10 @@ fn zipf_refs(
     kind: u64,
 ) -> Result<()> {
     let mut rng = Pcg64Mcg::seed_from_u64(seed);
-    let mut perm: Vec<u64> = (0..pages).collect();
-    perm.shuffle(&mut rng);
-    let z = Zipf::new(pages as f64, alpha)
-        .map_err(|e| Error::config(format!("kernel-check workload: zipf: {e}")))?;
+    let z = ZipfPages::new(pages, alpha, &mut rng)?;
     for _ in 0..refs {
-        let rank = z.sample(&mut rng) as u64 - 1;
-        let write = write_share > 0.0 && rng.random::<f64>() < write_share;
-        out.push(perm[rank as usize] | kind | if write { WRITE_BIT } else { 0 });
+        let page = z.draw(&mut rng);
+        out.push(page | kind | store_if(&mut rng, write_share));
     }
     Ok(())
 }
@@ -354,5 +779,170 @@ mod tests {
         let j: std::result::Result<Workload, _> =
             serde_json::from_str(r#"{"workload": "loop_read", "loop_pages": 3}"#);
         assert!(j.is_err());
+    }
+
+    #[test]
+    fn new_workloads_follow_their_definitions() {
+        let w = Workload::AnonLoop {
+            anon_pages: 4,
+            refs: 6,
+            write_share: 0.0,
+            seed: 1,
+        };
+        let r = w.references().unwrap();
+        let pages: Vec<u64> = r.iter().map(|&x| x & PAGE_MASK).collect();
+        assert_eq!(pages, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
+        assert!(r[..4].iter().all(|&x| x & WRITE_BIT != 0));
+        assert!(r[4..]
+            .iter()
+            .all(|&x| x & WRITE_BIT == 0 && x & ANON_BIT != 0));
+
+        let m = Workload::MixedScan {
+            anon_pages: 10,
+            scan_pages: 20,
+            hot_refs: 30,
+            periods: 2,
+            alpha: 0.99,
+            write_share: 0.3,
+            seed: 2,
+        };
+        let r = m.references().unwrap();
+        assert_eq!(r.len() as u64, m.reference_count());
+        assert_eq!(r.len(), 10 + 2 * (30 + 20));
+        assert!(r[10..40]
+            .iter()
+            .all(|&x| x & ANON_BIT != 0 && x & PAGE_MASK < 10));
+        assert_eq!(r[40..60], (0..20).collect::<Vec<u64>>()[..]);
+
+        let z = Workload::MixedZipf {
+            file_pages: 100,
+            anon_pages: 50,
+            refs: 10_000,
+            anon_share: 0.5,
+            alpha: 0.99,
+            write_share: 0.3,
+            seed: 3,
+        };
+        let r = z.references().unwrap();
+        assert_eq!(r.len() as u64, z.reference_count());
+        let anon = r[50..].iter().filter(|&&x| x & ANON_BIT != 0).count() as f64;
+        assert!((anon / 10_000.0 - 0.5).abs() < 0.03, "{anon}");
+        assert!(r[50..]
+            .iter()
+            .all(|&x| x & ANON_BIT != 0 || (x & WRITE_BIT == 0 && x < 100)));
+    }
+
+    #[test]
+    fn app_switch_launches_each_app_once_and_keeps_to_its_pages() {
+        let w = Workload::AppSwitch {
+            apps: 3,
+            file_pages_per_app: 20,
+            anon_pages_per_app: 10,
+            phases: 6,
+            phase_refs: 100,
+            anon_share: 0.5,
+            alpha: 0.99,
+            write_share: 0.3,
+            seed: 4,
+        };
+        let r = w.references().unwrap();
+        assert_eq!(r.len() as u64, w.reference_count());
+        assert_eq!((w.file_pages(), w.anon_pages()), (60, 30));
+        // app 0 launches first: one store to each of its 10 pages in address order
+        for (i, &x) in r[..10].iter().enumerate() {
+            assert_eq!(decode(x), (i as u64, true, true));
+        }
+        // the first phase stays on app 0's pages
+        assert!(r[10..110].iter().all(|&x| {
+            let (p, _, anon) = decode(x);
+            if anon {
+                p < 10
+            } else {
+                p < 20
+            }
+        }));
+        // every anonymous page gets exactly one launch store before any other reference
+        let mut seen = [false; 30];
+        for &x in &r {
+            let (p, write, anon) = decode(x);
+            if anon && !seen[p as usize] {
+                assert!(write);
+                seen[p as usize] = true;
+            }
+        }
+        assert!(seen.iter().all(|&s| s), "all three apps launched");
+    }
+
+    #[test]
+    fn a_trace_becomes_dense_references_in_trace_order() {
+        use crate::trace::{Access, Event, EventKind, Kind, Op, Record, TraceReader};
+        struct Fixed(Vec<Record>);
+        impl TraceReader for Fixed {
+            fn read_batch(&mut self, out: &mut Vec<Record>, _max: usize) -> Result<bool> {
+                out.append(&mut self.0);
+                Ok(false)
+            }
+            fn page_size(&self) -> u32 {
+                4096
+            }
+            fn format(&self) -> &'static str {
+                "test"
+            }
+        }
+        let mut two = Access::page(3, 900, Op::Write, Kind::File);
+        two.npages = 2;
+        let recs = vec![
+            Record::Access(Access::page(0, 5000, Op::Read, Kind::File)),
+            Record::Access(Access::page(1, 77, Op::Read, Kind::Anon)),
+            Record::Event(Event {
+                time: 2,
+                app: 0,
+                kind: EventKind::Foreground,
+            }),
+            Record::Access(two),
+            Record::Access(Access::page(4, 77, Op::Read, Kind::Anon)),
+            Record::Access(Access::page(5, 5000, Op::Write, Kind::File)),
+            Record::Access(Access::page(6, 12, Op::Write, Kind::Anon)),
+        ];
+        let a = trace_references(&mut Fixed(recs.clone()), None).unwrap();
+        // file 5000 -> 0, 900 -> 1, 901 -> 2; anon 77 -> 0 (first touch a store), 12 -> 1
+        let f = |p: u64, w: bool| p | if w { WRITE_BIT } else { 0 };
+        let an = |p: u64, w: bool| f(p, w) | ANON_BIT;
+        assert_eq!(
+            a.refs,
+            vec![
+                f(0, false),
+                an(0, true),
+                f(1, true),
+                f(2, true),
+                an(0, false),
+                f(0, true),
+                an(1, true)
+            ]
+        );
+        assert_eq!((a.file_pages, a.anon_pages), (3, 2));
+        let b = trace_references(&mut Fixed(recs), Some(3)).unwrap();
+        assert_eq!(b.refs, a.refs[..3]);
+        assert_eq!((b.file_pages, b.anon_pages), (2, 1));
+        let e = trace_references(&mut Fixed(vec![]), None).unwrap_err();
+        assert!(e.to_string().contains("no page accesses"), "{e}");
+    }
+
+    #[test]
+    fn a_generator_spec_is_a_workload() {
+        let w: Workload = serde_json::from_str(
+            r#"{"workload": "trace", "trace": "loop:pages=5,n=12,kind=anon,write=0.0"}"#,
+        )
+        .unwrap();
+        let a = w.build().unwrap();
+        assert_eq!((a.file_pages, a.anon_pages, a.refs.len()), (0, 5, 12));
+        let pages: Vec<u64> = a.refs.iter().map(|&x| x & PAGE_MASK).collect();
+        assert_eq!(pages, vec![0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1]);
+        assert!(a.refs[..5].iter().all(|&x| x & WRITE_BIT != 0));
+        assert!(a.refs[5..].iter().all(|&x| x & WRITE_BIT == 0));
+        let bad: Workload =
+            serde_json::from_str(r#"{"workload": "trace", "trace": "zipf:alpha=-1,pages=5,n=3"}"#)
+                .unwrap();
+        assert!(bad.build().is_err());
     }
 }

@@ -68,6 +68,15 @@
 //!   completes). Pages dirtied again are written again: the kernel's count of
 //!   pages written is about the pages dirtied, not the dirty evictions.
 //!
+//! Swap-ins (`sync_swap`): on a swap file or disk a page swapped in by a
+//! load stays in the swap cache with its slot (`do_swap_page` frees the slot
+//! only for a write fault or a swap more than half full,
+//! `should_try_to_free_swap`), so evicting it again, unless it was stored
+//! to, writes nothing. On zram (SWP_SYNCHRONOUS_IO) `do_swap_page` reads the
+//! page into a new folio outside the swap cache and frees the slot
+//! (`swap_free_nr`), so the next eviction writes it again (`add_to_swap`
+//! dirties the folio): with `sync_swap = true` a swapped-in page is dirty.
+//!
 //! Reclaim rounds (`reclaim_batch`): with the default 1, reclaim frees one
 //! page per fault once memory is full, and an active list whose inactive
 //! list is low is aged by one page per reclaim. With `reclaim_batch = 32`
@@ -80,10 +89,18 @@
 //! `snapshot_refaults`). While a type may deactivate, its active list is
 //! scanned in proportion to the inactive one (get_scan_count scans both by
 //! size >> priority): per inactive page scanned, active/inactive active pages.
+//! A round in which the file type may not deactivate and inactive file pages
+//! remain is in `cache_trim_mode` (`prepare_scan_control`): `get_scan_count`
+//! then scans file pages only (SCAN_FILE), so pages read once (a scan) are
+//! reclaimed before any anonymous page is swapped. The kernel asks for
+//! `inactive_file >> priority` pages and memcg reclaim lowers the priority
+//! until a round reclaims; without priorities, the model lets any inactive
+//! file page qualify from the start of the round (the kernel's first passes
+//! may still reclaim an anonymous page or two; docs/kernel-check.md).
 //!
 //! Simplifications, documented: one page is examined per scan step, the type
 //! chosen by the proportions above (a type with an empty inactive list yields
-//! to the other); reclaim priorities, cache-trim mode, `file_is_tiny`, the
+//! to the other); reclaim priorities, `file_is_tiny`, the
 //! per-CPU LRU batches, readahead, multiple mappings and large folios are not
 //! modelled; shadow entries are never dropped.
 
@@ -124,6 +141,10 @@ pub struct LinuxTwoListConfig {
     pub writeback: Writeback,
     /// Pages freed per reclaim round (1, or 32 as a memory cgroup does).
     pub reclaim_batch: u32,
+    /// The swap device is synchronous (zram: SWP_SYNCHRONOUS_IO), so a
+    /// swap-in does not keep the page's swap slot and the page is written
+    /// again when it is next evicted (see the module documentation).
+    pub sync_swap: bool,
 }
 
 impl Default for LinuxTwoListConfig {
@@ -134,6 +155,7 @@ impl Default for LinuxTwoListConfig {
             file_access: None,
             writeback: Writeback::Evict,
             reclaim_batch: 1,
+            sync_swap: false,
         }
     }
 }
@@ -203,6 +225,8 @@ pub struct LinuxTwoList {
     file_read: bool,
     flusher: bool,
     reclaim_batch: usize,
+    /// A swap-in leaves the page without a swap copy (zram).
+    sync_swap: bool,
     /// Dirty file pages since the last flush (may hold evicted or cleaned ids).
     dirty_files: Vec<u32>,
     /// Refault activations per type (anon, file), and their value at the
@@ -260,6 +284,7 @@ impl PolicyDef for LinuxTwoList {
             file_read: access == FileAccess::Read,
             flusher: cfg.writeback == Writeback::Flusher,
             reclaim_batch: cfg.reclaim_batch as usize,
+            sync_swap: cfg.sync_swap,
             dirty_files: Vec::new(),
             refault_activations: [0; 2],
             refaults_snapshot: [0; 2],
@@ -495,10 +520,16 @@ impl LinuxTwoList {
             }
             self.refaults_snapshot = self.refault_activations;
         }
+        // prepare_scan_control's cache_trim_mode: inactive file pages that are
+        // not thrashing (the file type may not deactivate) are reclaimed before
+        // any anonymous page (get_scan_count: SCAN_FILE). The kernel requires
+        // `inactive_file >> priority`; without priorities, any inactive file
+        // page qualifies here (module doc).
+        let cache_trim = batched && !may_deactivate[1] && !self.lists[INACTIVE_FILE].is_empty();
         let target = self.reclaim_batch.min(self.resident).max(1);
         let mut freed = 0;
         while freed < target {
-            let mut anon = self.pick_type();
+            let mut anon = !cache_trim && self.pick_type();
             if self.lists[lru(anon, false)].is_empty() && !self.lists[lru(!anon, false)].is_empty()
             {
                 anon = !anon;
@@ -653,7 +684,11 @@ impl Policy for LinuxTwoList {
                 p.flags |= WORKINGSET;
             }
         }
-        if write {
+        // A swap-in from a synchronous device (zram) bypasses the swap cache
+        // and frees the slot (do_swap_page: SWP_SYNCHRONOUS_IO with a swap
+        // count of 1, then swap_free_nr): reclaim must swap the page out again
+        // (add_to_swap dirties it), as a dirty page.
+        if write || (anon && self.sync_swap && st.shadow != NO_SHADOW) {
             self.set_dirty(r.id);
         }
         self.resident += 1;
