@@ -316,8 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
         "footprint (10%). The table shows the hit ratio, pages read on misses, dirty\n"
         "write-backs and pages written, and modeled time per component.\n\n"
         "--object-sizes: every request is one object of the size the trace gives\n"
-        "(oracleGeneral, csv with a size column, vscsi); sizes are bytes (a plain number\n"
-        "too) or a share of the distinct objects' bytes; byte_misses/byte_miss_ratio in -o.\n"
+        "(oracleGeneral, lcs, binary with a size field, csv with a size column, vscsi);\n"
+        "sizes are bytes (a plain number too) or a share of the distinct objects' bytes;\n"
+        "byte_misses/byte_miss_ratio in -o.\n"
         "An admission policy follows a '+' (see `tierlab policies`).",
     )
     add_trace_args(p)
