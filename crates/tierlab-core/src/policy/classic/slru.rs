@@ -32,7 +32,7 @@ use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SlruConfig {
     /// Number of LRU segments (default: 2, the paper's SLRU; 4, libCacheSim's default, with
@@ -41,15 +41,6 @@ pub struct SlruConfig {
     pub segments: Option<usize>,
     /// libCacheSim's insertion and bound rules (see the module doc).
     pub libcachesim: bool,
-}
-
-impl Default for SlruConfig {
-    fn default() -> Self {
-        SlruConfig {
-            segments: None,
-            libcachesim: false,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
