@@ -252,4 +252,14 @@ def test_malformed_lcs_gets_one_line(tmp_path, capsys):
     assert "not a whole number of 24-byte records of layout '<IQIq'" in capsys.readouterr().err
     good.write_bytes(bytes(100))
     assert main(["info", str(good), "-f", "lcs"]) == 2
-    assert "lcs header: expected 8192 bytes, found 100" in capsys.readouterr().err
+    assert "truncated lcs header (8192 bytes): expected 8192 bytes, found 100" in capsys.readouterr().err
+
+
+def test_integer_times_are_exact_nanoseconds(tmp_path):
+    # Epoch seconds: nanoseconds beyond 2^53, where a float would round.
+    times = [1_700_000_000 + k for k in (0, 1, 7, 123_456)]
+    path = tmp_path / "t.bin"
+    path.write_bytes(b"".join(struct.pack("<QI", t, 5) for t in times))
+    ours = _tierlab_read(path, "binary", {"layout": "<QI", "time": 1, "id": 2})
+    assert [int(t) for t in ours["time"]] == [t * 10**9 for t in times]
+    assert int(ours["time"].iloc[1]) - int(ours["time"].iloc[0]) == 10**9

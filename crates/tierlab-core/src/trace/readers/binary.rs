@@ -477,20 +477,24 @@ impl BinaryReader {
         let time = match self.fields.time {
             None => self.records,
             Some(f) => {
-                let scale = 10f64.powi(self.opts.time_unit.scale() as i32);
-                let t = if l.fields[f].0.is_float() {
-                    l.float(rec, f) * scale
+                let scale = self.opts.time_unit.scale();
+                // Integers exactly in i128; floats through f64 (what a float field holds).
+                let t: Option<i128> = if l.fields[f].0.is_float() {
+                    let x = l.float(rec, f) * 10f64.powi(scale as i32);
+                    (0.0..1.8e19).contains(&x).then_some(x as i128)
                 } else {
-                    (l.int(rec, f) * 10i128.pow(self.opts.time_unit.scale())) as f64
+                    Some(l.int(rec, f) * 10i128.pow(scale))
                 };
-                if !(0.0..1.8e19).contains(&t) {
-                    return Err(format!(
-                        "time field {} = {}: expected a time >= 0 that fits 64-bit nanoseconds",
-                        f + 1,
-                        l.float(rec, f)
-                    ));
+                match t {
+                    Some(t) if (0..=u64::MAX as i128).contains(&t) => t as u64,
+                    _ => {
+                        return Err(format!(
+                            "time field {} = {}: expected a time >= 0 that fits 64-bit nanoseconds",
+                            f + 1,
+                            l.float(rec, f)
+                        ))
+                    }
                 }
-                t as u64
             }
         };
         let (page, npages) = match self.opts.addressing {

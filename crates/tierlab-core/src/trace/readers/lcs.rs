@@ -75,7 +75,7 @@ impl LcsReader {
     pub fn open(path: &Path, opts: LcsOptions) -> Result<BinaryReader> {
         let mut head = vec![0u8; HEADER];
         let mut bytes = Bytes::open(path)?;
-        bytes.read_header(&mut head, "an 8192-byte lcs header")?;
+        bytes.read_header(&mut head, "lcs header (8192 bytes)")?;
         let word = |i: usize| u64::from_le_bytes(head[i..i + 8].try_into().unwrap());
         let bad = |msg: String| Error::input(bytes.name(), Location::Whole, msg);
         if word(0) != MAGIC || word(HEADER - 8) != MAGIC {
