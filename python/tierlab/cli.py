@@ -396,8 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
         "dirty write-backs, pages written and time per component (--wide: all; -o: every\n"
         "column to a file).\n\n"
         "--object-sizes: every request is one object of the size the trace gives\n"
-        "(oracleGeneral, csv with a size column, vscsi); sizes are bytes (a plain number\n"
-        "too) or a share of the distinct objects' bytes; byte_misses/byte_miss_ratio in -o.\n"
+        "(oracleGeneral, lcs, binary with a size field, csv with a size column, vscsi);\n"
+        "sizes are bytes (a plain number too) or a share of the distinct objects' bytes;\n"
+        "byte_misses/byte_miss_ratio in -o.\n"
         "An admission policy follows a '+' (see `tierlab policies`).",
     )
     add_trace_args(p)

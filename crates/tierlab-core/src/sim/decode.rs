@@ -182,7 +182,7 @@ impl Decoder {
         };
         match missing {
             Some(i) => Err(Error::config(format!(
-                "object-size mode: request {} has no object size; the trace's format must carry one (oracleGeneral, csv with a size column, vscsi)",
+                "object-size mode: request {} has no object size; the trace's format must carry one (oracleGeneral, lcs, csv with a size column, binary with a size field, vscsi)",
                 self.requests + i as u64 + 1
             ))),
             None => Ok(()),

@@ -251,6 +251,39 @@ impl Bytes {
         Ok(true)
     }
 
+    /// Skips `n` bytes (a header); a shorter input is an error naming `what`.
+    pub fn skip(&mut self, n: u64, what: &str) -> Result<()> {
+        let got = std::io::copy(&mut (&mut self.input.reader).take(n), &mut std::io::sink())
+            .map_err(|e| {
+                Error::input(
+                    &self.input.name,
+                    Location::Offset(self.offset),
+                    describe_io(self.input.compression, &e),
+                )
+            })?;
+        self.offset += got;
+        if got < n {
+            return Err(Error::input(
+                &self.input.name,
+                Location::Whole,
+                format!("{got} bytes: expected at least {n} bytes of {what}"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Reads exactly `buf.len()` bytes (a header); a shorter input is an error naming `what`.
+    pub fn read_header(&mut self, buf: &mut [u8], what: &str) -> Result<()> {
+        if !self.read_record(buf, what)? {
+            return Err(Error::input(
+                &self.input.name,
+                Location::Whole,
+                format!("empty file: expected {what}"),
+            ));
+        }
+        Ok(())
+    }
+
     /// An input error at byte offset `at`.
     pub fn error_at(&self, at: u64, msg: impl Into<String>) -> Error {
         Error::input(&self.input.name, Location::Offset(at), msg)

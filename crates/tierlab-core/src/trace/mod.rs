@@ -26,7 +26,7 @@ pub mod session_gen;
 pub mod synth;
 pub mod synth_nomad;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 pub use columns::RecordColumns;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -199,7 +199,8 @@ fn sniff_native(path: &Path) -> bool {
         && native::is_native(&head)
 }
 
-/// Guesses the format from the file name (compression suffixes are ignored).
+/// Guesses the format from the file name (compression suffixes are ignored) and its first
+/// bytes (see `readers::guess`).
 pub fn guess_format(path: &Path) -> Result<&'static str> {
     let name = path
         .file_name()
@@ -212,13 +213,7 @@ pub fn guess_format(path: &Path) -> Result<&'static str> {
             break;
         }
     }
-    readers::guess(path, stem).ok_or_else(|| {
-        Error::config(format!(
-            "{}: cannot tell the trace format from the file name; pass a format, one of: {}",
-            path.display(),
-            readers::FORMAT_NAMES.join(", ")
-        ))
-    })
+    readers::guess(path, stem)
 }
 
 /// Reads a whole trace into memory (tests and small tools).

@@ -7,14 +7,14 @@
 //!
 //! Defaults and the two variants (`libcachesim = false | true`):
 //!
-//! * `segments` (default 2 for the paper, whose SLRU has a probationary and a protected segment)
-//!   with equal shares `capacity / segments` (rounded down) each. In the paper
+//! * `segments` (default 2 for the paper, whose SLRU has a probationary and a protected segment;
+//!   default 4 with `libcachesim = true`, libCacheSim's `n-seg`) with equal shares `capacity / segments` (rounded down) each. In the paper
 //!   (`libcachesim = false`) a new page always enters the probationary segment and may use what the
 //!   upper segments do not (the protected segment is bounded, the probationary one takes the rest);
 //!   eviction takes the probationary segment's LRU page, or the protected one's when the
 //!   probationary segment is empty.
-//! * libCacheSim's `SLRU` (`slru(libcachesim=true)`; its default is `n-seg=4`, so use
-//!   `slru(libcachesim=true, segments=4)` for its defaults) bounds every segment to
+//! * libCacheSim's `SLRU` (`slru(libcachesim=true)`, 4 segments unless `segments` says otherwise,
+//!   libCacheSim's default `n-seg=4`) bounds every segment to
 //!   `capacity / segments` (integer division) and, while the cache fills, inserts a new page into
 //!   the lowest segment that still has room (so early pages land in upper segments); once every
 //!   segment is full it evicts from the lowest non-empty segment until the whole cache has room and
@@ -32,22 +32,15 @@ use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SlruConfig {
-    /// Number of LRU segments (the paper's SLRU has 2; libCacheSim's default is 4).
-    pub segments: usize,
+    /// Number of LRU segments (default: 2, the paper's SLRU; 4, libCacheSim's default, with
+    /// `libcachesim = true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub segments: Option<usize>,
     /// libCacheSim's insertion and bound rules (see the module doc).
     pub libcachesim: bool,
-}
-
-impl Default for SlruConfig {
-    fn default() -> Self {
-        SlruConfig {
-            segments: 2,
-            libcachesim: false,
-        }
-    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -74,18 +67,18 @@ impl PolicyDef for Slru {
         "Segmented LRU (Karedla et al. 1994); libcachesim=true for libCacheSim's SLRU.";
     type Config = SlruConfig;
     fn build(cfg: &SlruConfig, ctx: &PolicyCtx) -> Result<Self> {
-        if !(1..=16).contains(&cfg.segments) {
+        let segments = cfg.segments.unwrap_or(if cfg.libcachesim { 4 } else { 2 });
+        if !(1..=16).contains(&segments) {
             return Err(Error::config(format!(
-                "policy 'slru': segments must be in 1..=16, got {}",
-                cfg.segments
+                "policy 'slru': segments must be in 1..=16, got {segments}"
             )));
         }
         Ok(Slru {
             cap: ctx.capacity,
             resident: 0,
             lcs: cfg.libcachesim,
-            max: vec![ctx.capacity / cfg.segments; cfg.segments],
-            segs: vec![List::default(); cfg.segments],
+            max: vec![ctx.capacity / segments; segments],
+            segs: vec![List::default(); segments],
             arena: Arena::with_capacity(ctx.capacity),
             table: SlotTable::default(),
         })
@@ -240,14 +233,15 @@ mod tests {
         // 0. 3 hits (top: MRU). 2 hits: promoted, segment 1 holds 2 3 4, its LRU 4 goes down to
         // segment 0 (4 5), over its bound 2? no: 4 5 is 2 pages. 1 misses: evict segment 0's LRU
         // (5). 5 misses: evicts 4. 4 misses: evicts 1.
-        let spec = "slru(libcachesim=true)";
+        let spec = "slru(libcachesim=true, segments=2)";
         assert_eq!(
             crate::sim::check::replay_spec_ids(spec, 4, &[1, 2, 3, 4, 5, 3, 2, 1, 5, 4]),
             (2, 8)
         );
-        // Fewer pages than segments: nothing fits a segment, everything bypasses.
+        // Fewer pages than segments (4 by default, libCacheSim's): nothing fits a segment,
+        // everything bypasses.
         assert_eq!(
-            crate::sim::check::replay_spec_ids("slru(libcachesim=true, segments=4)", 3, &[1, 1]),
+            crate::sim::check::replay_spec_ids("slru(libcachesim=true)", 3, &[1, 1]),
             (0, 2)
         );
     }

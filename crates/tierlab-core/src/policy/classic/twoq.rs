@@ -13,7 +13,9 @@
 //! are truncated as libCacheSim does (Kin = floor(kin * capacity), Kout =
 //! floor(kout * capacity)) and Am is capped at capacity - Kin (a page
 //! promoted from A1out into a full Am pushes out Am's LRU page even when A1in
-//! is below Kin), which makes the miss counts equal to libCacheSim's.
+//! is below Kin), which makes the miss counts equal to libCacheSim's. Below 4
+//! pages Kin is 0 and, as in libCacheSim (whose `TwoQ_can_insert` admits only
+//! what fits A1in), every reference bypasses the cache.
 
 use crate::error::Result;
 use crate::policy::list::{Arena, GhostFifo, List, PageNode, SlotTable, NIL};
@@ -150,7 +152,7 @@ impl Policy for TwoQ {
                 }
             }
         }
-        if self.cap == 0 {
+        if self.kin == 0 {
             sink.miss_bypass(r);
             return;
         }
@@ -208,5 +210,7 @@ mod tests {
         // A re-reference inside A1in is a hit but does not promote: a scan
         // of 6 new pages then flushes it out.
         assert_eq!(replay_ids("2q", 4, &[1, 1, 2, 3, 4, 5, 6, 7, 1]), (1, 8));
+        // Below 4 pages Kin is 0: nothing fits A1in, every reference misses (libCacheSim).
+        assert_eq!(replay_ids("2q", 3, &[1, 1, 1, 2, 1]), (0, 5));
     }
 }

@@ -20,10 +20,12 @@
 mod addr;
 mod android;
 mod arc;
+pub mod binary;
 mod blkparse;
 pub mod common;
 mod csv;
 mod lackey;
+pub mod lcs;
 mod lirs;
 mod msr;
 mod oracle;
@@ -42,9 +44,11 @@ use std::path::Path;
 pub use addr::{AddrOptions, AddrReader};
 pub use android::{AndroidOptions, AndroidReader};
 pub use arc::ArcReader;
+pub use binary::{BinaryOptions, BinaryReader};
 pub use blkparse::{BlkparseOptions, BlkparseReader};
 pub use csv::{CsvOptions, CsvReader};
 pub use lackey::LackeyReader;
+pub use lcs::{LcsOptions, LcsReader};
 pub use lirs::LirsReader;
 pub use msr::{MsrOptions, MsrReader};
 pub use oracle::{OracleOptions, OracleReader};
@@ -72,6 +76,8 @@ pub const FORMAT_NAMES: &[&str] = &[
     "lackey",
     "tlpages",
     "nomad_bench",
+    "binary",
+    "lcs",
 ];
 
 /// One line per format: (name, what it reads, options with defaults), in
@@ -155,6 +161,16 @@ pub const FORMAT_SUMMARIES: &[(&str, &str, &str)] = &[
         "generated NOMAD microbenchmark (YCSB zipfian pages, warm-up then timed rounds); the path is ignored",
         "working_set, resident_set, rounds=4, ops_per_round, mode='read'|'write'|'mixed', layout='hottest'|'first_touch', theta=0.99, items=0, seed=42, page_size=4096",
     ),
+    (
+        "binary",
+        "fixed-size binary records of any layout in Python struct notation (e.g. '<I', '>I', '<IQIq'); File",
+        "layout (required), id=1, size, op, time, next (field numbers from 1; 0 = none), ops='libcachesim'|'rw', time_unit='s', offset=0, addressing='object'|'block', block_size=512, page_size=4096, skip_zero_size=false",
+    ),
+    (
+        "lcs",
+        "libCacheSim .lcs traces, versions 1-8 (8 KiB header, then time, id, size, op, ...); File",
+        "addressing='object'|'block', block_size=512, page_size=4096, skip_zero_size=false",
+    ),
 ];
 
 /// Opens `path` as `format`.
@@ -182,6 +198,8 @@ pub fn open_format(
         "android" => Box::new(AndroidReader::open(path, parse_options(format, options)?)?),
         "vfs" => Box::new(VfsReader::open(path, parse_options(format, options)?)?),
         "lackey" => Box::new(LackeyReader::open(path, parse_options(format, options)?)?),
+        "binary" => Box::new(BinaryReader::open(path, parse_options(format, options)?)?),
+        "lcs" => Box::new(LcsReader::open(path, parse_options(format, options)?)?),
         "tlpages" => Box::new(tlpages::TlpagesReader::open(
             path,
             parse_options(format, options)?,
@@ -213,6 +231,7 @@ pub fn guess_from_name(stem: &str) -> Option<&'static str> {
         (".spc", "spc"),
         (".lackey", "lackey"),
         (".tlp", "tlpages"),
+        (".lcs", "lcs"),
     ];
     SUFFIXES
         .iter()
@@ -221,14 +240,48 @@ pub fn guess_from_name(stem: &str) -> Option<&'static str> {
 }
 
 /// Guesses a format from the file name and, for shared suffixes (`.csv`,
-/// `.trace`, `.txt`), from the first non-blank line of the file.
-pub fn guess(path: &Path, stem: &str) -> Option<&'static str> {
-    if let Some(f) = guess_from_name(stem) {
-        return Some(f);
+/// `.trace`, `.txt`), from the first non-blank line of the file. A file that
+/// starts with libCacheSim's lcs magic is `lcs` whatever its name; a file whose
+/// name says text (or nothing) but whose first bytes are binary is an error
+/// listing the binary layouts (`binary::LAYOUT_HELP`), never a text guess.
+pub fn guess(path: &Path, stem: &str) -> Result<&'static str> {
+    let head = head_bytes(path);
+    if lcs::is_lcs(&head) {
+        return Ok("lcs");
     }
+    let named = guess_from_name(stem);
+    let binary_by_name = matches!(
+        named,
+        Some("oracle" | "vscsi" | "native" | "tlpages" | "lcs")
+    );
+    if !binary_by_name {
+        if let Some(at) = binary_at(&head) {
+            return Err(Error::input(
+                path.display().to_string(),
+                crate::error::Location::Offset(at as u64),
+                format!(
+                    "binary data ({}), not a text trace{}; give its record layout with -f binary, {}",
+                    if head[at] == 0 { "a NUL byte".to_string() } else { format!("byte {:#04x}", head[at]) },
+                    named.map(|f| format!(" of format '{f}' as the name suggests")).unwrap_or_default(),
+                    binary::LAYOUT_HELP
+                ),
+            ));
+        }
+    }
+    if let Some(f) = named {
+        return Ok(f);
+    }
+    let no_name = || {
+        Error::config(format!(
+            "{}: cannot tell the trace format from the file name; pass a format, one of: {}",
+            path.display(),
+            FORMAT_NAMES.join(", ")
+        ))
+    };
     let ext = [".csv", ".trace", ".txt"]
         .into_iter()
-        .find(|e| stem.ends_with(e))?;
+        .find(|e| stem.ends_with(e))
+        .ok_or_else(no_name)?;
     let line = first_line(path).unwrap_or_default();
     let fields: Vec<&[u8]> = line.split(|&b| b == b',').map(trim).collect();
     let words: Vec<&[u8]> = line
@@ -236,31 +289,52 @@ pub fn guess(path: &Path, stem: &str) -> Option<&'static str> {
         .filter(|w| !w.is_empty())
         .collect();
     let is_int = |f: &[u8]| crate::trace::input::parse_u64(f).is_some();
-    match ext {
-        ".csv" => Some(if line.starts_with(b"proces,") {
-            "android"
-        } else if line.starts_with(b"Timestamp,Hostname,") {
-            "msr"
-        } else if line.starts_with(b"ASU,LBA,") {
-            "spc"
-        } else if fields.len() == 7
-            && (fields[3].eq_ignore_ascii_case(b"read") || fields[3].eq_ignore_ascii_case(b"write"))
-        {
-            "msr"
-        } else if fields.len() >= 5 && matches!(fields[3], b"r" | b"R" | b"w" | b"W") {
-            "spc"
-        } else {
-            "csv"
-        }),
+    Ok(match ext {
+        ".csv" => {
+            if line.starts_with(b"proces,") {
+                "android"
+            } else if line.starts_with(b"Timestamp,Hostname,") {
+                "msr"
+            } else if line.starts_with(b"ASU,LBA,") {
+                "spc"
+            } else if fields.len() == 7
+                && (fields[3].eq_ignore_ascii_case(b"read")
+                    || fields[3].eq_ignore_ascii_case(b"write"))
+            {
+                "msr"
+            } else if fields.len() >= 5 && matches!(fields[3], b"r" | b"R" | b"w" | b"W") {
+                "spc"
+            } else {
+                "csv"
+            }
+        }
         ".trace" => match words.as_slice() {
-            [op, _, gap] if matches!(*op, b"l" | b"s") && is_int(gap) => Some("addr"),
-            _ => Some("lirs"),
+            [op, _, gap] if matches!(*op, b"l" | b"s") && is_int(gap) => "addr",
+            _ => "lirs",
         },
         _ => match words.as_slice() {
-            [op, _] if matches!(*op, b"r" | b"w") => Some("vfs"),
-            _ => Some("txt"),
+            [op, _] if matches!(*op, b"r" | b"w") => "vfs",
+            _ => "txt",
         },
+    })
+}
+
+/// Up to the first 4 KiB of a (possibly compressed) file; empty if unreadable.
+fn head_bytes(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    if let Ok(input) = open_input(path) {
+        let _ = input.reader.take(4096).read_to_end(&mut out);
     }
+    out
+}
+
+/// Where `head` first shows it is not text: a NUL byte, or a control byte other than tab,
+/// newline, carriage return and form feed. `None` for text (or an empty head).
+fn binary_at(head: &[u8]) -> Option<usize> {
+    head.iter().position(|&b| {
+        b == 0 || (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c)) || b == 0x7f
+    })
 }
 
 /// The first non-blank, non-comment line of a (possibly compressed) file.
