@@ -595,6 +595,8 @@ def kernel_check(
     workdir: str | os.PathLike = DEFAULT_WORKDIR,
     keep_traces: str | os.PathLike | None = None,
     progress=None,
+    kernel: str | None = None,
+    lru_gen: str | None = None,
 ) -> pd.DataFrame:
     """Runs each workload against the real kernel in a fresh memory cgroup at each limit, replays the
     same references through tierlab's policies at the capacity the cgroup's accounting gives, and
@@ -603,28 +605,45 @@ def kernel_check(
     anonymous workload); raises KernelCheckUnavailable naming what is missing.
 
     ``df.attrs["cells"]`` holds each cell's workload parameters, derived capacity and every kernel
-    count (refaults, evictions, pages dirtied, large folios, ...)."""
+    count (refaults, evictions, pages dirtied, large folios, ...).
+
+    ``kernel`` (``debian:6.1``, ``debian:6.12`` or a vmlinuz path) runs each cell in that kernel
+    under QEMU instead (``tierlab.kernel_vm``; file cells), with ``lru_gen`` "on"/"off" setting
+    MGLRU (None: the kernel's default)."""
     from tierlab import api
 
     pols = DEFAULT_POLICIES if policies is None else policies
     if not isinstance(pols, dict):
         pols = {str(p): str(p) for p in pols}
     cells = cells_for(workloads, limits_mib, swap, scale, seed)
-    needs = {c.swap for c in cells if c.swap}
-    missing = missing_features(needs)
-    if missing:
-        raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
     workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    cleanup_stale(workdir)
+    if kernel is not None:
+        from tierlab import kernel_vm
+
+        pols, vm = kernel_vm.vm_policies(policies), kernel_vm.prepare(kernel, workdir, progress)
+        if workloads is None:  # under QEMU the default is the file cells
+            cells = [c for c in cells if not c.swap]
+    else:
+        vm = None
+        needs = {c.swap for c in cells if c.swap}
+        missing = missing_features(needs)
+        if missing:
+            raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
+        workdir.mkdir(parents=True, exist_ok=True)
+        cleanup_stale(workdir)
     rows, details = [], []
-    for i, cell in enumerate(cells):
+    keeps = [
+        Path(keep_traces) / f"{cell.name.replace('@', '-').replace('+', '-')}.tlt" if keep_traces else None
+        for cell in cells
+    ]
+    for keep in filter(None, keeps):
+        keep.parent.mkdir(parents=True, exist_ok=True)
+    # under QEMU every cell runs in one boot of the kernel, before the replays
+    in_vm = vm.run_cells(cells, keeps, lru_gen, progress) if vm else None
+    for i, (cell, keep) in enumerate(zip(cells, keeps, strict=True)):
         if progress:
             progress(f"[{i + 1}/{len(cells)}] {cell.name}")
-        keep = Path(keep_traces) / f"{cell.name.replace('@', '-').replace('+', '-')}.tlt" if keep_traces else None
-        if keep:
-            keep.parent.mkdir(parents=True, exist_ok=True)
-        res = run_cell(cell, workdir, keep)
+        res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
         try:
             df = api.run(str(res.trace), policies=list(pols.values()), sizes=[res.capacity_pages])
         finally:
@@ -647,6 +666,7 @@ def kernel_check(
                 m = int(row[METRICS[metric]])
                 rows.append(
                     {
+                        **({"kernel_release": res.ready["release"]} if vm else {}),
                         "cell": cell.name,
                         "workload": cell.workload,
                         "limit_mib": cell.limit_mib,

@@ -27,6 +27,22 @@ fn kernel_prepare(py: Python<'_>, workload_json: &str, data_file: PathBuf) -> Py
     .to_string())
 }
 
+/// kernel_trace(workload_json, trace_out) -> info_json: writes the workload's
+/// references as a native trace (what a driver elsewhere, e.g. in a VM,
+/// reads back) and returns its `file_pages`, `anon_pages` and `references`.
+#[pyfunction]
+fn kernel_trace(py: Python<'_>, workload_json: &str, trace_out: PathBuf) -> PyResult<String> {
+    let w: Workload = json_arg("kernel-check workload", workload_json)?;
+    py.detach(|| write_trace(&w.references()?, &trace_out, PAGE as u32))
+        .map_err(to_py_err)?;
+    Ok(serde_json::json!({
+        "file_pages": w.file_pages(),
+        "anon_pages": w.anon_pages(),
+        "references": w.reference_count(),
+    })
+    .to_string())
+}
+
 /// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None)
 /// -> outcome_json
 #[pyfunction]
@@ -63,5 +79,6 @@ fn kernel_drive(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_prepare, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_trace, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_drive, m)?)
 }

@@ -28,11 +28,17 @@ def add_parser(sub) -> None:
         "  tierlab kernel-check\n"
         "  tierlab kernel-check --quick\n"
         "  tierlab kernel-check -w hot_scan -w zipf_read --limit 32 --limit 128 -o cells.csv\n"
-        "  tierlab kernel-check -w anon_zipf --swap zram -p linux-two-list -p lru --report kc.html",
+        "  tierlab kernel-check -w anon_zipf --swap zram -p linux-two-list -p lru --report kc.html\n"
+        "  tierlab kernel-check --kernel debian:6.12 -p mglru -p linux-two-list\n"
+        "  tierlab kernel-check --kernel debian:6.1 --lru-gen off -w hot_scan --limit 16",
     )
     p.add_argument("-w", "--workload", action="append", choices=kc.WORKLOADS, help="workload (default: all)")
     p.add_argument(
-        "--limit", action="append", type=int, metavar="MIB", help="memory cgroup limit in MiB (default 32 and 64)"
+        "--limit",
+        action="append",
+        type=int,
+        metavar="MIB",
+        help="memory cgroup limit in MiB (default 32 and 64; 16 and 32 with --kernel)",
     )
     p.add_argument(
         "--swap",
@@ -46,6 +52,16 @@ def add_parser(sub) -> None:
     p.add_argument("--quick", action="store_true", help="one 16 MiB limit and a quarter of the references")
     p.add_argument("--workdir", default=str(kc.DEFAULT_WORKDIR), help="directory for the data and swap files")
     p.add_argument("--keep-traces", metavar="DIR", help="keep each cell's reference trace (.tlt) in DIR")
+    p.add_argument(
+        "--kernel",
+        metavar="KERNEL",
+        help="boot this kernel under QEMU and run the cells there: debian:6.1, debian:6.12 or a vmlinuz path "
+        "(file cells; the Debian packages are downloaded and cached; docs/kernel-check.md)",
+    )
+    p.add_argument("--lru-gen", choices=["on", "off"], help="with --kernel: MGLRU on or off (default: the kernel's)")
+    p.add_argument(
+        "--clear-kernel-cache", action="store_true", help="remove the cached kernels and in-VM driver, and exit"
+    )
     p.add_argument("-o", "--output", help="write every row to .csv, .parquet or .json")
     p.add_argument("--report", metavar="HTML", help="write an HTML report with the error figures")
     p.set_defaults(func=run)
@@ -53,7 +69,13 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     console = Console(width=200)
-    limits = args.limit or ([16] if args.quick else [32, 64])
+    if args.clear_kernel_cache:
+        from tierlab import kernel_vm
+
+        for r in kernel_vm.clear_kernel_cache():
+            console.print(f"removed {r}")
+        return 0
+    limits = args.limit or ([16] if args.quick else [16, 32] if args.kernel else [32, 64])
     scale = args.scale * (0.25 if args.quick else 1.0)
     try:
         df = kc.kernel_check(
@@ -66,12 +88,16 @@ def run(args) -> int:
             workdir=args.workdir,
             keep_traces=args.keep_traces,
             progress=lambda m: console.print(m, style="dim"),
+            kernel=args.kernel,
+            lru_gen=args.lru_gen,
         )
     except kc.KernelCheckUnavailable as e:
         console.print(f"[red]{e}[/]")
         return 2
     s = kc.summary(df)
-    t = Table(title=f"kernel ({kc.os.uname().release}) vs tierlab", title_justify="left")
+    release = df["kernel_release"].iloc[0] if "kernel_release" in df else kc.os.uname().release
+    where = f"{args.kernel}: {release} under QEMU" if args.kernel else release
+    t = Table(title=f"kernel ({where}) vs tierlab", title_justify="left")
     for c in s.columns:
         t.add_column(str(c), justify="left" if c in ("cell", "metric") else "right")
     for _, r in s.iterrows():
