@@ -561,7 +561,8 @@ def run_cells(
         timeout = 300 + total / 500
         if progress:
             progress(f"booting {kernel.name} ({kernel.release}) under QEMU for {len(cells)} cell(s)")
-        outs, console = run_vm(kernel, initrd, int(mem), timeout, progress)
+        with kc._sigterm_as_interrupt():  # SIGTERM tears down as Ctrl-C does
+            outs, console = run_vm(kernel, initrd, int(mem), timeout, progress)
         if len(outs) != len(cells):
             tail = "\n".join(console.splitlines()[-15:])
             n = f"{len(outs)} of {len(cells)}"
