@@ -150,3 +150,16 @@ def test_an_interrupted_or_killed_vm_run_leaves_nothing(tmp_path, how):
     else:
         assert "KeyboardInterrupt" in err if how == "sigint" else "RuntimeError" in err, err[-2000:]
     assert _vm_left(tmp_path) == []
+
+
+def test_the_kernel_cache_is_cleared_whole(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIERLAB_CACHE", str(tmp_path))
+    (tmp_path / "kernels" / "linux-image-6.12.1+deb12-amd64").mkdir(parents=True)
+    (tmp_path / "kernels" / "linux-image-6.12.1+deb12-amd64" / "ready").write_text("x")
+    (tmp_path / "vm-driver-target" / "debug").mkdir(parents=True)
+    (tmp_path / "other").mkdir()
+    assert kv._cached_packages("debian:6.12") == ["linux-image-6.12.1+deb12-amd64"]
+    removed = kv.clear_kernel_cache()
+    assert sorted(removed) == [str(tmp_path / "kernels"), str(tmp_path / "vm-driver-target")]
+    assert [p.name for p in tmp_path.iterdir()] == ["other"]
+    assert "not cached" in (kv.unavailable_without_download("debian:6.12") or "not cached")

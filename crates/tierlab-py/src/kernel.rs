@@ -11,6 +11,16 @@ use tierlab_core::kernel::driver::{drive, prepare_data_file, DriveSpec, PAGE};
 use tierlab_core::kernel::workload::{write_trace, Workload};
 use tierlab_core::Error;
 
+/// The workload's `file_pages`, `anon_pages` and `references`, as JSON.
+fn info(w: &Workload) -> String {
+    serde_json::json!({
+        "file_pages": w.file_pages(),
+        "anon_pages": w.anon_pages(),
+        "references": w.reference_count(),
+    })
+    .to_string()
+}
+
 /// kernel_prepare(workload_json, data_file) -> info_json: writes the data file
 /// the workload needs (its pages dropped from the page cache) and returns the
 /// workload's `file_pages`, `anon_pages` and `references`.
@@ -19,12 +29,7 @@ fn kernel_prepare(py: Python<'_>, workload_json: &str, data_file: PathBuf) -> Py
     let w: Workload = json_arg("kernel-check workload", workload_json)?;
     py.detach(|| prepare_data_file(&data_file, w.file_pages().max(1)))
         .map_err(to_py_err)?;
-    Ok(serde_json::json!({
-        "file_pages": w.file_pages(),
-        "anon_pages": w.anon_pages(),
-        "references": w.reference_count(),
-    })
-    .to_string())
+    Ok(info(&w))
 }
 
 /// kernel_trace(workload_json, trace_out) -> info_json: writes the workload's
@@ -35,12 +40,7 @@ fn kernel_trace(py: Python<'_>, workload_json: &str, trace_out: PathBuf) -> PyRe
     let w: Workload = json_arg("kernel-check workload", workload_json)?;
     py.detach(|| write_trace(&w.references()?, &trace_out, PAGE as u32))
         .map_err(to_py_err)?;
-    Ok(serde_json::json!({
-        "file_pages": w.file_pages(),
-        "anon_pages": w.anon_pages(),
-        "references": w.reference_count(),
-    })
-    .to_string())
+    Ok(info(&w))
 }
 
 /// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None)

@@ -22,7 +22,9 @@ def add_parser(sub) -> None:
         "tierlab's policies at the capacity the cgroup's accounting gives; prints both side by side.\n"
         "Needs root, memory cgroup v1 and tracefs; swap support and zram0 for the anonymous workload.\n"
         "Everything it sets up (cgroup, trace instance, swap file, zram, vm.page-cluster) is removed\n"
-        "afterwards, also on error and Ctrl-C. Method and results: docs/kernel-check.md.\n\n"
+        "afterwards, also on error and Ctrl-C. With --kernel the cells run instead in that kernel booted\n"
+        "under QEMU (cgroup v2 memory.max, one boot for all cells; needs root, apt and cargo; nothing is\n"
+        "set up on the host). Method and results: docs/kernel-check.md.\n\n"
         f"workloads: {', '.join(kc.WORKLOADS)}",
         epilog="examples:\n"
         "  tierlab kernel-check\n"

@@ -717,19 +717,26 @@ impl Mglru {
     ) {
         let st = self.pages[id as usize];
         let t = !anon as usize;
-        let mut ws = false;
-        if self.v6_1 {
-            self.fault_in_6_1(id, page, anon, write, fd, active, young);
-            return;
-        }
+        // What the refault gives back: PG_workingset and the refs counter.
+        let (mut ws, mut refs) = (false, 0);
         if st.shadow_seq != NO_SHADOW {
             self.c_refaults += 1;
             // lru_gen_test_recent.
             if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
                 self.c_refaults_recent += 1;
-                let refs = st.shadow_refs.max(1);
-                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
-                ws = st.shadow_ws;
+                if self.v6_1 {
+                    // 6.1-6.13 lru_gen_refault: the shadow keeps refs; in a
+                    // fault or with refs >= BIT(LRU_REFS_WIDTH) - 1 the
+                    // counter comes back full with PG_workingset.
+                    self.refaulted[t][tier_from_refs_6_1(st.shadow_refs)] += 1;
+                    if active || st.shadow_refs >= MAX_REFS - 1 {
+                        (ws, refs) = (true, MAX_REFS - 1);
+                    }
+                } else {
+                    let r = st.shadow_refs.max(1);
+                    self.refaulted[t][tier_from_refs(r, st.shadow_ws)] += 1;
+                    ws = st.shadow_ws;
+                }
             }
         }
         let n = self.arena.alloc(id);
@@ -738,7 +745,7 @@ impl Mglru {
             p.node = n;
             p.page = page;
             p.shadow_seq = NO_SHADOW;
-            p.refs = 0;
+            p.refs = refs;
             p.flags = if anon { ANON } else { 0 };
             if ws {
                 p.flags |= WORKINGSET;
@@ -747,11 +754,22 @@ impl Mglru {
                 p.flags |= DIRTY;
             }
         }
-        // lru_gen_folio_seq: a fault makes the page active.
-        let seq = if active {
+        let seq = if self.v6_1 {
+            // 6.1-6.13 lru_gen_add_folio: an active page joins max_seq; a
+            // page added by read() min_seq + 1, or min_seq when its type is
+            // down to MIN_NR_GENS generations; a refault sets no PG_active.
+            if active {
+                self.max_seq
+            } else if self.min_seq[t] + MIN_NR_GENS >= self.max_seq {
+                self.min_seq[t]
+            } else {
+                self.min_seq[t] + 1
+            }
+        } else if active {
+            // lru_gen_folio_seq: a fault makes the page active.
             self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
         } else {
-            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
+            self.max_seq + 1 - (MAX_NR_GENS - ws as u64)
         };
         let seq = seq.max(self.min_seq[t]);
         self.link(id, seq, false);
@@ -759,62 +777,6 @@ impl Mglru {
             self.set_young(id);
         } else if fd && !write {
             // filemap_read marks the new page accessed.
-            self.inc_refs(id);
-        }
-        self.resident += 1;
-    }
-
-    /// `fault_in_as` with the rules of 6.1-6.13 (`lru_gen_refault`,
-    /// `lru_gen_add_folio`, `folio_inc_refs`; see the module doc).
-    #[allow(clippy::too_many_arguments)]
-    fn fault_in_6_1(
-        &mut self,
-        id: u32,
-        page: u64,
-        anon: bool,
-        write: bool,
-        fd: bool,
-        active: bool,
-        young: bool,
-    ) {
-        let st = self.pages[id as usize];
-        let t = !anon as usize;
-        let mut restore = false;
-        if st.shadow_seq != NO_SHADOW {
-            self.c_refaults += 1;
-            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
-                self.c_refaults_recent += 1;
-                self.refaulted[t][tier_from_refs_6_1(st.shadow_refs)] += 1;
-                // lru_gen_in_fault() || refs >= BIT(LRU_REFS_WIDTH) - 1
-                restore = active || st.shadow_refs >= MAX_REFS - 1;
-            }
-        }
-        let n = self.arena.alloc(id);
-        {
-            let p = &mut self.pages[id as usize];
-            p.node = n;
-            p.page = page;
-            p.shadow_seq = NO_SHADOW;
-            p.refs = if restore { MAX_REFS - 1 } else { 0 };
-            p.flags = if anon { ANON } else { 0 };
-            if restore {
-                p.flags |= WORKINGSET;
-            }
-            if write {
-                p.flags |= DIRTY;
-            }
-        }
-        let seq = if active {
-            self.max_seq
-        } else if self.min_seq[t] + MIN_NR_GENS >= self.max_seq {
-            self.min_seq[t]
-        } else {
-            self.min_seq[t] + 1
-        };
-        self.link(id, seq, false);
-        if young {
-            self.set_young(id);
-        } else if fd && !write {
             self.inc_refs(id);
         }
         self.resident += 1;
