@@ -639,6 +639,13 @@ def unavailable_without_download(kernel: str = "debian:6.12") -> str | None:
     exe = cache_dir() / "vm-driver-target" / "x86_64-unknown-linux-gnu" / "debug" / "examples" / "kernel_vm_driver"
     if not exe.exists():
         return "the static in-VM driver is not built (tierlab kernel-check --kernel builds it)"
+    try:
+        core = repo_root() / "crates" / "tierlab-core"
+    except kc.KernelCheckUnavailable as e:
+        return str(e)
+    newest = max(f.stat().st_mtime for f in [*core.rglob("*.rs"), core / "Cargo.toml", core.parents[1] / "Cargo.lock"])
+    if newest > exe.stat().st_mtime:
+        return "the static in-VM driver is older than tierlab-core's source (tierlab kernel-check --kernel rebuilds it)"
     return None
 
 
