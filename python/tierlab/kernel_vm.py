@@ -509,6 +509,8 @@ def _result(cell: kc.Cell, spec: dict, vc: VmCell, out: dict, kernel: KernelImag
         "large_folios": counts["large_folios"],
         "pgscan": delta(ms0, ms1, "pgscan"),
         "pgsteal": delta(ms0, ms1, "pgsteal"),
+        # kswapd scans only under global pressure: nonzero means the VM itself ran short
+        "kswapd_scans": delta(vm0, vm1, "pgscan_kswapd"),
     }
     if vc.anon_pages:
         kernel_counts["misses"] = vc.anon_pages + kernel_counts["swap_ins"]
@@ -554,9 +556,12 @@ def run_cells(
         buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
         initrd = tmp / "initrd.cpio"
         build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb)
-        big = max(vcs, key=lambda v: v.file_pages + v.anon_pages)
+        # The RAM disks keep every page written to them (brd frees nothing until unloaded), all
+        # cells' together: room for all of them, so that the VM never reclaims globally and only
+        # the cell's memory.max decides (kswapd_scans in the cell details is 0 when so).
+        disks = sum(v.file_pages for v in vcs) + max(v.anon_pages for v in vcs)
         mem = 192 + initrd.stat().st_size // (1 << 20) + buffer_kb // 1024
-        mem += (big.file_pages + big.anon_pages) * PAGE // (1 << 20) + max(c.limit_mib for c in cells)
+        mem += disks * PAGE // (1 << 20) + max(c.limit_mib for c in cells)
         # TCG issues some thousands of 4 KiB reads a second on a loaded machine: a generous bound
         timeout = 300 + total / 500
         if progress:
