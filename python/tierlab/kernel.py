@@ -846,6 +846,8 @@ def kernel_check(
     trace_format: str | None = None,
     trace_options: dict | None = None,
     max_refs: int | None = None,
+    kernel: str | None = None,
+    lru_gen: str | None = None,
 ) -> pd.DataFrame:
     """Runs each workload against the real kernel in a fresh memory cgroup at each limit, replays the
     same references through tierlab's policies at the capacity the cgroup's accounting gives, and
@@ -859,7 +861,11 @@ def kernel_check(
     and counters as the built-in workloads (docs/kernel-check.md, "Any workload").
 
     ``df.attrs["cells"]`` holds each cell's workload parameters, derived capacity and every kernel
-    count (refaults, evictions, pages dirtied, large folios, ...)."""
+    count (refaults, evictions, pages dirtied, large folios, ...).
+
+    ``kernel`` (``debian:6.1``, ``debian:6.12`` or a vmlinuz path) runs each cell in that kernel
+    under QEMU instead (``tierlab.kernel_vm``; file cells), with ``lru_gen`` "on"/"off" setting
+    MGLRU (None: the kernel's default)."""
     from tierlab import api
 
     pols = DEFAULT_POLICIES if policies is None else policies
@@ -868,22 +874,36 @@ def kernel_check(
     cells = cells_for(
         workloads, limits_mib, swap, scale, seed, [str(t) for t in traces], trace_format, trace_options, max_refs
     )
-    needs = {c.swap for c in cells if c.swap}
-    missing = missing_features(needs)
-    if missing:
-        raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
     workdir = Path(workdir)
-    workdir.mkdir(parents=True, exist_ok=True)
-    cleanup_stale(workdir)
+    if kernel is not None:
+        from tierlab import kernel_vm
+
+        pols, vm = kernel_vm.vm_policies(policies), kernel_vm.prepare(kernel, workdir, progress)
+        if workloads is None:  # under QEMU the default is the file cells
+            cells = [c for c in cells if not c.swap]
+    else:
+        vm = None
+        needs = {c.swap for c in cells if c.swap}
+        missing = missing_features(needs)
+        if missing:
+            raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
+        workdir.mkdir(parents=True, exist_ok=True)
+        cleanup_stale(workdir)
     rows, details = [], []
-    for i, cell in enumerate(cells):
+    keeps = [
+        Path(keep_traces) / f"{''.join(ch if ch.isalnum() or ch in '._-' else '-' for ch in cell.name)}.tlt"
+        if keep_traces
+        else None
+        for cell in cells
+    ]
+    for keep in filter(None, keeps):
+        keep.parent.mkdir(parents=True, exist_ok=True)
+    # under QEMU every cell runs in one boot of the kernel, before the replays
+    in_vm = vm.run_cells(cells, keeps, lru_gen, progress) if vm else None
+    for i, (cell, keep) in enumerate(zip(cells, keeps, strict=True)):
         if progress:
             progress(f"[{i + 1}/{len(cells)}] {cell.name}")
-        safe = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in cell.name)
-        keep = Path(keep_traces) / f"{safe}.tlt" if keep_traces else None
-        if keep:
-            keep.parent.mkdir(parents=True, exist_ok=True)
-        res = run_cell(cell, workdir, keep)
+        res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
         try:
             specs = [_for_device(p, cell.swap) for p in pols.values()]
             df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
@@ -908,6 +928,7 @@ def kernel_check(
                 m = int(row[METRICS[metric]])
                 rows.append(
                     {
+                        **({"kernel_release": res.ready["release"]} if vm else {}),
                         "cell": cell.name,
                         "workload": cell.workload if cell.trace is None else _trace_label(cell.trace),
                         "limit_mib": cell.limit_mib,

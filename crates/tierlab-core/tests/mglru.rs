@@ -5,7 +5,9 @@
 //! derived in the comments from the kernel rules the module cites.
 
 use tierlab_core::policy::swap::linux_two_list::FileAccess;
-use tierlab_core::policy::swap::mglru::{positive_ctrl_err, CtrlPos, Mglru, MglruConfig};
+use tierlab_core::policy::swap::mglru::{
+    positive_ctrl_err, CtrlPos, Mglru, MglruConfig, MglruVersion,
+};
 use tierlab_core::policy::{PolicyCtx, PolicyDef};
 
 mod common;
@@ -54,6 +56,68 @@ fn placement_follows_lru_gen_folio_seq() {
     // A write() does not mark the page accessed.
     d.go(3, W, F);
     assert_eq!(d.p.page_refs(3), Some((0, false, false)));
+}
+
+fn fd_6_1(capacity: usize) -> Driver<Mglru> {
+    mglru(
+        capacity,
+        MglruConfig {
+            file_access: FileAccess::Read,
+            version: MglruVersion::V6_1,
+            ..Default::default()
+        },
+    )
+}
+
+#[test]
+fn version_6_1_places_and_counts_as_lru_gen_add_folio_and_folio_inc_refs() {
+    let mut d = fd_6_1(16);
+    // lru_gen_add_folio: file has 4 generations (min_seq 0, max_seq 3), more
+    // than MIN_NR_GENS: a page added by read() joins min_seq + 1.
+    d.go(1, R, F);
+    assert_eq!(d.p.seq_of(1), Some(1));
+    // folio_inc_refs: the first access sets PG_referenced only (counter 0),
+    d.go(2, R, F);
+    assert_eq!(d.p.page_refs(2), Some((0, false, false)));
+    // the second PG_workingset, then the counter counts up to 3.
+    d.go(2, R, F);
+    assert_eq!(d.p.page_refs(2), Some((0, true, false)));
+    for c in 1..=3 {
+        d.go(2, R, F);
+        assert_eq!(d.p.page_refs(2), Some((c, true, false)));
+    }
+    d.go(2, R, F);
+    assert_eq!(d.p.page_refs(2), Some((3, true, false)));
+    // A faulted page is active: max_seq.
+    d.go(3, R, A);
+    assert_eq!(d.p.seq_of(3), Some(3));
+}
+
+#[test]
+fn version_6_1_protects_full_refs_and_clears_them_on_the_way_up() {
+    // Capacity 2, file pages read through read(). Page 1 read five times:
+    // PG_referenced, PG_workingset, counter 3: refs = 3 + 1 = 4
+    // (BIT(LRU_REFS_WIDTH)): sort_folio protects it whatever the tier
+    // cut-off. Page 2 read once.
+    let mut d = fd_6_1(2);
+    for _ in 0..5 {
+        d.go(1, R, F);
+    }
+    d.go(2, R, F);
+    // Both in generation 1 (min_seq + 1), 2 at the head. Page 3 needs room:
+    // try_to_inc_min_seq retires the empty generation 0 (min_seq[file] = 1,
+    // three generations left, so no aging); the tail of generation 1 is
+    // page 1: protected, to min_seq + 1 = 2 with LRU_REFS_MASK and
+    // LRU_REFS_FLAGS cleared (folio_inc_gen). Then page 2 (tier 0): isolated
+    // and evicted.
+    d.go(3, R, F);
+    assert_eq!(d.evicted(), vec![2]);
+    assert_eq!(d.counter("protected"), 1);
+    assert_eq!(d.p.seq_of(1), Some(2));
+    assert_eq!(d.p.page_refs(1), Some((0, false, false)));
+    // Page 3: min_seq[file] (1) + MIN_NR_GENS >= max_seq (3), so it joins
+    // the oldest generation, 1.
+    assert_eq!(d.p.seq_of(3), Some(1));
 }
 
 #[test]

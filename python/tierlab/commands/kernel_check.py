@@ -23,7 +23,9 @@ def add_parser(sub) -> None:
         "Needs root, memory cgroup v1 and tracefs; swap support and zram0 (or zswap) for the anonymous and\n"
         "mixed workloads.\n"
         "Everything it sets up (cgroup, trace instance, swap file, zram, zswap, debugfs, vm.page-cluster) is\n"
-        "removed afterwards, also on error and Ctrl-C. Method and results: docs/kernel-check.md.\n\n"
+        "removed afterwards, also on error and Ctrl-C. With --kernel the cells run instead in that kernel booted\n"
+        "under QEMU (cgroup v2 memory.max, one boot for all cells; needs root, apt and cargo; nothing is\n"
+        "set up on the host). Method and results: docs/kernel-check.md.\n\n"
         "Any workload: --trace takes a trace tierlab reads (file and/or anonymous pages, reads and\n"
         "writes, as its kind and op columns say) or a generator spec; its page references run through\n"
         "the same driver and counters as the built-in workloads, which stay as presets.\n\n"
@@ -34,7 +36,9 @@ def add_parser(sub) -> None:
         "  tierlab kernel-check -w hot_scan -w zipf_read --limit 32 --limit 128 -o cells.csv\n"
         "  tierlab kernel-check -w anon_zipf --swap zram -p linux-two-list -p lru --report kc.html\n"
         "  tierlab kernel-check --trace python/tierlab/data/captured/sqlite-txn.tlp.zst --max-refs 2000000 --limit 2\n"
-        "  tierlab kernel-check --trace zipf:alpha=0.99,pages=40000,n=400000,seed=1 --limit 64",
+        "  tierlab kernel-check --trace zipf:alpha=0.99,pages=40000,n=400000,seed=1 --limit 64\n"
+        "  tierlab kernel-check --kernel debian:6.12 -p mglru -p linux-two-list\n"
+        "  tierlab kernel-check --kernel debian:6.1 --lru-gen off -w hot_scan --limit 16",
     )
     p.add_argument(
         "-w",
@@ -44,7 +48,11 @@ def add_parser(sub) -> None:
         help="workload (default: all, or none when --trace is given)",
     )
     p.add_argument(
-        "--limit", action="append", type=int, metavar="MIB", help="memory cgroup limit in MiB (default 32 and 64)"
+        "--limit",
+        action="append",
+        type=int,
+        metavar="MIB",
+        help="memory cgroup limit in MiB (default 32 and 64; 16 and 32 with --kernel)",
     )
     p.add_argument(
         "--swap",
@@ -68,6 +76,16 @@ def add_parser(sub) -> None:
     p.add_argument("--quick", action="store_true", help="one 16 MiB limit and a quarter of the references")
     p.add_argument("--workdir", default=str(kc.DEFAULT_WORKDIR), help="directory for the data and swap files")
     p.add_argument("--keep-traces", metavar="DIR", help="keep each cell's reference trace (.tlt) in DIR")
+    p.add_argument(
+        "--kernel",
+        metavar="KERNEL",
+        help="boot this kernel under QEMU and run the cells there: debian:6.1, debian:6.12 or a vmlinuz path "
+        "(file cells; the Debian packages are downloaded and cached; docs/kernel-check.md)",
+    )
+    p.add_argument("--lru-gen", choices=["on", "off"], help="with --kernel: MGLRU on or off (default: the kernel's)")
+    p.add_argument(
+        "--clear-kernel-cache", action="store_true", help="remove the cached kernels and in-VM driver, and exit"
+    )
     p.add_argument("-o", "--output", help="write every row to .csv, .parquet or .json")
     p.add_argument("--report", metavar="HTML", help="write an HTML report with the error figures")
     p.set_defaults(func=run)
@@ -75,7 +93,13 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     console = Console(width=200)
-    limits = args.limit or ([16] if args.quick else [32, 64])
+    if args.clear_kernel_cache:
+        from tierlab import kernel_vm
+
+        for r in kernel_vm.clear_kernel_cache():
+            console.print(f"removed {r}")
+        return 0
+    limits = args.limit or ([16] if args.quick else [16, 32] if args.kernel else [32, 64])
     scale = args.scale * (0.25 if args.quick else 1.0)
     try:
         df = kc.kernel_check(
@@ -92,12 +116,16 @@ def run(args) -> int:
             trace_format=args.format,
             trace_options=parse_kv(args.trace_option, "--trace-option"),
             max_refs=args.max_refs,
+            kernel=args.kernel,
+            lru_gen=args.lru_gen,
         )
     except kc.KernelCheckUnavailable as e:
         console.print(f"[red]{e}[/]")
         return 2
     s = kc.summary(df)
-    t = Table(title=f"kernel ({kc.os.uname().release}) vs tierlab", title_justify="left")
+    release = df["kernel_release"].iloc[0] if "kernel_release" in df else kc.os.uname().release
+    where = f"{args.kernel}: {release} under QEMU" if args.kernel else release
+    t = Table(title=f"kernel ({where}) vs tierlab", title_justify="left")
     for c in s.columns:
         t.add_column(str(c), justify="left" if c in ("cell", "metric") else "right")
     for _, r in s.iterrows():

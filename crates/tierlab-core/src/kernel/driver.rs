@@ -19,10 +19,12 @@
 //! its parent (PR_SET_PDEATHSIG), so an interrupted run leaves no process.
 
 use crate::error::{Error, Result};
-use crate::kernel::workload::{ANON_BIT, PAGE_MASK, WRITE_BIT};
+use crate::kernel::workload::{ANON_BIT, ANON_TRACE_BASE, PAGE_MASK, WRITE_BIT};
+use crate::trace::native::{NativeOptions, NativeReader};
+use crate::trace::{Kind, Op, Record, TraceReader};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -37,7 +39,7 @@ pub struct DriveSpec {
     pub data_file: PathBuf,
     /// Pages of the anonymous mapping.
     pub anon_pages: u64,
-    /// The memory cgroup (v1) directory the child joins.
+    /// The memory cgroup (v1 or v2) directory the child joins.
     pub cgroup_dir: PathBuf,
     /// Leave the kernel's readahead on (default off: POSIX_FADV_RANDOM makes
     /// every read fetch exactly the page asked for).
@@ -49,9 +51,10 @@ pub struct DriveSpec {
 /// The counters read at one point of the run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Snapshot {
-    /// memory.usage_in_bytes of the cgroup.
+    /// memory.usage_in_bytes (v1) or memory.current (v2) of the cgroup.
     pub usage_bytes: u64,
-    /// memory.kmem.usage_in_bytes of the cgroup (0 if absent).
+    /// memory.kmem.usage_in_bytes (v1) or the `kernel` line of memory.stat
+    /// (v2) of the cgroup (0 if absent).
     pub kmem_bytes: u64,
     /// memory.stat of the cgroup, verbatim.
     pub memory_stat: String,
@@ -60,6 +63,8 @@ pub struct Snapshot {
     /// /sys/block/zram0/mm_stat, verbatim, while the child still holds its
     /// pages (empty without zram0): the pool the swapped pages take.
     pub zram_mm_stat: String,
+    /// /proc/pressure/memory, verbatim (empty without PSI).
+    pub pressure_memory: String,
 }
 
 /// What a drive returns.
@@ -92,21 +97,100 @@ fn read_number(path: &Path) -> Result<u64> {
     })
 }
 
-fn snapshot(cg: &Path) -> Result<Snapshot> {
-    let kmem = cg.join("memory.kmem.usage_in_bytes");
-    Ok(Snapshot {
-        usage_bytes: read_number(&cg.join("memory.usage_in_bytes"))?,
-        kmem_bytes: if kmem.exists() {
-            read_number(&kmem)?
+fn stat_line(stat: &str, key: &str) -> Option<u64> {
+    stat.lines().find_map(|l| {
+        let (k, v) = l.split_once(' ')?;
+        if k == key {
+            v.trim().parse().ok()
         } else {
-            0
-        },
-        memory_stat: std::fs::read_to_string(cg.join("memory.stat"))
-            .map_err(|e| Error::io(cg.join("memory.stat"), e))?,
+            None
+        }
+    })
+}
+
+fn snapshot(cg: &Path) -> Result<Snapshot> {
+    let memory_stat = std::fs::read_to_string(cg.join("memory.stat"))
+        .map_err(|e| Error::io(cg.join("memory.stat"), e))?;
+    let current = cg.join("memory.current");
+    let (usage_bytes, kmem_bytes) = if current.exists() {
+        (
+            read_number(&current)?,
+            stat_line(&memory_stat, "kernel").unwrap_or(0),
+        )
+    } else {
+        let kmem = cg.join("memory.kmem.usage_in_bytes");
+        (
+            read_number(&cg.join("memory.usage_in_bytes"))?,
+            if kmem.exists() {
+                read_number(&kmem)?
+            } else {
+                0
+            },
+        )
+    };
+    Ok(Snapshot {
+        usage_bytes,
+        kmem_bytes,
+        memory_stat,
         vmstat: std::fs::read_to_string("/proc/vmstat")
             .map_err(|e| Error::io("/proc/vmstat", e))?,
         zram_mm_stat: std::fs::read_to_string("/sys/block/zram0/mm_stat").unwrap_or_default(),
+        pressure_memory: std::fs::read_to_string("/proc/pressure/memory").unwrap_or_default(),
     })
+}
+
+/// Reads a native trace of single-page accesses back into encoded references
+/// (the inverse of [`crate::kernel::workload::write_trace`]: anonymous pages
+/// numbered from [`ANON_TRACE_BASE`]). Cost: one pass over the trace, 8 bytes
+/// a reference.
+pub fn references_from_trace(path: &Path) -> Result<Vec<u64>> {
+    let name = path.display().to_string();
+    let mut reader = NativeReader::open(path, NativeOptions::default())?;
+    let mut batch = Vec::new();
+    let mut out = Vec::new();
+    loop {
+        batch.clear();
+        let more = reader.read_batch(&mut batch, 1 << 16)?;
+        for rec in &batch {
+            let i = out.len() as u64;
+            let bad = |msg: String| {
+                Error::input(
+                    &name,
+                    crate::error::Location::Whole,
+                    format!("record {i}: {msg}"),
+                )
+            };
+            let Record::Access(a) = rec else {
+                return Err(bad("expected a page access, found an event".into()));
+            };
+            if a.npages != 1 {
+                return Err(bad(format!(
+                    "expected a single-page access, found {} pages",
+                    a.npages
+                )));
+            }
+            let page = match a.kind {
+                Kind::File if a.page < ANON_TRACE_BASE => a.page,
+                Kind::Anon
+                    if a.page >= ANON_TRACE_BASE && a.page - ANON_TRACE_BASE <= PAGE_MASK =>
+                {
+                    (a.page - ANON_TRACE_BASE) | ANON_BIT
+                }
+                k => {
+                    return Err(bad(format!(
+                        "page {} out of range for a {k:?} reference (file pages below 2^40, \
+                         anonymous pages from 2^40)",
+                        a.page
+                    )))
+                }
+            };
+            out.push(page | if a.op == Op::Write { WRITE_BIT } else { 0 });
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(out)
 }
 
 /// Creates (or re-creates) the data file of `pages` pages, each page's first
@@ -382,15 +466,15 @@ pub fn drive(
             spec.cgroup_dir.display()
         )));
     }
-    let file = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .read(true)
         .write(true)
         .open(&spec.data_file)
         .map_err(|e| Error::io(&spec.data_file, e))?;
+    // The size from the end offset: a block device's metadata says 0.
     let file_pages = file
-        .metadata()
+        .seek(SeekFrom::End(0))
         .map_err(|e| Error::io(&spec.data_file, e))?
-        .len()
         / PAGE as u64;
     if let Some(bad) = refs
         .iter()
@@ -491,6 +575,49 @@ mod tests {
         let mut b = [0u8; 8];
         f.read_exact_at(&mut b, 3 * PAGE as u64).unwrap();
         assert_eq!(u64::from_le_bytes(b), 3);
+    }
+
+    #[test]
+    fn the_trace_gives_back_the_references_the_driver_issues() {
+        use crate::kernel::workload::{write_trace, Workload};
+        let dir = tempfile::tempdir().unwrap();
+        for w in [
+            Workload::MixedReadWrite {
+                file_pages: 300,
+                refs: 5000,
+                alpha: 0.9,
+                write_share: 0.3,
+                seed: 3,
+            },
+            Workload::AnonZipf {
+                anon_pages: 200,
+                refs: 3000,
+                alpha: 0.99,
+                write_share: 0.3,
+                seed: 5,
+            },
+        ] {
+            let refs = w.references().unwrap();
+            let p = dir.path().join(format!("{}.tlt", w.name()));
+            write_trace(&refs, &p, PAGE as u32).unwrap();
+            assert_eq!(references_from_trace(&p).unwrap(), refs, "{}", w.name());
+        }
+    }
+
+    #[test]
+    fn a_trace_with_a_multi_page_access_is_refused_with_its_record() {
+        use crate::trace::native::NativeWriter;
+        use crate::trace::Access;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.tlt");
+        let mut w = NativeWriter::create(&p, PAGE as u32).unwrap();
+        w.push(&Record::Access(Access::page(0, 1, Op::Read, Kind::File)))
+            .unwrap();
+        w.push(&Record::Access(Access::file(1, 2, 4, Op::Read, 0, 0)))
+            .unwrap();
+        w.finish(&[]).unwrap();
+        let e = references_from_trace(&p).unwrap_err().to_string();
+        assert!(e.contains("record 1") && e.contains("4 pages"), "{e}");
     }
 
     #[test]

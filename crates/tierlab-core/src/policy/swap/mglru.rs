@@ -120,6 +120,34 @@
 //!   regardless (`forced`, a counter that stays 0 in the tests).
 //! * Swap is assumed available; memory cgroups, zones, large folios,
 //!   `swappiness` 201 (anon only, SWAPPINESS_ANON_ONLY) are not modelled.
+//!
+//! **`version = "6.1"`**: the MGLRU of Linux 6.1 to 6.13, before the
+//! "rework refs" series (read: Debian's linux-source-6.12 6.12.117 and
+//! linux-source-6.1 6.1.192; the rules below are the same in both). What
+//! differs from the default, by function:
+//! * `folio_inc_refs` (mm/swap.c): the first read() access sets
+//!   PG_referenced, the second PG_workingset, each further one increments
+//!   the 2-bit counter (up to 3); `folio_lru_refs` (mm_inline.h) = counter +
+//!   PG_workingset, tier = `order_base_2(refs + 1)` (`lru_tier_from_refs`):
+//!   1 access tier 0, 2 tier 1, 3-4 tier 2, 5 or more tier 3.
+//! * `lru_gen_add_folio` (mm_inline.h; there is no `lru_gen_folio_seq`): an
+//!   active page (a fault) joins `max_seq`; a page-cache page added by read()
+//!   joins `min_seq + 1`, or `min_seq` when its type has only MIN_NR_GENS
+//!   generations.
+//! * `sort_folio` (mm/vmscan.c): protected when tier > the cut-off or refs
+//!   = 4; `folio_inc_gen` then clears the counter, PG_referenced and
+//!   PG_workingset (LRU_REFS_FLAGS); every protected page counts in
+//!   `protected`. `inc_min_seq` moves the oldest generation's pages the same
+//!   way and counts none.
+//! * `isolate_folio`: without PG_referenced the counter and PG_workingset
+//!   are cleared; PG_referenced is cleared either way.
+//! * `lru_gen_eviction` / `lru_gen_refault` (mm/workingset.c): the shadow
+//!   keeps refs; a recent refault counts in `refaulted[tier(refs)]` and,
+//!   in a fault or with refs >= 3, sets the counter full and PG_workingset
+//!   (refs = 4: protected at the next sort); the page is placed by the rule
+//!   above (no PG_active from a refault).
+//!
+//! Mapped pages (young bits) follow the default rules in both versions.
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, NIL};
@@ -154,6 +182,21 @@ pub struct MglruConfig {
     pub min_ttl: u64,
     /// Pages freed per reclaim round (1, or 32 as a memory cgroup does).
     pub reclaim_batch: u32,
+    /// Which kernel's MGLRU: "6.14" (6.14-6.18, the default) or "6.1"
+    /// (6.1-6.13, before the "rework refs" series; see the module doc).
+    pub version: MglruVersion,
+}
+
+/// The kernel versions whose MGLRU differs in a way the model follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum MglruVersion {
+    /// Linux 6.1 to 6.13.
+    #[serde(rename = "6.1")]
+    V6_1,
+    /// Linux 6.14 to 6.18.
+    #[default]
+    #[serde(rename = "6.14")]
+    V6_14,
 }
 
 impl Default for MglruConfig {
@@ -163,6 +206,7 @@ impl Default for MglruConfig {
             file_access: FileAccess::Mapped,
             min_ttl: 0,
             reclaim_batch: 1,
+            version: MglruVersion::V6_14,
         }
     }
 }
@@ -171,6 +215,8 @@ const YOUNG: u8 = 1;
 const WORKINGSET: u8 = 2;
 const DIRTY: u8 = 4;
 const ANON: u8 = 8;
+/// PG_referenced, kept apart from the counter (`version = "6.1"` only).
+const REFERENCED: u8 = 16;
 
 const NO_SHADOW: u64 = u64::MAX;
 
@@ -220,6 +266,18 @@ pub fn tier_from_refs(refs: u8, workingset: bool) -> usize {
     }
 }
 
+/// `lru_tier_from_refs` of 6.1-6.13: `order_base_2(refs + 1)`, refs =
+/// counter + PG_workingset (0..=4).
+#[inline]
+pub fn tier_from_refs_6_1(refs: u8) -> usize {
+    match refs {
+        0 => 0,
+        1 => 1,
+        2 | 3 => 2,
+        _ => 3,
+    }
+}
+
 pub use ctrl::{positive_ctrl_err, CtrlPos};
 
 pub struct Mglru {
@@ -228,6 +286,8 @@ pub struct Mglru {
     fd_access: bool,
     min_ttl: u64,
     reclaim_batch: usize,
+    /// `version = "6.1"`: the rules of 6.1-6.13.
+    v6_1: bool,
     max_seq: u64,
     min_seq: [u64; 2],
     /// Birth time of each generation slot.
@@ -293,6 +353,7 @@ impl PolicyDef for Mglru {
             fd_access: cfg.file_access == FileAccess::Read,
             min_ttl: cfg.min_ttl,
             reclaim_batch: cfg.reclaim_batch as usize,
+            v6_1: cfg.version == MglruVersion::V6_1,
             max_seq: MIN_NR_GENS + 1,
             min_seq: [0; 2],
             timestamps: [0; MAX_NR_GENS as usize],
@@ -403,6 +464,18 @@ impl Mglru {
         now < birth.saturating_add(self.min_ttl)
     }
 
+    /// A page's refs and tier as the version counts them: (refs, tier).
+    #[inline]
+    fn refs_tier(&self, p: &PageState) -> (u8, usize) {
+        let ws = p.flags & WORKINGSET != 0;
+        if self.v6_1 {
+            let refs = p.refs + ws as u8;
+            (refs, tier_from_refs_6_1(refs))
+        } else {
+            (p.refs, tier_from_refs(p.refs, ws))
+        }
+    }
+
     /// `get_swappiness`: 0 without swap space.
     fn swappiness(&self) -> u64 {
         if self.swap_off {
@@ -431,14 +504,14 @@ impl Mglru {
 
     /// Evicts page `id` (already unlinked) from type `t`.
     fn evict<S: Sink>(&mut self, id: u32, t: usize, sink: &mut S) {
+        let (refs, tier) = self.refs_tier(&self.pages[id as usize]);
         let p = &mut self.pages[id as usize];
         let ws = p.flags & WORKINGSET != 0;
-        let tier = tier_from_refs(p.refs, ws);
         self.evicted[t][tier] += 1;
         let n = p.node;
         p.node = NIL;
         p.shadow_seq = self.min_seq[t];
-        p.shadow_refs = p.refs;
+        p.shadow_refs = refs;
         p.shadow_ws = ws;
         let out = PageOut {
             id,
@@ -477,10 +550,31 @@ impl Mglru {
         self.c_scanned[t] += 1;
         let p = self.pages[id as usize];
         let ws = p.flags & WORKINGSET != 0;
-        let tier = tier_from_refs(p.refs, ws);
         self.lists[old][t].unlink(&mut self.arena, n);
+        if self.v6_1 {
+            let (refs, tier) = self.refs_tier(&p);
+            if tier > tier_idx || refs == MAX_REFS {
+                // sort_folio -> folio_inc_gen: LRU_REFS_MASK and
+                // LRU_REFS_FLAGS cleared, to min_seq + 1.
+                let q = &mut self.pages[id as usize];
+                q.refs = 0;
+                q.flags &= !(REFERENCED | WORKINGSET);
+                self.link(id, self.min_seq[t] + 1, false);
+                self.protected[t][tier] += 1;
+                self.c_protected += 1;
+                return Some(false);
+            }
+            // isolate_folio.
+            let q = &mut self.pages[id as usize];
+            if q.flags & REFERENCED == 0 {
+                q.refs = 0;
+                q.flags &= !WORKINGSET;
+            }
+            q.flags &= !REFERENCED;
+        }
+        let tier = tier_from_refs(p.refs, ws);
         // sort_folio: protected by its tier.
-        if tier > tier_idx || (p.refs == MAX_REFS && ws) {
+        if !self.v6_1 && (tier > tier_idx || (p.refs == MAX_REFS && ws)) {
             self.pages[id as usize].refs = 0;
             self.link(id, self.min_seq[t] + 1, false);
             if !(p.refs == MAX_REFS && ws) {
@@ -623,15 +717,26 @@ impl Mglru {
     ) {
         let st = self.pages[id as usize];
         let t = !anon as usize;
-        let mut ws = false;
+        // What the refault gives back: PG_workingset and the refs counter.
+        let (mut ws, mut refs) = (false, 0);
         if st.shadow_seq != NO_SHADOW {
             self.c_refaults += 1;
             // lru_gen_test_recent.
             if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
                 self.c_refaults_recent += 1;
-                let refs = st.shadow_refs.max(1);
-                self.refaulted[t][tier_from_refs(refs, st.shadow_ws)] += 1;
-                ws = st.shadow_ws;
+                if self.v6_1 {
+                    // 6.1-6.13 lru_gen_refault: the shadow keeps refs; in a
+                    // fault or with refs >= BIT(LRU_REFS_WIDTH) - 1 the
+                    // counter comes back full with PG_workingset.
+                    self.refaulted[t][tier_from_refs_6_1(st.shadow_refs)] += 1;
+                    if active || st.shadow_refs >= MAX_REFS - 1 {
+                        (ws, refs) = (true, MAX_REFS - 1);
+                    }
+                } else {
+                    let r = st.shadow_refs.max(1);
+                    self.refaulted[t][tier_from_refs(r, st.shadow_ws)] += 1;
+                    ws = st.shadow_ws;
+                }
             }
         }
         let n = self.arena.alloc(id);
@@ -640,7 +745,7 @@ impl Mglru {
             p.node = n;
             p.page = page;
             p.shadow_seq = NO_SHADOW;
-            p.refs = 0;
+            p.refs = refs;
             p.flags = if anon { ANON } else { 0 };
             if ws {
                 p.flags |= WORKINGSET;
@@ -649,11 +754,22 @@ impl Mglru {
                 p.flags |= DIRTY;
             }
         }
-        // lru_gen_folio_seq: a fault makes the page active.
-        let seq = if active {
+        let seq = if self.v6_1 {
+            // 6.1-6.13 lru_gen_add_folio: an active page joins max_seq; a
+            // page added by read() min_seq + 1, or min_seq when its type is
+            // down to MIN_NR_GENS generations; a refault sets no PG_active.
+            if active {
+                self.max_seq
+            } else if self.min_seq[t] + MIN_NR_GENS >= self.max_seq {
+                self.min_seq[t]
+            } else {
+                self.min_seq[t] + 1
+            }
+        } else if active {
+            // lru_gen_folio_seq: a fault makes the page active.
             self.max_seq + 1 - (MIN_NR_GENS - ws as u64)
         } else {
-            (self.max_seq + 1 - (MAX_NR_GENS - ws as u64)).max(self.min_seq[t])
+            self.max_seq + 1 - (MAX_NR_GENS - ws as u64)
         };
         let seq = seq.max(self.min_seq[t]);
         self.link(id, seq, false);
@@ -676,9 +792,20 @@ impl Mglru {
         }
     }
 
-    /// `lru_gen_inc_refs` (folio_mark_accessed).
+    /// `lru_gen_inc_refs` (folio_mark_accessed); `folio_inc_refs` with
+    /// `version = "6.1"`.
     fn inc_refs(&mut self, id: u32) {
         let p = &mut self.pages[id as usize];
+        if self.v6_1 {
+            if p.flags & REFERENCED == 0 {
+                p.flags |= REFERENCED;
+            } else if p.flags & WORKINGSET == 0 {
+                p.flags |= WORKINGSET;
+            } else if p.refs < MAX_REFS - 1 {
+                p.refs += 1;
+            }
+            return;
+        }
         if p.refs < MAX_REFS {
             p.refs += 1;
         } else {

@@ -4,7 +4,8 @@
 //! documentation for the mechanism).
 
 use super::{
-    slot, tier_from_refs, Mglru, ANON, MAX_NR_GENS, MAX_REFS, MIN_NR_GENS, WORKINGSET, YOUNG,
+    slot, tier_from_refs, Mglru, ANON, MAX_NR_GENS, MAX_REFS, MIN_NR_GENS, REFERENCED, WORKINGSET,
+    YOUNG,
 };
 use crate::policy::list::NIL;
 
@@ -63,7 +64,11 @@ impl Mglru {
             self.lists[old][t].unlink(&mut self.arena, n);
             self.pages[id as usize].refs = 0;
             self.link(id, next, true);
-            if !(p.refs == MAX_REFS && ws) {
+            if self.v6_1 {
+                // folio_inc_gen clears LRU_REFS_FLAGS too; 6.1-6.13 count
+                // no protection here.
+                self.pages[id as usize].flags &= !(REFERENCED | WORKINGSET);
+            } else if !(p.refs == MAX_REFS && ws) {
                 self.protected[t][tier_from_refs(p.refs, ws)] += 1;
             }
         }

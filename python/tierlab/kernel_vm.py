@@ -1,0 +1,661 @@
+"""Kernel-check against another kernel, booted under QEMU: Debian's packaged 6.1 and 6.12 (with
+MGLRU), or any ``vmlinuz``.
+
+The method (docs/kernel-check.md, "Kernels under QEMU"):
+
+- **The kernel** comes from Debian's ``linux-image-*`` package (``apt-get download``, unpacked
+  with ``dpkg-deb -x``) and is cached under ``~/.cache/tierlab/kernels`` (``$TIERLAB_CACHE``;
+  ``tierlab kernel-check --clear-kernel-cache`` removes it). QEMU and a static busybox come from
+  ``apt-get install qemu-system-x86 busybox-static xz-utils`` (run by this module as root when
+  they are missing).
+- **The driver** is the host's own (``kernel/driver.rs``) built as a static program (the
+  ``kernel_vm_driver`` example of tierlab-core, ``-C target-feature=+crt-static``) and cached
+  under ``~/.cache/tierlab/vm-driver-target``; it reads the cell's native trace, the same file
+  tierlab replays, so both sides see one reference sequence whatever produced it.
+- **The VM** boots from an initramfs built for the cell in a temporary directory: busybox, the
+  driver, the trace, the brd module (and zram's, when asked), and an ``/init`` script that mounts
+  cgroup v2 and tracefs, loads brd (a RAM disk of the data file's size: read and written with
+  buffered I/O it gives page-cache pages with no file system), sets ``lru_gen/enabled``, makes a
+  ``memory.max`` group at the cell's limit (``memory.swap.max`` 0 for file cells), enables the
+  page-cache tracepoints, drops caches and runs the driver. The driver prints its snapshots and
+  the trace counts as JSON between markers on the serial console; the VM powers off.
+  ``qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 1``, niced, dies with its parent
+  (``PR_SET_PDEATHSIG``); the temporary directory is removed afterwards, also on error and
+  Ctrl-C, and a later run removes what a killed one left (:func:`cleanup_stale`).
+
+Cost: the first use of a kernel downloads its package (~70-110 MB) and unpacks its modules
+(~100 MB cached); the first build of the driver compiles tierlab-core once (minutes). A cell
+boots in ~5 s and runs at TCG's speed (about 10-20x slower than the host).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import lzma
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from tierlab import _core
+from tierlab import kernel as kc
+
+PAGE = kc.PAGE
+KERNELS = {
+    "debian:6.1": r"linux-image-6\.1\.0-\d+-amd64",
+    "debian:6.12": r"linux-image-6\.12\.\d+\+deb12-amd64",
+}
+HOST_PACKAGES = ["qemu-system-x86", "busybox-static", "xz-utils"]
+QEMU = "qemu-system-x86_64"
+BUSYBOX = Path("/bin/busybox")
+VM_PREFIX = f"{kc.PREFIX}-vm-"
+BEGIN, END, ERROR = "TIERLAB-VM-BEGIN", "TIERLAB-VM-END", "TIERLAB-VM-ERROR: "
+#: the page-cache tracepoints counted inside the VM (the host's, without the inode filter)
+TRACE_EVENTS = list(kc.TRACE_EVENTS)
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("TIERLAB_CACHE", Path.home() / ".cache" / "tierlab"))
+
+
+def kernel_cache() -> Path:
+    return cache_dir() / "kernels"
+
+
+def clear_kernel_cache() -> list[str]:
+    """Removes the cached kernels and the driver's build; returns what it removed."""
+    removed = []
+    for d in (kernel_cache(), cache_dir() / "vm-driver-target"):
+        if d.exists():
+            shutil.rmtree(d)
+            removed.append(str(d))
+    return removed
+
+
+# ---------------------------------------------------------------------------------------------
+# what the host needs
+
+
+def missing_features() -> list[str]:
+    """What this machine lacks for a kernel under QEMU that a root run cannot install itself."""
+    missing = []
+    root = os.geteuid() == 0
+    if not root:
+        if shutil.which(QEMU) is None:
+            missing.append(f"{QEMU} (apt-get install qemu-system-x86, as root)")
+        if not BUSYBOX.exists():
+            missing.append("a static busybox (apt-get install busybox-static, as root)")
+    if shutil.which("apt-get") is None or shutil.which("dpkg-deb") is None:
+        missing.append("apt-get and dpkg-deb (the kernels are Debian packages)")
+    if shutil.which("cargo") is None:
+        missing.append("cargo (the in-VM driver is built from tierlab's source)")
+    return missing
+
+
+def ensure_host_tools(progress=None) -> None:
+    """Installs QEMU, busybox-static and xz-utils with apt-get when missing (root only)."""
+    if shutil.which(QEMU) and BUSYBOX.exists():
+        return
+    if os.geteuid() != 0:
+        raise kc.KernelCheckUnavailable("kernel-check --kernel needs: " + "; ".join(missing_features()))
+    if progress:
+        progress("installing " + " ".join(HOST_PACKAGES))
+    r = subprocess.run(
+        ["apt-get", "install", "-y", "-q", *HOST_PACKAGES],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"},
+    )
+    if r.returncode != 0 or not shutil.which(QEMU):
+        raise kc.KernelCheckUnavailable(f"apt-get install {' '.join(HOST_PACKAGES)} failed: {r.stderr.strip()[-400:]}")
+
+
+# ---------------------------------------------------------------------------------------------
+# kernels
+
+
+@dataclass(frozen=True)
+class KernelImage:
+    name: str  # what the user asked for: debian:6.12 or a path
+    release: str  # uname -r of the kernel ("" when unknown)
+    vmlinuz: Path
+    modules: Path | None  # lib/modules/<release> (None: no modules; brd must be built in)
+
+
+def _version_key(name: str) -> list[int]:
+    return [int(x) for x in re.findall(r"\d+", name)]
+
+
+def resolve_package(spec: str) -> str:
+    """The newest package apt knows for ``debian:6.1`` or ``debian:6.12``."""
+    pat = re.compile(KERNELS[spec] + "$")
+    r = subprocess.run(["apt-cache", "pkgnames", "linux-image-6."], capture_output=True, text=True, check=False)
+    names = sorted((n for n in r.stdout.split() if pat.match(n)), key=_version_key)
+    if not names:
+        raise kc.KernelCheckUnavailable(
+            f"no package matching {KERNELS[spec]} in apt's lists (run apt-get update; Debian bookworm has both)"
+        )
+    return names[-1]
+
+
+def fetch_kernel(spec: str, progress=None) -> KernelImage:
+    """The kernel ``spec`` names: ``debian:6.1`` / ``debian:6.12`` (downloaded and cached once), or
+    a path to a vmlinuz (its modules, if any, from ``../lib/modules/*`` beside it)."""
+    if spec not in KERNELS:
+        p = Path(spec)
+        if not p.is_file():
+            raise kc.KernelCheckUnavailable(
+                f"--kernel {spec}: expected {', '.join(KERNELS)} or the path of a vmlinuz (no such file)"
+            )
+        mods = sorted(p.resolve().parent.parent.glob("lib/modules/*"))
+        return KernelImage(spec, mods[0].name if mods else "", p, mods[0] if mods else None)
+    pkg = resolve_package(spec)
+    dest = kernel_cache() / pkg
+    if not (dest / "ready").exists():
+        kernel_cache().mkdir(parents=True, exist_ok=True)
+        if progress:
+            progress(f"downloading and unpacking {pkg}")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{pkg}-", dir=kernel_cache()))
+        try:
+            r = subprocess.run(["apt-get", "download", pkg], cwd=tmp, capture_output=True, text=True, check=False)
+            debs = list(tmp.glob("*.deb"))
+            if r.returncode != 0 or not debs:
+                raise kc.KernelCheckUnavailable(f"apt-get download {pkg} failed: {r.stderr.strip()[-400:]}")
+            subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(tmp / "x")], check=True, capture_output=True)
+            rel = next((tmp / "x" / "lib" / "modules").iterdir()).name
+            out = tmp / "k"
+            out.mkdir()
+            shutil.copy(tmp / "x" / "boot" / f"vmlinuz-{rel}", out / "vmlinuz")
+            shutil.copy(tmp / "x" / "boot" / f"config-{rel}", out / "config")
+            shutil.move(tmp / "x" / "lib" / "modules" / rel, out / "modules")
+            (out / "release").write_text(rel)
+            (out / "ready").write_text(pkg)
+            if dest.exists():
+                shutil.rmtree(dest)
+            out.rename(dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return KernelImage(spec, (dest / "release").read_text().strip(), dest / "vmlinuz", dest / "modules")
+
+
+def _module_file(modules: Path, name: str) -> Path | None:
+    for ext in (".ko.xz", ".ko"):
+        hits = list(modules.rglob(name + ext)) or list(modules.rglob(name.replace("_", "-") + ext))
+        if hits:
+            return hits[0]
+    return None
+
+
+def _modinfo(data: bytes, key: str) -> list[str]:
+    return [m.decode() for m in re.findall(rb"\x00" + key.encode() + rb"=([^\x00]*)", data)]
+
+
+def module_chain(modules: Path, name: str) -> list[tuple[str, bytes]]:
+    """``name`` and the modules it depends on (from each module's ``depends=``), dependencies first,
+    each decompressed: (name, .ko bytes)."""
+    out: list[tuple[str, bytes]] = []
+    seen: set[str] = set()
+
+    def visit(n: str) -> None:
+        if n in seen:
+            return
+        seen.add(n)
+        f = _module_file(modules, n)
+        if f is None:
+            raise kc.KernelCheckUnavailable(f"module {n} not found under {modules}")
+        data = lzma.decompress(f.read_bytes()) if f.suffix == ".xz" else f.read_bytes()
+        for deps in _modinfo(data, "depends"):
+            for d in filter(None, deps.split(",")):
+                visit(d)
+        out.append((n, data))
+
+    visit(name)
+    return out
+
+
+def _builtin(kernel: KernelImage, name: str) -> bool:
+    if kernel.modules is None:
+        return True
+    b = kernel.modules / "modules.builtin"
+    return b.exists() and any(line.endswith(f"/{name}.ko") for line in b.read_text().splitlines())
+
+
+# ---------------------------------------------------------------------------------------------
+# the driver, built static
+
+
+def repo_root() -> Path:
+    here = Path(__file__).resolve()
+    for p in here.parents:
+        if (p / "Cargo.toml").exists() and (p / "crates" / "tierlab-core").is_dir():
+            return p
+    raise kc.KernelCheckUnavailable(
+        "the in-VM driver is built from tierlab's source tree; run from a clone (pip install -e .)"
+    )
+
+
+def build_driver(progress=None) -> Path:
+    """Builds (or reuses) the static ``kernel_vm_driver`` and returns its path."""
+    root = repo_root()
+    target = cache_dir() / "vm-driver-target"
+    if progress:
+        progress("building the static in-VM driver (cargo; the first build takes minutes)")
+    env = {**os.environ, "RUSTFLAGS": "-C target-feature=+crt-static", "CARGO_TARGET_DIR": str(target)}
+    r = subprocess.run(
+        [
+            "nice",
+            "-n",
+            "10",
+            "cargo",
+            "build",
+            "--quiet",
+            "-p",
+            "tierlab-core",
+            "--example",
+            "kernel_vm_driver",
+            "--target",
+            "x86_64-unknown-linux-gnu",
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    exe = target / "x86_64-unknown-linux-gnu" / "debug" / "examples" / "kernel_vm_driver"
+    if r.returncode != 0 or not exe.exists():
+        raise kc.KernelCheckUnavailable(f"building the in-VM driver failed: {r.stderr.strip()[-800:]}")
+    return exe
+
+
+# ---------------------------------------------------------------------------------------------
+# the initramfs
+
+
+def write_cpio(entries: list[tuple[str, int, bytes]], out: Path) -> None:
+    """An uncompressed initramfs (cpio "newc"): entries are (path, mode, data); directories have
+    stat.S_IFDIR in their mode and empty data."""
+    with open(out, "wb") as f:
+
+        def put(name: str, mode: int, data: bytes, ino: int) -> None:
+            nb = name.encode() + b"\0"
+            fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0, len(nb), 0]
+            hdr = b"070701" + b"".join(b"%08x" % v for v in fields)
+            f.write(hdr + nb + b"\0" * (-(len(hdr) + len(nb)) % 4))
+            f.write(data + b"\0" * (-len(data) % 4))
+
+        for i, (name, mode, data) in enumerate(entries, 1):
+            put(name, mode, data, i)
+        put("TRAILER!!!", 0, b"", 0)
+
+
+INIT = """#!/bin/busybox sh
+/bin/busybox mkdir -p /proc /sys /dev /tmp
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+fail() {{ echo "{error}$*"; poweroff -f; }}
+mount -t tracefs nodev /sys/kernel/tracing || fail "tracefs"
+mount -t cgroup2 none /sys/fs/cgroup || fail "cgroup2"
+for m in {modules}; do insmod /lib/modules/$m.ko || fail "insmod $m"; done
+{brd}
+[ -b /dev/ram0 ] || fail "no /dev/ram0 (brd)"
+{lru_gen}
+echo 60 > /proc/sys/vm/swappiness
+[ -w /sys/module/zswap/parameters/enabled ] && echo N > /sys/module/zswap/parameters/enabled
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control || fail "memory controller"
+T=/sys/kernel/tracing
+echo 0 > $T/tracing_on; echo {buffer_kb} > $T/buffer_size_kb
+for e in {events}; do echo 1 > $T/events/$e/enable || fail "tracepoint $e"; done
+echo "lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null) release=$(uname -r)"
+{cells}
+poweroff -f
+"""
+
+#: One cell: a fresh memory.max group and RAM disk, an empty trace, caches dropped, the driver.
+CELL = """C=/sys/fs/cgroup/kc{i}
+mkdir $C && echo {limit} > $C/memory.max || fail "memory.max"
+[ -e $C/memory.swap.max ] && echo 0 > $C/memory.swap.max
+echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/tracing_on
+sync; echo 3 > /proc/sys/vm/drop_caches
+echo "TIERLAB-VM-CELL {i}"
+/driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
+rmdir $C
+"""
+
+
+def _lru_gen_script(lru_gen: str | None) -> str:
+    if lru_gen is None:
+        return ""
+    val = {"on": "y", "off": "n"}[lru_gen]
+    return (
+        f'[ -w /sys/kernel/mm/lru_gen/enabled ] || fail "no /sys/kernel/mm/lru_gen (kernel without MGLRU)"\n'
+        f'echo {val} > /sys/kernel/mm/lru_gen/enabled || fail "lru_gen/enabled"'
+    )
+
+
+@dataclass(frozen=True)
+class VmCell:
+    """What one cell puts in the VM: its trace, the pages of its RAM disk and anonymous mapping,
+    and its memory.max."""
+
+    trace: Path
+    file_pages: int
+    anon_pages: int
+    limit_bytes: int
+
+
+def _stripped(exe: Path, tmp: Path) -> bytes:
+    """The driver without its debug information (a tenth of the size: a smaller initramfs boots
+    faster), when binutils' strip is there; as built otherwise."""
+    if shutil.which("strip"):
+        out = tmp / "driver.stripped"
+        if subprocess.run(["strip", "-o", str(out), str(exe)], capture_output=True).returncode == 0:
+            data = out.read_bytes()
+            out.unlink()
+            return data
+    return exe.read_bytes()
+
+
+def build_initramfs(
+    out: Path, kernel: KernelImage, driver: Path, cells: list[VmCell], lru_gen: str | None, buffer_kb: int
+) -> None:
+    """The cells' initramfs: busybox, the driver, each cell's trace, brd and its dependencies, and
+    an /init that runs the cells one after another (each on its own RAM disk, so no page cache or
+    shadow entry of one cell meets the next) and powers off."""
+    mods: list[tuple[str, bytes]] = []
+    if not _builtin(kernel, "brd"):
+        if kernel.modules is None:
+            raise kc.KernelCheckUnavailable(f"{kernel.name}: no modules tree beside it, and brd is not built in")
+        mods = module_chain(kernel.modules, "brd")
+    rd_kib = max(1, max(c.file_pages for c in cells)) * PAGE // 1024
+    brd_args = f"rd_nr={len(cells)} rd_size={rd_kib} max_part=0"
+    brd = f'insmod /lib/modules/brd.ko {brd_args} || fail "insmod brd"' if mods else ""
+    init = INIT.format(
+        error=ERROR,
+        modules=" ".join(n for n, _ in mods[:-1]),
+        brd=brd,
+        lru_gen=_lru_gen_script(lru_gen),
+        buffer_kb=buffer_kb,
+        events=" ".join(TRACE_EVENTS),
+        cells="".join(CELL.format(i=i, limit=c.limit_bytes, anon_pages=c.anon_pages) for i, c in enumerate(cells)),
+    )
+    d, x, r = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755, stat.S_IFREG | 0o644
+    entries = [("bin", d, b""), ("lib", d, b""), ("lib/modules", d, b"")]
+    entries += [("init", x, init.encode()), ("bin/busybox", x, BUSYBOX.read_bytes())]
+    entries += [("driver", x, _stripped(driver, out.parent))]
+    entries += [(f"refs{i}.tlt", r, c.trace.read_bytes()) for i, c in enumerate(cells)]
+    entries += [(f"lib/modules/{n}.ko", r, data) for n, data in mods]
+    write_cpio(entries, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# running the VM
+
+
+def _pdeathsig() -> None:
+    """In the QEMU child before exec: die with the parent, at a lower priority."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    os.nice(10)
+
+
+def cleanup_stale(workdir: Path = kc.DEFAULT_WORKDIR) -> list[str]:
+    """Removes what a killed VM run left in ``workdir``: its temporary directory and trace files
+    (named after its pid), and a QEMU still running from that directory (none should: QEMU dies
+    with its parent). A run whose process is still alive is left alone."""
+    removed = []
+    if not workdir.exists():
+        return removed
+    for d in workdir.glob(f"{VM_PREFIX}*"):
+        m = re.match(re.escape(VM_PREFIX) + r"(\d+)-", d.name)
+        if m and int(m.group(1)) != os.getpid() and Path(f"/proc/{m.group(1)}").exists():
+            continue  # its run is still alive
+        if d.is_dir():
+            for proc in Path("/proc").glob("[0-9]*"):
+                with contextlib.suppress(OSError):
+                    if str(d) in (proc / "cmdline").read_bytes().decode(errors="replace"):
+                        os.kill(int(proc.name), signal.SIGKILL)
+                        removed.append(f"pid {proc.name}")
+            shutil.rmtree(d, ignore_errors=True)
+        else:
+            d.unlink(missing_ok=True)
+        removed.append(str(d))
+    return removed
+
+
+def run_vm(kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, progress=None) -> tuple[list[dict], str]:
+    """Boots the kernel with the initramfs; returns each cell's JSON (in order) and the console."""
+    cmd = [
+        QEMU, "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", "1", "-m", str(mem_mib),
+        "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
+        "-append", "console=ttyS0 quiet loglevel=1 panic=-1 no_timer_check transparent_hugepage=never",
+        "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot", "-nodefaults",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig
+    )
+    buf = b""
+    try:
+        t0 = time.monotonic()
+        assert proc.stdout is not None
+        os.set_blocking(proc.stdout.fileno(), False)
+        seen = 0
+        while True:
+            chunk = proc.stdout.read()
+            if chunk:
+                buf += chunk
+                if progress:
+                    for m in re.findall(rb"TIERLAB-VM-CELL (\d+)", buf)[seen:]:
+                        progress(f"  {kernel.name}: cell {int(m) + 1} running ({time.monotonic() - t0:.0f} s)")
+                        seen += 1
+            elif proc.poll() is not None:
+                break
+            else:
+                time.sleep(0.1)
+            if time.monotonic() - t0 > timeout:
+                raise RuntimeError(f"the VM ({kernel.name}) did not finish in {timeout:.0f} s")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    text = buf.decode(errors="replace").replace("\r", "")
+    lines = text.splitlines()
+    for line in lines:
+        if line.startswith(ERROR):
+            raise RuntimeError(f"in the VM ({kernel.name}): {line[len(ERROR) :]}")
+    out, body = [], None
+    for line in lines:
+        if line == BEGIN:
+            body = []
+        elif line == END and body is not None:
+            out.append(json.loads("".join(body)))
+            body = None
+        elif body is not None:
+            body.append(line)
+    return out, text
+
+
+def _result(cell: kc.Cell, spec: dict, vc: VmCell, out: dict, kernel: KernelImage, console: str, trace: Path):
+    """The kernel's counts of one cell, as :func:`tierlab.kernel.run_cell` gives them on the host
+    (cgroup v2 names: ``file_dirty``/``file_writeback``; ``kernel`` is the kmem the run charged)."""
+    counts = out["trace"]
+    ready, done = out["ready"], out["done"]
+    ms0, ms1 = kc._stat(ready["memory_stat"]), kc._stat(done["memory_stat"])
+    vm0, vm1 = kc._stat(ready["vmstat"]), kc._stat(done["vmstat"])
+    kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
+    capacity = (vc.limit_bytes - ready["usage_bytes"] - kmem_growth) // PAGE
+    dirty_end = (ms1.get("file_dirty", 0) + ms1.get("file_writeback", 0)) // PAGE
+    delta = lambda d0, d1, k: d1.get(k, 0) - d0.get(k, 0)  # noqa: E731
+    kernel_counts = {
+        "misses": counts["insertions"],
+        "evictions": counts["deletions"],
+        "refaults_file": delta(ms0, ms1, "workingset_refault_file"),
+        "refaults_anon": delta(ms0, ms1, "workingset_refault_anon"),
+        "pages_dirtied": counts["dirtied"],
+        "pages_written": max(0, counts["dirtied"] - dirty_end),
+        "swap_ins": delta(vm0, vm1, "pswpin"),
+        "swap_outs": delta(vm0, vm1, "pswpout"),
+        "major_faults": delta(ms0, ms1, "pgmajfault"),
+        "large_folios": counts["large_folios"],
+        "pgscan": delta(ms0, ms1, "pgscan"),
+        "pgsteal": delta(ms0, ms1, "pgsteal"),
+        # kswapd scans only under global pressure: nonzero means the VM itself ran short
+        "kswapd_scans": delta(vm0, vm1, "pgscan_kswapd"),
+    }
+    if vc.anon_pages:
+        kernel_counts["misses"] = vc.anon_pages + kernel_counts["swap_ins"]
+    m = re.search(r"lru_gen=(\S*) release=(\S+)", console)
+    readyd = {
+        "usage_pages": ready["usage_bytes"] // PAGE,
+        "kmem_growth_pages": kmem_growth // PAGE,
+        "data_file_pages": vc.file_pages,
+        "kernel": kernel.name,
+        "release": m.group(2) if m else kernel.release,
+        "lru_gen": m.group(1) if m else "",
+        "pressure_memory": done.get("pressure_memory", ""),
+    }
+    return kc.CellResult(cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace)
+
+
+def run_cells(
+    cells: list[kc.Cell], kernel: KernelImage, driver: Path, workdir: Path = kc.DEFAULT_WORKDIR,
+    keep_traces: list[Path | None] | None = None, lru_gen: str | None = None, progress=None,
+) -> list[kc.CellResult]:  # fmt: skip
+    """Runs the cells in one boot of the kernel; each gives the same
+    :class:`tierlab.kernel.CellResult` the host does, its trace kept (in ``keep_traces`` or a
+    temporary file of ``workdir`` the caller removes) for the replay."""
+    for c in cells:
+        if c.swap:
+            raise kc.KernelCheckUnavailable(f"{c.name}: swap cells do not run under QEMU yet (file cells only)")
+    keep_traces = keep_traces or [None] * len(cells)
+    workdir.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{VM_PREFIX}{os.getpid()}-", dir=workdir))
+    traces: list[Path] = []
+    try:
+        specs, vcs, refs, total = [], [], 0, 0
+        for cell, keep in zip(cells, keep_traces, strict=True):
+            spec = cell.spec()
+            path = keep or Path(tempfile.mkstemp(prefix=f"{VM_PREFIX}{os.getpid()}-", suffix=".tlt", dir=workdir)[1])
+            traces.append(path)
+            info = json.loads(_core.kernel_references(json.dumps(spec), str(path)))
+            specs.append(spec)
+            vcs.append(VmCell(path, info["file_pages"], info["anon_pages"], cell.limit_mib << 20))
+            refs = max(refs, info["references"])
+            total += info["references"]
+        # ~120 bytes a trace line in the ring buffer; three events at most per reference
+        buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
+        initrd = tmp / "initrd.cpio"
+        build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb)
+        # The RAM disks keep every page written to them (brd frees nothing until unloaded), all
+        # cells' together: room for all of them, so that the VM never reclaims globally and only
+        # the cell's memory.max decides (kswapd_scans in the cell details is 0 when so).
+        disks = sum(v.file_pages for v in vcs) + max(v.anon_pages for v in vcs)
+        mem = 192 + initrd.stat().st_size // (1 << 20) + buffer_kb // 1024
+        mem += disks * PAGE // (1 << 20) + max(c.limit_mib for c in cells)
+        # TCG issues some thousands of 4 KiB reads a second on a loaded machine: a generous bound
+        timeout = 300 + total / 500
+        if progress:
+            progress(f"booting {kernel.name} ({kernel.release}) under QEMU for {len(cells)} cell(s)")
+        with kc._sigterm_as_interrupt():  # SIGTERM tears down as Ctrl-C does
+            outs, console = run_vm(kernel, initrd, int(mem), timeout, progress)
+        if len(outs) != len(cells):
+            tail = "\n".join(console.splitlines()[-15:])
+            n = f"{len(outs)} of {len(cells)}"
+            raise RuntimeError(f"the VM ({kernel.name}) reported {n} cells; the console ends:\n{tail}")
+        results = [
+            _result(c, sp, vc, o, kernel, console, t)
+            for c, sp, vc, o, t in zip(cells, specs, vcs, outs, traces, strict=True)
+        ]
+        traces = []  # handed to the caller
+        return results
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for t, keep in zip(traces, keep_traces, strict=False):
+            if keep is None:
+                with contextlib.suppress(FileNotFoundError):
+                    t.unlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# the check's entry points
+
+#: The models set up as the driver runs the kernel: read()/write() on an unmapped page cache and
+#: memory-cgroup reclaim rounds of SWAP_CLUSTER_MAX pages (docs/kernel-check.md). A bare name
+#: given with ``-p`` means this configuration under ``--kernel``.
+VM_POLICIES: dict[str, str] = {
+    "mglru": "mglru(file_access='read',reclaim_batch=32)",
+    "linux-two-list": kc.DEFAULT_POLICIES["linux-two-list"],
+}
+
+
+def vm_policies(policies) -> dict[str, str]:
+    """label -> spec for a check under QEMU: the configured models by default; a bare model name
+    stands for its configuration above, anything else is replayed as given."""
+    if policies is None:
+        return dict(VM_POLICIES)
+    if isinstance(policies, dict):
+        return dict(policies)
+    return {str(p): VM_POLICIES.get(str(p), str(p)) for p in policies}
+
+
+@dataclass
+class VmRunner:
+    kernel: KernelImage
+    driver: Path
+    workdir: Path
+
+    def run_cells(self, cells, keep_traces, lru_gen: str | None, progress=None) -> list[kc.CellResult]:
+        return run_cells(cells, self.kernel, self.driver, self.workdir, keep_traces, lru_gen, progress)
+
+
+def prepare(kernel: str, workdir: Path, progress=None) -> VmRunner:
+    """Everything a check under QEMU needs before its first cell: the host tools, the kernel, the
+    static driver; and what a killed earlier run left, removed."""
+    missing = missing_features()
+    if missing:
+        raise kc.KernelCheckUnavailable("kernel-check --kernel needs: " + "; ".join(missing))
+    ensure_host_tools(progress)
+    image = fetch_kernel(kernel, progress)
+    driver = build_driver(progress)
+    workdir.mkdir(parents=True, exist_ok=True)
+    cleanup_stale(workdir)
+    return VmRunner(image, driver, workdir)
+
+
+def unavailable_without_download(kernel: str = "debian:6.12") -> str | None:
+    """Why a quick VM cell cannot run here without downloading or building anything (None: it can):
+    the test suite's gate, so CI never waits for a kernel package or a first driver build."""
+    if os.geteuid() != 0:
+        return "not root"
+    if shutil.which(QEMU) is None or not BUSYBOX.exists():
+        return f"{QEMU} or busybox-static not installed (apt-get install {' '.join(HOST_PACKAGES)})"
+    if not any((kernel_cache() / p / "ready").exists() for p in _cached_packages(kernel)):
+        return f"kernel {kernel} not cached (tierlab kernel-check --kernel {kernel} downloads it)"
+    exe = cache_dir() / "vm-driver-target" / "x86_64-unknown-linux-gnu" / "debug" / "examples" / "kernel_vm_driver"
+    if not exe.exists():
+        return "the static in-VM driver is not built (tierlab kernel-check --kernel builds it)"
+    try:
+        core = repo_root() / "crates" / "tierlab-core"
+    except kc.KernelCheckUnavailable as e:
+        return str(e)
+    newest = max(f.stat().st_mtime for f in [*core.rglob("*.rs"), core / "Cargo.toml", core.parents[1] / "Cargo.lock"])
+    if newest > exe.stat().st_mtime:
+        return "the static in-VM driver is older than tierlab-core's source (tierlab kernel-check --kernel rebuilds it)"
+    return None
+
+
+def _cached_packages(kernel: str) -> list[str]:
+    if kernel not in KERNELS or not kernel_cache().exists():
+        return []
+    pat = re.compile(KERNELS[kernel] + "$")
+    return [p.name for p in kernel_cache().iterdir() if pat.match(p.name)]
