@@ -233,12 +233,14 @@ def _builtin(kernel: KernelImage, name: str) -> bool:
 
 
 def repo_root() -> Path:
-    here = Path(__file__).resolve()
-    for p in here.parents:
+    """tierlab's source tree: the one this module was installed from in place (pip install -e .),
+    else the clone the command runs in (pip install . from a clone, then run from it)."""
+    here, cwd = Path(__file__).resolve(), Path.cwd().resolve()
+    for p in [*here.parents, cwd, *cwd.parents]:
         if (p / "Cargo.toml").exists() and (p / "crates" / "tierlab-core").is_dir():
             return p
     raise kc.KernelCheckUnavailable(
-        "the in-VM driver is built from tierlab's source tree; run from a clone (pip install -e .)"
+        "the in-VM driver is built from tierlab's source tree: run kernel-check --kernel from a clone of tierlab"
     )
 
 
