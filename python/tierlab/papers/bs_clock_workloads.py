@@ -213,19 +213,24 @@ def generate_paper_described(
     back = rng.integers(1, PAPER_REUSE_WINDOW + 1, size=n)
     jump = rng.random(n) < 1.0 / run_pages
     pages = np.empty(n, dtype=np.int64)
-    cursor = -1
-    next_region = 0
-    for i in range(n):
-        if reused[i] and i >= back[i]:
-            pages[i] = pages[i - back[i]]
-        elif is_write[i]:
-            if cursor < 0 or jump[i]:
-                cursor = next_region
-                next_region += 1 << 12  # runs start 16 MB apart
-            pages[i] = cursor
-            cursor += 1
-        else:
-            pages[i] = (1 << 30) + int(rng.integers(0, 1 << 24))
+    idx = np.arange(n)
+    copy = reused & (idx >= back)  # a reuse: the page of the operation `back` earlier
+    # New writes continue the current run, or start one (the first, or on a jump) at the next
+    # region; runs start 16 MB apart.
+    writes = np.flatnonzero(~copy & is_write)
+    start = jump[writes]
+    start[:1] = True
+    k = np.arange(len(writes))
+    pages[writes] = ((np.cumsum(start) - 1) << 12) + k - np.maximum.accumulate(np.where(start, k, 0))
+    # New reads at random places, drawn one by one in trace order.
+    reads = np.flatnonzero(~copy & ~is_write)
+    pages[reads] = [(1 << 30) + int(rng.integers(0, 1 << 24)) for _ in range(len(reads))]
+    # A reuse takes the page of the first operation of its chain of reuses that is not one.
+    reuses = np.flatnonzero(copy)
+    src = reuses - back[reuses]
+    while (more := copy[src]).any():
+        src[more] -= back[src[more]]
+    pages[reuses] = pages[src]
     t = 1000.0 + np.cumsum(rng.exponential(0.002, size=n))
     path = Path(path)
     keep = slice(None, head)
