@@ -460,15 +460,13 @@ impl Accounting {
                 s.tier[t][op].ops += n;
             }
         }
-        for t in 0..MAX_TIERS {
-            for op in 0..2 {
-                let (ns, nj) = access_cost[t][op];
-                let c = &mut s.tier[t][op];
+        for (t, tier) in s.tier.iter_mut().enumerate() {
+            for (c, &(ns, nj)) in tier.iter_mut().zip(&access_cost[t]) {
                 c.time_ns = c.ops as f64 * ns;
                 c.energy_nj = c.ops as f64 * nj;
             }
             let (ns, nj) = fill_cost[t];
-            let c = &mut s.tier[t][2];
+            let c = &mut tier[2];
             c.time_ns = c.pages as f64 * ns;
             c.energy_nj = c.pages as f64 * nj;
         }
