@@ -24,3 +24,9 @@ def traces() -> Path:
     if not TRACES.exists():
         pytest.skip("shared traces not available")
     return TRACES
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory):
+    """Generated workloads go to a cache of the test session's own, never the user's."""
+    os.environ["TIERLAB_CACHE"] = str(tmp_path_factory.mktemp("tierlab-cache"))

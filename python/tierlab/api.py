@@ -179,6 +179,7 @@ def run(
     limit: int | None = None,
     progress: bool | Callable[[int], Any] = False,
     object_sizes: bool = False,
+    variants: Sequence[dict] = (),
 ) -> pd.DataFrame:
     """Replays ``trace`` once through every (policy, size) pair and returns one row per pair.
 
@@ -196,6 +197,12 @@ def run(
 
     ``system`` is a dict ``{"tiers": [...], "file_store": ..., "swap": ..., "write_miss_fetch": ...}``
     of device names (see :func:`devices`); default: DRAM over an NVMe file store and swap.
+
+    ``variants`` prices the same replay on further systems: each a dict ``{"system": ...,
+    "device_files": [...]}`` (both optional: the run's system, no more files; its files are read
+    after ``device_files``) that may differ from ``system`` in device costs only. No policy sees
+    device costs, so its decisions, and every count, are those of the run; the rows then carry a
+    ``variant`` column, 0 for ``system`` and k for ``variants[k - 1]``, the rows of each in turn.
     The native call releases the GIL; Ctrl-C raises KeyboardInterrupt within a fraction of a second.
     """
     t = Trace.of(trace, format, options)
@@ -245,12 +252,26 @@ def run(
                 callback,
                 object_sizes,
                 external,
+                [
+                    (_system_json(v.get("system", system)), [str(f) for f in v.get("device_files", ())])
+                    for v in variants
+                ],
             )
         )
     finally:
         if hasattr(callback, "close"):
             callback.close()
-    df = pd.DataFrame(out["rows"])
+    if variants:
+        frames = [pd.DataFrame(r) for r in [out["rows"], *out["variant_rows"]]]
+        return pd.concat(
+            [_frame(f, out, t, requested, external, order).assign(variant=k) for k, f in enumerate(frames)],
+            ignore_index=True,
+        )
+    return _frame(pd.DataFrame(out["rows"]), out, t, requested, external, order)
+
+
+def _frame(df: pd.DataFrame, out: dict, t: Trace, requested: list, external: list, order: list) -> pd.DataFrame:
+    """The core's rows of one pricing of a run as :func:`run` returns them."""
     if df.empty:
         return df
     df.insert(0, "trace", t.name)

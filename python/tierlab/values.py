@@ -196,3 +196,23 @@ def count_arg(what: str, *, minimum: int = 1, maximum: int | None = None) -> Cal
 
     parse.__name__ = what
     return parse
+
+
+def positive_arg(what: str, *, maximum: float | None = None) -> Callable[[str], float]:
+    """An argparse ``type=`` for a positive finite number (a scale, a rate, seconds), at most
+    ``maximum`` when given; its error is one line naming the option."""
+
+    import argparse
+
+    def parse(text: str) -> float:
+        try:
+            x = float(text)
+        except ValueError:
+            x = math.nan
+        if not (math.isfinite(x) and x > 0 and (maximum is None or x <= maximum)):
+            bound = "a number > 0" + (f" and <= {maximum:g}" if maximum is not None else "")
+            raise argparse.ArgumentTypeError(f"{show(text)} is not {bound}")
+        return x
+
+    parse.__name__ = what
+    return parse

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::{all_policies, PolicySpec};
 use tierlab_core::sim::engine::{run_with_external as engine_run, InstanceSpec, RunOptions};
-use tierlab_core::sim::results::{rows, Value};
+use tierlab_core::sim::results::{rows, variant_rows, Row, Value};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,9 +55,12 @@ fn value_json(v: &Value) -> serde_json::Value {
 /// `{"policy", "params", "size"}`; `system`: JSON system spec; `object_sizes`: object-size
 /// mode (sizes are bytes); `external`: policies written in Python, `(name, size, object)` with
 /// `on_hit`, `evict` and `on_miss` methods (page mode only; their rows follow those of
-/// `instances`). Returns JSON `{"rows": [...], "meta": {...}}`.
+/// `instances`); `variants`: further systems to price every instance under, each
+/// `(system JSON, device files)` whose devices are read from the presets, `device_files` and then
+/// its own files, differing from `system` in device costs only (`RunOptions::variants`).
+/// Returns JSON `{"rows": [...], "variant_rows": [[...] per variant], "meta": {...}}`.
 #[pyfunction]
-#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None, object_sizes=false, external=vec![]))]
+#[pyo3(signature = (trace, instances, system, device_files=vec![], threads=1, limit=None, callback=None, object_sizes=false, external=vec![], variants=vec![]))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -70,6 +73,7 @@ fn run(
     callback: Option<Py<PyAny>>,
     object_sizes: bool,
     external: Vec<(String, usize, Py<PyAny>)>,
+    variants: Vec<(String, Vec<String>)>,
 ) -> PyResult<String> {
     let spec = trace::trace_spec(trace)?;
     let pending = pypolicy::Pending::default();
@@ -79,6 +83,13 @@ fn run(
         .collect::<PyResult<Vec<_>>>()?;
     let inst: Vec<InstanceArg> = json_arg("instances", instances)?;
     let sys_spec: SystemSpec = json_arg("system", system)?;
+    let variant_specs = variants
+        .iter()
+        .map(|(spec, files)| {
+            let spec: SystemSpec = json_arg("variants", spec)?;
+            Ok((spec, [device_files.as_slice(), files].concat()))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let instances: Vec<InstanceSpec> = inst
         .into_iter()
         .map(|i| InstanceSpec {
@@ -89,7 +100,7 @@ fn run(
             capacity: i.size,
         })
         .collect();
-    let opts = RunOptions {
+    let mut opts = RunOptions {
         threads,
         limit,
         object_sizes,
@@ -99,6 +110,10 @@ fn run(
         guard(|| {
             let cat = catalog(&device_files)?;
             let sys = System::resolve(&sys_spec, &cat)?;
+            opts.variants = variant_specs
+                .iter()
+                .map(|(spec, files)| System::resolve(spec, &catalog(files)?))
+                .collect::<tierlab_core::Result<_>>()?;
             let mut reader = tierlab_core::trace::open(&spec)?;
             let mut progress = common::progress_callback(callback.as_ref());
             let out = engine_run(
@@ -109,14 +124,22 @@ fn run(
                 &opts,
                 &mut progress,
             )?;
-            let rows: Vec<serde_json::Value> = rows(&out, &sys)
+            let to_json = |rows: Vec<Row>| -> Vec<serde_json::Value> {
+                rows.iter()
+                    .map(|r| {
+                        serde_json::Value::Object(
+                            r.iter().map(|(k, v)| (k.clone(), value_json(v))).collect(),
+                        )
+                    })
+                    .collect()
+            };
+            let variant_rows: Vec<Vec<serde_json::Value>> = opts
+                .variants
                 .iter()
-                .map(|r| {
-                    serde_json::Value::Object(
-                        r.iter().map(|(k, v)| (k.clone(), value_json(v))).collect(),
-                    )
-                })
+                .enumerate()
+                .map(|(k, v)| to_json(variant_rows(&out, k, v)))
                 .collect();
+            let rows = to_json(rows(&out, &sys));
             let meta = serde_json::json!({
                 "page_refs": out.page_refs,
                 "requests": out.requests,
@@ -129,7 +152,10 @@ fn run(
                 "elapsed_s": out.elapsed_s,
                 "format": reader.format(),
             });
-            Ok(serde_json::json!({"rows": rows, "meta": meta}).to_string())
+            Ok(
+                serde_json::json!({"rows": rows, "variant_rows": variant_rows, "meta": meta})
+                    .to_string(),
+            )
         })
     });
     out.map_err(|f| {

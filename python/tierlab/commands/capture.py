@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from tierlab import values
+
 HELP = "run a program under valgrind and record its page references"
 
 
@@ -41,11 +43,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default="native",
         help="output format: native (.tlt) or tlpages (.tlp.zst, 3-17x smaller for memory traces)",
     )
-    p.add_argument("--limit", type=int, default=None, help="stop after N page references")
-    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS", help="stop after this much wall time")
-    p.add_argument("--skip", type=int, default=0, help="drop the first N page references (start-up)")
+    p.add_argument("--limit", type=values.count_arg("--limit"), default=None, help="stop after N page references")
     p.add_argument(
-        "--sample", type=float, default=1.0, help="spatial sampling rate in (0,1]: keep this fraction of pages (SHARDS)"
+        "--time-budget",
+        type=values.positive_arg("--time-budget"),
+        default=None,
+        metavar="SECONDS",
+        help="stop after this much wall time",
+    )
+    p.add_argument(
+        "--skip",
+        type=values.count_arg("--skip", minimum=0),
+        default=0,
+        help="drop the first N page references (start-up)",
+    )
+    p.add_argument(
+        "--sample",
+        type=values.positive_arg("--sample", maximum=1),
+        default=1.0,
+        help="spatial sampling rate in (0,1]: keep this fraction of pages (SHARDS)",
     )
     p.add_argument(
         "--collapse",
@@ -59,10 +75,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default="write",
         help="how a lackey 'M' (modify) counts: one write, or a read then a write",
     )
-    p.add_argument("--page-size", type=int, default=4096)
+    p.add_argument("--page-size", type=values.count_arg("--page-size", minimum=512, maximum=1 << 30), default=4096)
     p.add_argument("--no-maps", action="store_true", help="do not read /proc/PID/maps: every data reference is Anon")
     p.add_argument(
-        "--maps-interval", type=float, default=0.2, metavar="SECONDS", help="how often to re-read /proc/PID/maps"
+        "--maps-interval",
+        type=values.positive_arg("--maps-interval"),
+        default=0.2,
+        metavar="SECONDS",
+        help="how often to re-read /proc/PID/maps",
     )
     p.add_argument(
         "--trace-children",

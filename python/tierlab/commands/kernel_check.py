@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tierlab import kernel as kc
+from tierlab import values
 from tierlab.cli import add_format_args, parse_kv, save_frame
 
 
@@ -50,7 +51,7 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--limit",
         action="append",
-        type=int,
+        type=values.count_arg("--limit", maximum=1 << 20),
         metavar="MIB",
         help="memory cgroup limit in MiB (default 32 and 64; 16 and 32 with --kernel)",
     )
@@ -69,10 +70,17 @@ def add_parser(sub) -> None:
         help="a user's workload: a trace file or a generator spec (repeatable; alone, only the traces run)",
     )
     add_format_args(p)
-    p.add_argument("--max-refs", type=int, help="replay only the first N page references of each trace")
+    p.add_argument(
+        "--max-refs", type=values.count_arg("--max-refs"), help="replay only the first N page references of each trace"
+    )
     p.add_argument("-p", "--policy", action="append", help="policy to replay (default: see docs/kernel-check.md)")
-    p.add_argument("--scale", type=float, default=1.0, help="multiply every workload's references by this")
-    p.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+    p.add_argument(
+        "--scale",
+        type=values.positive_arg("--scale", maximum=1000),
+        default=1.0,
+        help="multiply every workload's references by this",
+    )
+    p.add_argument("--seed", type=values.count_arg("--seed", minimum=0), default=1, help="workload seed (default 1)")
     p.add_argument("--quick", action="store_true", help="one 16 MiB limit and a quarter of the references")
     p.add_argument("--workdir", default=str(kc.DEFAULT_WORKDIR), help="directory for the data and swap files")
     p.add_argument("--keep-traces", metavar="DIR", help="keep each cell's reference trace (.tlt) in DIR")

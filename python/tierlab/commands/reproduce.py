@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tierlab import papers
+from tierlab import papers, values
 from tierlab.errors import ConfigError
 from tierlab.papers import harness as rep
 from tierlab.values import show
@@ -36,24 +36,87 @@ def add_parser(sub) -> None:
         "'much fewer' is at most 50% of the reference, ...; shown in column 'bound'), or calibrated\n"
         "(fitted to the paper: not evidence). The last line counts the claims of each grade, and the\n"
         "claims beyond the paper apart; below it, for each claim not within 25%, how its figure\n"
-        "moves with the property that drives it (sensitivity).",
+        "moves with the property that drives it (sensitivity).\n\n"
+        "Independent papers run side by side (--jobs). On a terminal each paper shows a progress\n"
+        "line with its share done and the time left; otherwise one line per paper as it ends.\n"
+        "Generated workloads are cached across runs by content under ~/.cache/tierlab\n"
+        "($TIERLAB_CACHE or $XDG_CACHE_HOME/tierlab if set); --clear-cache empties it first.",
         epilog="examples:\n  tierlab reproduce\n  tierlab reproduce --quick\n  tierlab reproduce bs-clock nomad-ssp",
     )
     p.add_argument("papers", nargs="*", help=f"papers to run (default: all): {', '.join(papers.PAPERS)}")
     p.add_argument("--quick", action="store_true", help="small inputs: finishes in under a minute")
     p.add_argument("-o", "--outdir", default="tierlab-reproduce", help="output directory")
+    p.add_argument(
+        "-j",
+        "--jobs",
+        type=values.count_arg("--jobs", maximum=64),
+        default=None,
+        help="papers run at once (default: one per core, at most 2)",
+    )
+    p.add_argument("--clear-cache", action="store_true", help="remove the cached generated workloads first")
     p.set_defaults(func=run)
+
+
+class _Shown:
+    """Progress of the papers: on a terminal a line per paper (bar, share, elapsed, time left);
+    otherwise a line per paper when it ends, with its time."""
+
+    def __init__(self, console: Console, keys: list[str]):
+        self.console = console
+        self.bars = None
+        if console.is_terminal:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+            self.bars = Progress(
+                TextColumn("{task.description:<16}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+            )
+            self.tasks = {k: self.bars.add_task(k, total=1.0, start=False) for k in keys}
+
+    def __enter__(self):
+        if self.bars is not None:
+            self.bars.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.bars is not None:
+            self.bars.stop()
+
+    def __call__(self, key: str, share: float, seconds: float | None) -> None:
+        if self.bars is None:
+            if seconds is not None:
+                print(f"{key}: done in {seconds:.1f} s", flush=True)
+            return
+        task = self.tasks[key]
+        self.bars.start_task(task)
+        if seconds is not None:
+            self.bars.update(task, completed=1.0, description=f"{key} ({seconds:.1f} s)")
+            self.bars.stop_task(task)
+        else:
+            self.bars.update(task, completed=share)
 
 
 def run(args) -> int:
     unknown = [k for k in args.papers if k not in papers.PAPERS]
     if unknown:
         raise ConfigError(f"unknown paper {show(unknown[0])}; known papers: {', '.join(papers.PAPERS)}")
+    from tierlab import cache
+
+    if args.clear_cache:
+        freed = cache.clear()
+        print(f"cleared {cache.cache_dir() / 'generated'} ({freed / 1e6:.1f} MB)")
     outdir = Path(args.outdir)
-    done = rep.run_papers(args.papers or None, args.quick, outdir)
+    console = Console(width=160)
+    keys = list(dict.fromkeys(args.papers or papers.PAPERS))
+    with _Shown(console, keys) as shown:
+        done = rep.run_papers(keys, args.quick, outdir, jobs=args.jobs, show=shown)
     out = rep.write_report(done, outdir / "report.html", args.quick)
     claims = rep.claims_frame(done)
-    console = Console(width=160)
     t = Table(title="paper claims vs tierlab", title_justify="left")
     shown = rep.display_frame(claims)
     for c in ("paper", "claim", "paper figure", "tierlab figure", "ratio", "grade", "bound", "tierlab detail"):

@@ -32,8 +32,9 @@ import numpy as np
 import pandas as pd
 
 from tierlab import api
+from tierlab.cache import generated
 from tierlab.commands.flash import after_cache_trace, model_after_cache
-from tierlab.papers import Claim, PaperResult, Sensitivity, device_variant
+from tierlab.papers import Claim, PaperResult, Sensitivity, device_variant, progress
 from tierlab.papers.bs_clock_workloads import (  # noqa: F401 (re-exported: the paper's constants and generators)
     _MIX,
     APPEND_PAGES,
@@ -68,15 +69,26 @@ def paper_described_sensitivity(outdir: Path, scale: float) -> pd.DataFrame:
     """BS-CLOCK against Spatial Clock on :func:`generate_paper_described` workloads (operation
     counts times ``scale``) at every run length of :data:`PAPER_RUN_PAGES`; one row per
     (workload, run length)."""
-    rows = []
-    for i, w in enumerate(WORKLOADS):
-        for run in PAPER_RUN_PAGES:
-            trace = generate_paper_described(outdir / f"bs_clock_{w}_paper.csv.gz", w, run, seed=21 + i)
-            if scale < 1.0:
-                trace = _head(trace, round(sum(PAPER_TABLE2[w]) * scale))
-            rows += _replayed_rows(w, trace, run_pages=run)
-            trace.unlink()
-    return pd.DataFrame(rows)
+
+    def one(i: int, w: str, run: int) -> list[dict]:
+        head = round(sum(PAPER_TABLE2[w]) * scale) if scale < 1.0 else None
+        trace = generated(
+            generate_paper_described, outdir / f"bs_clock_{w}_paper_{run}.csv.gz", w, run, seed=21 + i, head=head
+        )
+        rows = _replayed_rows(w, trace, run_pages=run)
+        trace.unlink()
+        return rows
+
+    return _rows(one, [(i, w, run) for i, w in enumerate(WORKLOADS) for run in PAPER_RUN_PAGES])
+
+
+def _rows(one, cases: list[tuple]) -> pd.DataFrame:
+    """The rows of ``one(*case)`` for every case, in order, two cases at a time: generating a
+    workload holds the interpreter while replays (native, without it) of another run beside it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return pd.DataFrame([row for rows in pool.map(lambda case: one(*case), cases) for row in rows])
 
 
 #: How the card decides that a request continues the previous one (Section IV, issue 16 scope 4).
@@ -90,7 +102,9 @@ CURSORS = ("shared", "per_direction")
 
 
 def _after_cache(trace: Path, policy: str, out: Path) -> dict:
-    return after_cache_trace(trace, policy, BUFFER_PAGES, out, format="android")
+    row = after_cache_trace(trace, policy, BUFFER_PAGES, out, format="android")
+    progress.step()
+    return row
 
 
 def _io_time_ns(after: Path, card: str, cursor: str, device_files=()) -> float:
@@ -203,30 +217,37 @@ def rewrite_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame:
     """BS-CLOCK against Spatial Clock with a share of bursts rewriting recent files: Spatial
     Clock's hit ratio, the I/O time reduction and BS-CLOCK's extra pages written; one row per
     (workload, rewrite share)."""
-    rows = []
-    for i, w in enumerate(WORKLOADS):
-        for share in REWRITE_SHARES:
-            trace = generate_mobile_block(
-                outdir / f"bs_clock_{w}_rewrite.csv.gz", w, n_ops[w], seed=11 + i, rewrite_share=share
-            )
-            rows += _replayed_rows(w, trace, rewrite_share=share)
-            trace.unlink()
-    return pd.DataFrame(rows)
+
+    def one(i: int, w: str, share: float) -> list[dict]:
+        trace = generated(
+            generate_mobile_block,
+            outdir / f"bs_clock_{w}_rewrite_{share}.csv.gz",
+            w,
+            n_ops[w],
+            seed=11 + i,
+            rewrite_share=share,
+        )
+        rows = _replayed_rows(w, trace, rewrite_share=share)
+        trace.unlink()
+        return rows
+
+    return _rows(one, [(i, w, share) for i, w in enumerate(WORKLOADS) for share in REWRITE_SHARES])
 
 
 def write_share_sensitivity(outdir: Path, n_ops: dict[str, int]) -> pd.DataFrame:
     """The I/O time reduction against the write share: each workload (same seed as the main run)
     at every launch share of :data:`LAUNCH_SHARES`, with both cursor models; one row per
     (workload, launch share, cursor)."""
-    rows = []
-    for i, w in enumerate(WORKLOADS):
-        for ls in LAUNCH_SHARES:
-            trace = generate_mobile_block(
-                outdir / f"bs_clock_{w}_sens.csv.gz", w, n_ops[w], seed=11 + i, launch_share=ls
-            )
-            rows += _replayed_rows(w, trace, CURSORS, launch_share=ls, write_share=write_share(trace))
-            trace.unlink()
-    return pd.DataFrame(rows)
+
+    def one(i: int, w: str, ls: float) -> list[dict]:
+        trace = generated(
+            generate_mobile_block, outdir / f"bs_clock_{w}_sens_{ls}.csv.gz", w, n_ops[w], seed=11 + i, launch_share=ls
+        )
+        rows = _replayed_rows(w, trace, CURSORS, launch_share=ls, write_share=write_share(trace))
+        trace.unlink()
+        return rows
+
+    return _rows(one, [(i, w, ls) for i, w in enumerate(WORKLOADS) for ls in LAUNCH_SHARES])
 
 
 def _sensitivity_plot(sens: pd.DataFrame, own: dict[str, tuple[float, float]], path: Path) -> Path:
@@ -438,6 +459,10 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     outdir.mkdir(parents=True, exist_ok=True)
     n_ops = {"web": 1500, "video": 400, "mixed": 1200} if quick else {"web": 15000, "video": 4000, "mixed": 12000}
     res = PaperResult(key=KEY, title=TITLE)
+    # A progress step per replay (after-cache trace recorded): Table 3's policies on each workload,
+    # then two policies per sensitivity workload and on the main workloads again.
+    per_workload = len(LAUNCH_SHARES) + 1 + len(REWRITE_SHARES) + len(PAPER_RUN_PAGES)
+    progress.expect(len(WORKLOADS) * (1 + len(SEQ_DIRTIED_PAGES) + 2 * per_workload))
 
     fig2 = figure2_table()
     red2 = fig2.attrs["reduction"].set_index("card")["reduction_pct"]
@@ -457,11 +482,13 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             )
         )
 
-    frames = []
-    for i, w in enumerate(WORKLOADS):
-        trace = generate_mobile_block(outdir / f"bs_clock_{w}.csv.gz", w, n_ops[w], seed=11 + i)
-        frames.append(sweep(trace, w))
-    data = pd.concat(frames, ignore_index=True)
+    def table3(i: int, w: str) -> pd.DataFrame:
+        return sweep(generated(generate_mobile_block, outdir / f"bs_clock_{w}.csv.gz", w, n_ops[w], seed=11 + i), w)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        data = pd.concat(list(pool.map(table3, range(len(WORKLOADS)), WORKLOADS)), ignore_index=True)
     res.tables["fig6_fig7"] = data
 
     bs = data[data.policy == "bs-clock"]

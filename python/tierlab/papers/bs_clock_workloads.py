@@ -190,14 +190,17 @@ PAPER_RUN_PAGES = (1, 2, 4, 16, 64)
 PAPER_REUSE_WINDOW = BUFFER_PAGES // 2
 
 
-def generate_paper_described(path: str | Path, workload: str, run_pages: float, seed: int = 1) -> Path:
+def generate_paper_described(
+    path: str | Path, workload: str, run_pages: float, seed: int = 1, head: int | None = None
+) -> Path:
     """Writes the workload as the paper describes it (``android`` csv): Table 2's numbers of read
     and write operations of one 4 KB page each, in random order; Table 5's Spatial Clock hit ratio
     as the share of operations that reuse a page among the last :data:`PAPER_REUSE_WINDOW`
     references (reading or rewriting it); every other operation touches a new page: a read at a
     random place (web: "small files read at random", Section IV), a write that continues the
     current run of new pages with probability ``1 - 1/run_pages`` and otherwise starts a new run
-    elsewhere (``run_pages`` is not stated: :data:`PAPER_RUN_PAGES` sweeps it)."""
+    elsewhere (``run_pages`` is not stated: :data:`PAPER_RUN_PAGES` sweeps it). ``head`` keeps only
+    the first ``head`` operations of that trace (the same draws; None: all)."""
     if run_pages < 1:
         raise ValueError(f"run_pages must be >= 1, got {run_pages}")
     n_reads, n_writes = PAPER_TABLE2[workload]
@@ -210,32 +213,41 @@ def generate_paper_described(path: str | Path, workload: str, run_pages: float, 
     back = rng.integers(1, PAPER_REUSE_WINDOW + 1, size=n)
     jump = rng.random(n) < 1.0 / run_pages
     pages = np.empty(n, dtype=np.int64)
-    cursor = -1
-    next_region = 0
-    for i in range(n):
-        if reused[i] and i >= back[i]:
-            pages[i] = pages[i - back[i]]
-        elif is_write[i]:
-            if cursor < 0 or jump[i]:
-                cursor = next_region
-                next_region += 1 << 12  # runs start 16 MB apart
-            pages[i] = cursor
-            cursor += 1
-        else:
-            pages[i] = (1 << 30) + int(rng.integers(0, 1 << 24))
+    idx = np.arange(n)
+    copy = reused & (idx >= back)  # a reuse: the page of the operation `back` earlier
+    # New writes continue the current run, or start one (the first, or on a jump) at the next
+    # region; runs start 16 MB apart.
+    writes = np.flatnonzero(~copy & is_write)
+    start = jump[writes]
+    start[:1] = True
+    k = np.arange(len(writes))
+    pages[writes] = ((np.cumsum(start) - 1) << 12) + k - np.maximum.accumulate(np.where(start, k, 0))
+    # New reads at random places, drawn one by one in trace order.
+    reads = np.flatnonzero(~copy & ~is_write)
+    pages[reads] = [(1 << 30) + int(rng.integers(0, 1 << 24)) for _ in range(len(reads))]
+    # A reuse takes the page of the first operation of its chain of reuses that is not one.
+    reuses = np.flatnonzero(copy)
+    src = reuses - back[reuses]
+    while (more := copy[src]).any():
+        src[more] -= back[src[more]]
+    pages[reuses] = pages[src]
     t = 1000.0 + np.cumsum(rng.exponential(0.002, size=n))
     path = Path(path)
-    rows = pd.DataFrame(
-        {
-            "proces": "app-1001",
-            "device": 8388608,
-            "rw_flag": np.where(is_write, "W", "R"),
-            "sector": pages * SECTORS_PER_PAGE,
-            "size": SECTORS_PER_PAGE,
-            "timestamp": t,
-        }
+    keep = slice(None, head)
+    # Formatted as pandas' to_csv(float_format="%.6f") would, a row per operation, without its
+    # per-value overhead (several seconds per trace).
+    rows = "".join(
+        f"app-1001,8388608,{op},{sector},{SECTORS_PER_PAGE},{ts:.6f}\n"
+        for op, sector, ts in zip(
+            np.where(is_write, "W", "R")[keep].tolist(),
+            (pages * SECTORS_PER_PAGE)[keep].tolist(),
+            t[keep].tolist(),
+            strict=True,
+        )
     )
-    rows.to_csv(path, index=False, float_format="%.6f", compression={"method": "gzip", "compresslevel": 1})
+    with gzip.open(path, "wt", compresslevel=1) as f:
+        f.write("proces,device,rw_flag,sector,size,timestamp\n")
+        f.write(rows)
     return path
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from tierlab import api, data
-from tierlab.papers import Claim, PaperResult, Sensitivity, device_variant
+from tierlab.papers import Claim, PaperResult, Sensitivity, device_variant, progress
 
 KEY = "emram-swap"
 TITLE = "eMRAM swap: four-area CLOCK vs CLOCK (Bahn, JIIBC 2024)"
@@ -62,18 +62,48 @@ def sweep(
     device_files=(),
 ) -> pd.DataFrame:
     """Figure 3's data: one row per (trace, size, policy) with I/O time by component."""
+    return figure3_rows(_replay(traces, limit, sizes, policies, policy_params, device_files))
+
+
+def priced_sweeps(
+    traces: list[Path], variants: list[list[Path]], limit: int | None = None, policies=POLICIES
+) -> list[pd.DataFrame]:
+    """:func:`sweep` on the paper's system and on each variant of its devices (``variants``: the
+    device files of each), from one replay of each trace: no policy here sees device costs
+    (four-area weighs its areas by its own parameters, the presets' costs by default), so each
+    variant only prices the same decisions differently (``tierlab.run(variants=...)``). Returns the
+    paper's system's rows, then each variant's, as :func:`sweep` would give them."""
+    raw = _replay(traces, limit, SIZES, policies, None, (), [{"device_files": files} for files in variants])
+    return [figure3_rows(raw[raw.variant == k].drop(columns="variant")) for k in range(len(variants) + 1)]
+
+
+def _replay(traces, limit, sizes, policies, policy_params, device_files, variants=()) -> pd.DataFrame:
     import tierlab
 
     frames = []
+    # A step per byte of trace read: the replay's share of the paper's time.
+    progress.expect(sum(t.stat().st_size for t in traces))
     for t in traces:
         pols = [{"name": p, **(policy_params or {}).get(p, {})} for p in policies]
         df = tierlab.run(
-            str(t), policies=pols, sizes=list(sizes), system=SYSTEM, limit=limit, device_files=list(device_files)
+            str(t),
+            policies=pols,
+            sizes=list(sizes),
+            system=SYSTEM,
+            limit=limit,
+            device_files=list(device_files),
+            variants=variants,
         )
         df["workload"] = t.name.split(".")[0]
         df["memory"] = [f"{round(float(s) * 100)}%" for s in df["size"]]
         frames.append(df)
-    df = pd.concat(frames, ignore_index=True)
+        progress.step(t.stat().st_size)
+    return pd.concat(frames, ignore_index=True)
+
+
+def figure3_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`sweep`'s table from the rows of its runs."""
+    df = df.reset_index(drop=True)
     df["io_time_ns"] = sum(df[c] for c, _ in COMPONENTS)
     keep = [
         "workload",
@@ -173,13 +203,11 @@ def _cost(dev: pd.Series, op: str) -> float:
     return float(dev[f"{op}.random_setup_ns"] + dev[f"{op}.per_page_ns"])
 
 
-def device_sensitivity(
-    traces: list[Path], outdir: Path, limit: int | None = None
-) -> tuple[pd.DataFrame, dict[str, float]]:
-    """Four-area against CLOCK with the flash read cost and the eMRAM write cost varied (on the
-    first ``limit`` references of each trace, as the main run): one row per (property, value,
-    workload, memory) with the improvement and whether swap writes outweigh swap reads. Also
-    returns the presets' own values of both properties."""
+def device_variants(outdir: Path) -> tuple[list[tuple[str, float, Path]], dict[str, float]]:
+    """The sensitivity sweeps' device variants: one device file (written into ``outdir``) per
+    (property, value) of :data:`FLASH_OVER_EMRAM_READ` (the flash read cost) and
+    :data:`EMRAM_WRITE_OVER_READ` (the eMRAM write cost), and the presets' own values of both
+    properties."""
     table = api.devices()
     flash = table[table["name"] == SYSTEM["file_store"]].iloc[0]
     emram = table[table["name"] == SYSTEM["swap"]].iloc[0]
@@ -187,7 +215,7 @@ def device_sensitivity(
         "flash_over_emram_read": _cost(flash, "read") / _cost(emram, "read"),
         "emram_write_over_read": _cost(emram, "write") / _cost(emram, "read"),
     }
-    frames = []
+    out = []
     variants = [("flash_over_emram_read", r) for r in FLASH_OVER_EMRAM_READ]
     variants += [("emram_write_over_read", r) for r in EMRAM_WRITE_OVER_READ]
     for prop, value in variants:
@@ -210,13 +238,22 @@ def device_sensitivity(
                 f"{SYSTEM['swap']} with its write {value}x its read (sensitivity sweep)",
                 **{"write.per_page_ns": value * _cost(emram, "read") - float(emram["write.random_setup_ns"])},
             )
-        df = sweep(traces, limit=limit, policies=("clock", "four-area"), device_files=[f])
-        f.unlink()
+        out.append((prop, value, f))
+    return out, ours
+
+
+def device_sensitivity(variants: list[tuple[str, float, Path]], priced: list[pd.DataFrame]) -> pd.DataFrame:
+    """Four-area against CLOCK with the flash read cost and the eMRAM write cost varied: from
+    :func:`priced_sweeps`'s table of each of :func:`device_variants`, one row per (property,
+    value, workload, memory) with the improvement and whether swap writes outweigh swap reads."""
+    frames = []
+    for (prop, value, _), df in zip(variants, priced, strict=True):
+        df = df[df.policy.isin(["clock", "four-area"])]
         imp = improvements(df)
         imp["property"], imp["value"] = prop, value
         imp["swap_write_over_read_share"] = float(swap_write_dominates(df).mean())
         frames.append(imp)
-    return pd.concat(frames, ignore_index=True), ours
+    return pd.concat(frames, ignore_index=True)
 
 
 def reproduce(quick: bool, outdir: Path) -> PaperResult:
@@ -225,7 +262,13 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     traces = shipped_traces()
     if not traces:
         raise FileNotFoundError(f"no captured traces in {traces_dir()}")
-    df = sweep(traces, limit=QUICK_LIMIT if quick else None)
+    # The main run and the device sensitivities (issue 16, scope 3) from one replay of each trace.
+    variants, ours = device_variants(outdir)
+    try:
+        df, *priced = priced_sweeps(traces, [[f] for _, _, f in variants], limit=QUICK_LIMIT if quick else None)
+    finally:
+        for _, _, f in variants:
+            f.unlink(missing_ok=True)
     imp = improvements(df)
     res = PaperResult(KEY, TITLE)
     res.tables["figure3_io_time"] = df
@@ -277,8 +320,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
             unit="% of runs",
         )
     )
-    # Sensitivities (issue 16, scope 3).
-    sens, ours = device_sensitivity(traces, outdir, limit=QUICK_LIMIT if quick else None)
+    sens = device_sensitivity(variants, priced)
     res.tables["sensitivity_devices"] = sens
 
     def points(prop: str, fn) -> pd.DataFrame:

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tierlab.papers import Claim, PaperResult, Sensitivity
+from tierlab.papers import Claim, PaperResult, Sensitivity, progress
 
 KEY = "hybrid-dram-pcm"
 TITLE = "App-state-aware buffer cache on hybrid DRAM+PCM memory (Oh et al., KIISE 2015)"
@@ -119,6 +119,7 @@ def sweep(
     base = out[out["policy"] == "hybrid-lru"].set_index("size_pct")
     out["fg_time_norm"] = out["fg_time"] / out["size_pct"].map(base["fg_time"])
     out["energy_norm"] = out["energy_nj"] / out["size_pct"].map(base["energy_nj"])
+    progress.step()
     return out.sort_values(["policy", "size_pct"]).reset_index(drop=True)
 
 
@@ -196,6 +197,8 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     refs = 40_000 if quick else 400_000
     sizes = [10, 40, 70, 100] if quick else list(range(10, 101, 10))
     res = PaperResult(KEY, TITLE)
+    # A progress step per session replayed: each trace, then its sensitivity sessions.
+    progress.expect(len(TRACES) * (1 + len(SENS_BURSTS) * len(SENS_BG_SHARES) + len(SENS_REVISITS)))
     for name, (preset, figs, paper_time, paper_energy) in TRACES.items():
         df = sweep(preset, refs, sizes)
         res.tables[f"{name}_figures{figs[0]}_{figs[1]}"] = df

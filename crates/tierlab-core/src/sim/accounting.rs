@@ -2,6 +2,7 @@
 
 use super::{PageId, PageOut, PageRef, Sink, MAX_TIERS};
 use crate::device::{IoCost, System};
+use crate::error::{Error, Result};
 use crate::trace::{Event, EventKind, Kind, Op};
 
 /// Time, energy and volume of one cost component (e.g. "swap_write").
@@ -150,6 +151,80 @@ pub enum Store {
     Swap,
 }
 
+/// The device costs of one further system an [`Accounting`] prices every request under
+/// (`RunOptions::variants`). The policy's decisions, and so every count, are those of the run;
+/// only time and energy differ, and they are added up request by request in the same order as a
+/// run on that system alone, so the figures are the same to the last bit.
+struct Variant {
+    /// Cost of a request per fixed component ([`Comp`]; migration uses `migrate_cost`).
+    io: [IoCost; 4],
+    access_cost: [[(f64, f64); 2]; MAX_TIERS],
+    fill_cost: [(f64, f64); MAX_TIERS],
+    migrate_cost: [[(f64, f64); MAX_TIERS]; MAX_TIERS],
+    fixed: [Component; N_FIXED],
+}
+
+/// Per tier, per op: (time ns, energy nJ) of one CPU access; per tier: of filling one page; per
+/// (from, to) tier: of migrating one page (a read in `from`, a write in `to`).
+type TierCosts = (
+    [[(f64, f64); 2]; MAX_TIERS],
+    [(f64, f64); MAX_TIERS],
+    [[(f64, f64); MAX_TIERS]; MAX_TIERS],
+);
+
+fn tier_costs(system: &System) -> TierCosts {
+    let mut access_cost = [[(0.0, 0.0); 2]; MAX_TIERS];
+    let mut fill_cost = [(0.0, 0.0); MAX_TIERS];
+    for (t, dev) in system.tiers.iter().take(MAX_TIERS).enumerate() {
+        access_cost[t] = [
+            (dev.access_read_ns, dev.access_read_energy_nj),
+            (dev.access_write_ns, dev.access_write_energy_nj),
+        ];
+        fill_cost[t] = (dev.write.time_ns(1, false), dev.write.energy_nj_per_page);
+    }
+    let mut migrate_cost = [[(0.0, 0.0); MAX_TIERS]; MAX_TIERS];
+    for (f, src) in system.tiers.iter().take(MAX_TIERS).enumerate() {
+        for (t, dst) in system.tiers.iter().take(MAX_TIERS).enumerate() {
+            migrate_cost[f][t] = (
+                src.read.time_ns(1, false) + dst.write.time_ns(1, false),
+                src.read.energy_nj_per_page + dst.write.energy_nj_per_page,
+            );
+        }
+    }
+    (access_cost, fill_cost, migrate_cost)
+}
+
+/// Checks that `variant` differs from `base` in device costs only: the same number of tiers,
+/// endurance on the same tiers, a swap device on both or neither, the same `write_miss_fetch`
+/// (each of those changes what is counted, not only its price).
+fn check_variant(base: &System, variant: &System, k: usize) -> Result<()> {
+    let differs = |what: &str| {
+        Err(Error::config(format!(
+            "pricing variant {k}: {what} differs from the run's system; a variant may change \
+             device costs only"
+        )))
+    };
+    if base.tiers.len() != variant.tiers.len() {
+        return differs("the number of memory tiers");
+    }
+    let endurance = |s: &System| -> Vec<bool> {
+        s.tiers
+            .iter()
+            .map(|d| d.endurance_writes.is_some())
+            .collect()
+    };
+    if endurance(base) != endurance(variant) {
+        return differs("which tiers have an endurance");
+    }
+    if base.swap.is_some() != variant.swap.is_some() {
+        return differs("having a swap device");
+    }
+    if base.write_miss_fetch != variant.write_miss_fetch {
+        return differs("write_miss_fetch");
+    }
+    Ok(())
+}
+
 /// The engine's sink: charges device costs and keeps [`Stats`].
 pub struct Accounting {
     system: System,
@@ -185,6 +260,8 @@ pub struct Accounting {
     /// [`Accounting::priced`] folds them into `stats.hits`, `hits_by_tier` and the tiers' CPU
     /// accesses at the end, instead of three counters per hit.
     hit_counts: [[u64; 4]; MAX_TIERS],
+    /// Further systems every request is also priced under (see [`Accounting::with_variants`]).
+    variants: Vec<Variant>,
 }
 
 /// `foreground` value meaning "no events seen: every app counts as foreground".
@@ -192,24 +269,7 @@ const ALL_FOREGROUND: u32 = u32::MAX;
 
 impl Accounting {
     pub fn new(system: System) -> Self {
-        let mut access_cost = [[(0.0, 0.0); 2]; MAX_TIERS];
-        let mut fill_cost = [(0.0, 0.0); MAX_TIERS];
-        for (t, dev) in system.tiers.iter().take(MAX_TIERS).enumerate() {
-            access_cost[t] = [
-                (dev.access_read_ns, dev.access_read_energy_nj),
-                (dev.access_write_ns, dev.access_write_energy_nj),
-            ];
-            fill_cost[t] = (dev.write.time_ns(1, false), dev.write.energy_nj_per_page);
-        }
-        let mut migrate_cost = [[(0.0, 0.0); MAX_TIERS]; MAX_TIERS];
-        for (f, src) in system.tiers.iter().take(MAX_TIERS).enumerate() {
-            for (t, dst) in system.tiers.iter().take(MAX_TIERS).enumerate() {
-                migrate_cost[f][t] = (
-                    src.read.time_ns(1, false) + dst.write.time_ns(1, false),
-                    src.read.energy_nj_per_page + dst.write.energy_nj_per_page,
-                );
-            }
-        }
+        let (access_cost, fill_cost, migrate_cost) = tier_costs(&system);
         let wear_any = system.tiers.iter().any(|d| d.endurance_writes.is_some());
         Accounting {
             wear_any,
@@ -229,7 +289,33 @@ impl Accounting {
             foreground: Some(ALL_FOREGROUND),
             wear: Vec::new(),
             hit_counts: [[0; 4]; MAX_TIERS],
+            variants: Vec::new(),
         }
+    }
+
+    /// An accounting that also prices every request under each of `variants` (systems that
+    /// differ from `system` in device costs only; a config error otherwise): what one replay
+    /// would cost on each, without replaying it again ([`Accounting::variant_stats`]).
+    pub fn with_variants(system: System, variants: &[System]) -> Result<Self> {
+        let mut acct = Accounting::new(system);
+        for (k, v) in variants.iter().enumerate() {
+            check_variant(&acct.system, v, k + 1)?;
+            let (access_cost, fill_cost, migrate_cost) = tier_costs(v);
+            let swap = v
+                .swap
+                .as_ref()
+                .map_or((IoCost::default(), IoCost::default()), |d| {
+                    (d.read, d.write)
+                });
+            acct.variants.push(Variant {
+                io: [v.file_store.read, v.file_store.write, swap.0, swap.1],
+                access_cost,
+                fill_cost,
+                migrate_cost,
+                fixed: [Component::default(); N_FIXED],
+            });
+        }
+        Ok(acct)
     }
 
     pub fn system(&self) -> &System {
@@ -303,6 +389,14 @@ impl Accounting {
         let t = cost.time_ns(pages, seq);
         let e = cost.energy_nj_per_page * pages as f64;
         self.stats.fixed[comp as usize].add(pages, t, e);
+        for v in &mut self.variants {
+            let c = v.io[comp as usize];
+            v.fixed[comp as usize].add(
+                pages,
+                c.time_ns(pages, seq),
+                c.energy_nj_per_page * pages as f64,
+            );
+        }
         if let Some(log) = self.log.as_mut() {
             let store = if matches!(comp, Comp::FileRead | Comp::FileWrite) {
                 Store::File
@@ -338,7 +432,26 @@ impl Accounting {
     /// `stats.hits_by_tier`, the hits' share of `stats.tier[..][..].ops` and every
     /// `stats.tier[..][..].time_ns`/`energy_nj` are not filled in; every other field is live.
     pub fn priced(&self) -> Stats {
+        self.priced_with(&self.stats.fixed, &self.access_cost, &self.fill_cost)
+    }
+
+    /// The stats priced under each variant of [`Accounting::with_variants`], in order: the same
+    /// counts as [`Accounting::priced`], with the variant's device times and energies.
+    pub fn variant_stats(&self) -> Vec<Stats> {
+        self.variants
+            .iter()
+            .map(|v| self.priced_with(&v.fixed, &v.access_cost, &v.fill_cost))
+            .collect()
+    }
+
+    fn priced_with(
+        &self,
+        fixed: &[Component; N_FIXED],
+        access_cost: &[[(f64, f64); 2]; MAX_TIERS],
+        fill_cost: &[(f64, f64); MAX_TIERS],
+    ) -> Stats {
         let mut s = self.stats.clone();
+        s.fixed = *fixed;
         for (t, counts) in self.hit_counts.iter().enumerate() {
             for (op_kind, &n) in counts.iter().enumerate() {
                 let (op, kind) = (op_kind & 1, op_kind >> 1);
@@ -347,15 +460,13 @@ impl Accounting {
                 s.tier[t][op].ops += n;
             }
         }
-        for t in 0..MAX_TIERS {
-            for op in 0..2 {
-                let (ns, nj) = self.access_cost[t][op];
-                let c = &mut s.tier[t][op];
+        for (t, tier) in s.tier.iter_mut().enumerate() {
+            for (c, &(ns, nj)) in tier.iter_mut().zip(&access_cost[t]) {
                 c.time_ns = c.ops as f64 * ns;
                 c.energy_nj = c.ops as f64 * nj;
             }
-            let (ns, nj) = self.fill_cost[t];
-            let c = &mut s.tier[t][2];
+            let (ns, nj) = fill_cost[t];
+            let c = &mut tier[2];
             c.time_ns = c.pages as f64 * ns;
             c.energy_nj = c.pages as f64 * nj;
         }
@@ -487,6 +598,10 @@ impl Sink for Accounting {
         }
         let (t, e) = self.migrate_cost[from as usize][to as usize];
         self.stats.fixed[Comp::Migration as usize].add(1, t, e);
+        for v in &mut self.variants {
+            let (t, e) = v.migrate_cost[from as usize][to as usize];
+            v.fixed[Comp::Migration as usize].add(1, t, e);
+        }
     }
 
     /// Loads `id`'s wear counts (the one per-page array a hit or fill writes).

@@ -44,6 +44,12 @@ pub struct RunOptions {
     /// (`Access::size`), capacities are in bytes, and only policies with an object-size
     /// variant (`PolicyDef::visit_object_mode`) run. Default false: page mode.
     pub object_sizes: bool,
+    /// Further systems to price every instance under, besides the run's own: each may differ
+    /// from it in device costs only (a config error otherwise). Since no policy sees device
+    /// costs, its decisions are the same on each, so one replay gives every variant's result
+    /// ([`InstanceResult::variant_stats`]) at the price of a few more additions per device
+    /// request, where a replay per variant would repeat the whole run.
+    pub variants: Vec<System>,
 }
 
 impl Default for RunOptions {
@@ -54,6 +60,7 @@ impl Default for RunOptions {
             record_device_log: false,
             limit: None,
             object_sizes: false,
+            variants: Vec::new(),
         }
     }
 }
@@ -81,6 +88,8 @@ pub struct InstanceResult {
     /// cores do not count against the policy.
     pub policy_seconds: f64,
     pub device_log: Option<Vec<DeviceRequest>>,
+    /// The stats priced under each of `RunOptions::variants`, in order (same counts as `stats`).
+    pub variant_stats: Vec<Stats>,
 }
 
 /// Result of a run over one trace.
@@ -106,6 +115,10 @@ pub struct RunOutput {
 pub trait EngineSink: Sink + Send + 'static {
     fn grow(&mut self, n: usize);
     fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>);
+    /// The stats priced under each pricing variant (`RunOptions::variants`); none by default.
+    fn variant_stats(&self) -> Vec<Stats> {
+        Vec::new()
+    }
 }
 
 impl EngineSink for Accounting {
@@ -114,6 +127,9 @@ impl EngineSink for Accounting {
     }
     fn into_parts(self) -> (Stats, Option<Vec<DeviceRequest>>) {
         (self.priced(), self.log)
+    }
+    fn variant_stats(&self) -> Vec<Stats> {
+        Accounting::variant_stats(self)
     }
 }
 
@@ -242,6 +258,7 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
             .map(|(k, v)| (k.to_string(), v))
             .collect();
         let resident_at_end = self.policy.resident();
+        let variant_stats = self.sink.variant_stats();
         let (stats, device_log) = self.sink.into_parts();
         InstanceResult {
             policy: self.name,
@@ -253,6 +270,7 @@ impl<P: Policy, S: EngineSink> Runner for Instance<P, S> {
             resident_at_end,
             policy_seconds: self.seconds,
             device_log,
+            variant_stats,
         }
     }
 
@@ -626,7 +644,7 @@ pub fn run_with_external(
             tiers: system.tiers.len(),
             page_size,
         };
-        let mut acct = Accounting::new(system.clone());
+        let mut acct = Accounting::with_variants(system.clone(), &opts.variants)?;
         if opts.record_device_log {
             acct.log = Some(Vec::new());
         }
@@ -639,7 +657,7 @@ pub fn run_with_external(
         runners.push(runner);
     }
     for p in external {
-        let mut acct = Accounting::new(system.clone());
+        let mut acct = Accounting::with_variants(system.clone(), &opts.variants)?;
         if opts.record_device_log {
             acct.log = Some(Vec::new());
         }
@@ -790,9 +808,11 @@ pub fn run_with_external(
         _ => page_refs * page_size as u64,
     };
     for r in &mut results {
-        r.stats.accesses = page_refs;
-        r.stats.requests = decoder.requests;
-        r.stats.byte_accesses = byte_accesses;
+        for stats in std::iter::once(&mut r.stats).chain(r.variant_stats.iter_mut()) {
+            stats.accesses = page_refs;
+            stats.requests = decoder.requests;
+            stats.byte_accesses = byte_accesses;
+        }
     }
     Ok(RunOutput {
         results,

@@ -90,4 +90,13 @@ impl<S> ObjectSink<S> {
             stats.too_large = too_large;
         })
     }
+    fn variant_stats(&self) -> Vec<Stats> {
+        let mut all = self.inner.variant_stats();
+        for stats in &mut all {
+            stats.byte_accesses = self.bytes;
+            stats.byte_misses = self.byte_misses;
+            stats.too_large = self.too_large;
+        }
+        all
+    }
 }

@@ -159,3 +159,26 @@ pub fn rows(run: &RunOutput, system: &System) -> Vec<Row> {
         .map(|r| instance_row(r, run, system))
         .collect()
 }
+
+/// Rows of every instance of a run priced under its `k`th pricing variant (`RunOptions::variants`,
+/// `system` being that variant): the same counts, the variant's times and energies.
+pub fn variant_rows(run: &RunOutput, k: usize, system: &System) -> Vec<Row> {
+    run.results
+        .iter()
+        .map(|r| {
+            let priced = InstanceResult {
+                policy: r.policy.clone(),
+                label: r.label.clone(),
+                params: r.params.clone(),
+                capacity: r.capacity,
+                stats: r.variant_stats[k].clone(),
+                counters: r.counters.clone(),
+                resident_at_end: r.resident_at_end,
+                policy_seconds: r.policy_seconds,
+                device_log: None,
+                variant_stats: Vec::new(),
+            };
+            instance_row(&priced, run, system)
+        })
+        .collect()
+}

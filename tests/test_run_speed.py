@@ -1,0 +1,99 @@
+"""What makes `tierlab reproduce` fast without changing a figure: a replay priced under device
+variants equals separate replays (issue 38, scope 1), generated workloads are cached across runs
+by content (scope 3), and papers run side by side with their results in order (scope 2)."""
+
+from __future__ import annotations
+
+import gzip
+
+import pandas as pd
+import pytest
+
+import tierlab
+from tierlab import _core, cache, papers
+from tierlab.papers import bs_clock_workloads, emram_swap, harness, progress
+
+TRACE = (
+    "mix:0.7*zipf(alpha=0.9,pages=3000,write=0.3,seed=1)"
+    "+0.3*zipf(alpha=0.7,pages=2000,kind=anon,write=0.4,seed=2),n=30000,seed=3"
+)
+SYSTEM = {"tiers": ["dram"], "file_store": "flash-ufs31", "swap": "emram-swap"}
+
+
+def test_variants_price_one_replay_as_separate_runs(tmp_path):
+    slow_flash = papers.device_variant(
+        "flash-ufs31", tmp_path / "f.toml", "test", **{"read.random_setup_ns": 123456.7, "read.per_page_ns": 3.3}
+    )
+    other = {"tiers": ["dram"], "file_store": "ufs", "swap": "zram"}
+    pols, sizes = ["clock", "four-area"], [0.05, 0.2]
+    both = tierlab.run(TRACE, pols, sizes, SYSTEM, variants=[{"device_files": [slow_flash]}, {"system": other}])
+    assert list(both["variant"].unique()) == [0, 1, 2]
+    for k, (system, files) in enumerate([(SYSTEM, []), (SYSTEM, [slow_flash]), (other, [])]):
+        alone = tierlab.run(TRACE, pols, sizes, system, device_files=files)
+        got = both[both.variant == k].drop(columns="variant").reset_index(drop=True)
+        cols = [c for c in alone.columns if c not in ("policy_seconds", "accesses_per_second")]
+        pd.testing.assert_frame_equal(got[cols], alone[cols], check_exact=True)
+    # The variants do price differently.
+    io = both.groupby("variant")["io_time_ns"].sum()
+    assert io[0] != io[1] and io[0] != io[2]
+
+
+def test_a_variant_may_change_costs_only():
+    with pytest.raises(_core.TierlabError, match="pricing variant 1: having a swap device"):
+        tierlab.run(TRACE, ["clock"], [100], SYSTEM, variants=[{"system": {**SYSTEM, "swap": None}}])
+
+
+def test_priced_sweeps_equal_a_sweep_per_device_file(tmp_path):
+    traces = emram_swap.shipped_traces()[:1]
+    variants, _ = emram_swap.device_variants(tmp_path)
+    files = [[variants[0][2]], [variants[-1][2]]]
+    main, *priced = emram_swap.priced_sweeps(traces, files, limit=200_000, policies=("clock", "four-area"))
+    pd.testing.assert_frame_equal(main, emram_swap.sweep(traces, limit=200_000, policies=("clock", "four-area")))
+    for f, got in zip(files, priced, strict=True):
+        want = emram_swap.sweep(traces, limit=200_000, policies=("clock", "four-area"), device_files=f)
+        pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_generated_workloads_are_cached_by_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIERLAB_CACHE", str(tmp_path / "cache"))
+    calls = []
+
+    def make(path, workload, n_ops, seed=1, launch_share=None, rewrite_share=0.0):
+        calls.append((workload, n_ops, seed))
+        return bs_clock_workloads.generate_mobile_block(path, workload, n_ops, seed, launch_share, rewrite_share)
+
+    make.__module__ = bs_clock_workloads.__name__
+    a = cache.generated(make, tmp_path / "a.csv.gz", "web", 50, seed=3)
+    # The same arguments, a default spelled out: copied from the cache, not made again.
+    b = cache.generated(make, tmp_path / "b.csv.gz", "web", 50, seed=3, rewrite_share=0.0)
+    assert len(calls) == 1
+    assert gzip.decompress(a.read_bytes()) == gzip.decompress(b.read_bytes())
+    cache.generated(make, tmp_path / "c.csv.gz", "web", 50, seed=4)
+    assert len(calls) == 2
+    assert cache.clear() > 0
+    cache.generated(make, tmp_path / "d.csv.gz", "web", 50, seed=3)
+    assert len(calls) == 3
+
+
+def test_progress_reports_shares_only_when_installed():
+    seen = []
+    progress.expect(4)
+    progress.step()  # nobody listening: nothing happens
+    progress.install(lambda key, share: seen.append((key, share)), "p")
+    progress.expect(4)
+    progress.step()
+    progress.step(3)
+    progress.install(None)
+    assert seen == [("p", 0.25), ("p", 1.0)]
+
+
+def test_papers_side_by_side_come_back_in_order(tmp_path):
+    shown = []
+    done = harness.run_papers(
+        ["android-lmk", "hybrid-dram-pcm"], True, tmp_path, jobs=2, show=lambda k, s, t: shown.append((k, s, t))
+    )
+    assert [k for k, _, _ in done] == ["android-lmk", "hybrid-dram-pcm"]
+    assert all(res is not None for _, res, _ in done), [info for _, res, info in done if res is None]
+    ends = {k: t for k, s, t in shown if t is not None}
+    assert set(ends) == {"android-lmk", "hybrid-dram-pcm"} and all(t > 0 for t in ends.values())
+    assert any(k == "hybrid-dram-pcm" and 0 < s < 1 for k, s, t in shown)
