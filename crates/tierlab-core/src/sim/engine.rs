@@ -143,6 +143,9 @@ impl<S: EngineSink> EngineSink for ObjectSink<S> {
         write_counts(&mut stats);
         (stats, log)
     }
+    fn variant_stats(&self) -> Vec<Stats> {
+        self.with_counts(self.inner().variant_stats())
+    }
 }
 
 /// CPU time of the calling thread, in seconds (wall time where the OS cannot tell).

@@ -90,8 +90,12 @@ impl<S> ObjectSink<S> {
             stats.too_large = too_large;
         })
     }
-    fn variant_stats(&self) -> Vec<Stats> {
-        let mut all = self.inner.variant_stats();
+    /// The sink it wraps (to ask it for its variants' stats).
+    pub(super) fn inner(&self) -> &S {
+        &self.inner
+    }
+    /// `all` (the wrapped sink's stats under each pricing variant) with its counts written in.
+    pub(super) fn with_counts(&self, mut all: Vec<Stats>) -> Vec<Stats> {
         for stats in &mut all {
             stats.byte_accesses = self.bytes;
             stats.byte_misses = self.byte_misses;
