@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -74,14 +75,17 @@ def resolve_size(size: SizeLike, page_size: int, footprint_pages: Callable[[], i
     return _resolve(size, "pages", footprint_pages, page_size)
 
 
-def resolve_sizes(trace: Trace, sizes: Iterable[SizeLike], limit: int | None = None) -> list[int]:
+def resolve_sizes(
+    trace: Trace, sizes: Iterable[SizeLike], limit: int | None = None, progress: bool | Callable[[int], Any] = False
+) -> list[int]:
     """Resolves every size of ``sizes`` to pages for ``trace``. The footprint (one pass over the
-    trace) is computed only if a size is a share of it, and at most once."""
+    trace, shown as :func:`info` shows it when ``progress`` is given) is computed only if a size is
+    a share of it, and at most once."""
     cache: dict[str, int] = {}
 
     def footprint() -> int:
         if "n" not in cache:
-            cache["n"] = int(info(trace, limit=limit)["distinct_pages"])
+            cache["n"] = int(info(trace, limit=limit, progress=progress, label="footprint of")["distinct_pages"])
         return cache["n"]
 
     page_size = trace.page_size()
@@ -95,24 +99,28 @@ def resolve_object_size(size: SizeLike, footprint_bytes: Callable[[], int]) -> i
     return _resolve(size, "bytes", footprint_bytes, None)
 
 
-def object_footprint(trace: Trace, limit: int | None = None) -> int:
-    """Bytes of the distinct objects of ``trace`` (each at the size of its first request)."""
+def object_footprint(trace: Trace, limit: int | None = None, progress: bool | Callable[[int], Any] = False) -> int:
+    """Bytes of the distinct objects of ``trace`` (each at the size of its first request); the
+    pass is shown as :func:`run` shows a replay when ``progress`` is given."""
     import numpy as np
 
     ids = np.empty(0, dtype=np.uint64)
     sizes = np.empty(0, dtype=np.uint64)
     seen = 0
-    for b in trace.batches():
-        acc = b["event"] == 255
-        bid, bsize = b["page"][acc], b["size"][acc].astype(np.uint64)
-        if limit is not None:
-            bid, bsize = bid[: max(0, limit - seen)], bsize[: max(0, limit - seen)]
-        seen += len(bid)
-        # Earlier batches first, so np.unique's first index keeps the first request's size.
-        ids, first = np.unique(np.concatenate([ids, bid]), return_index=True)
-        sizes = np.concatenate([sizes, bsize])[first]
-        if limit is not None and seen >= limit:
-            break
+    with _progress(progress, trace, limit, "footprint of") as callback:
+        for b in trace.batches():
+            acc = b["event"] == 255
+            bid, bsize = b["page"][acc], b["size"][acc].astype(np.uint64)
+            if limit is not None:
+                bid, bsize = bid[: max(0, limit - seen)], bsize[: max(0, limit - seen)]
+            seen += len(bid)
+            # Earlier batches first, so np.unique's first index keeps the first request's size.
+            ids, first = np.unique(np.concatenate([ids, bid]), return_index=True)
+            sizes = np.concatenate([sizes, bsize])[first]
+            if callback is not None:
+                callback(seen)
+            if limit is not None and seen >= limit:
+                break
     return int(sizes.sum())
 
 
@@ -131,10 +139,24 @@ def parse_policy(policy: PolicyLike) -> dict:
     return json.loads(_core.parse_policy(str(policy)))
 
 
-def info(trace: TraceLike, *, format: str | None = None, options: dict | None = None, limit: int | None = None) -> dict:
-    """Summary of a trace: requests, page references, footprint, mixes, apps, reuse."""
+def info(
+    trace: TraceLike,
+    *,
+    format: str | None = None,
+    options: dict | None = None,
+    limit: int | None = None,
+    progress: bool | Callable[[int], Any] = False,
+    label: str | None = None,
+) -> dict:
+    """Summary of a trace: requests, page references, footprint, mixes, apps, reuse.
+
+    One pass over the trace, with the GIL released; ``progress`` shows it as :func:`run` shows a
+    replay (``True``: a bar on stderr, its description ``label`` and the trace's name; a callable:
+    called with the page references read so far, at most every 100 ms)."""
     t = Trace.of(trace, format, options)
-    return json.loads(_core.trace_info(t.to_json(), values.optional_count(limit, "limit")))
+    limit = values.optional_count(limit, "limit")
+    with _progress(progress, t, limit, label) as callback:
+        return json.loads(_core.trace_info(t.to_json(), limit, callback))
 
 
 def policies() -> pd.DataFrame:
@@ -224,12 +246,12 @@ def run(
 
         def footprint_bytes() -> int:
             if "n" not in cache:
-                cache["n"] = object_footprint(t, limit)
+                cache["n"] = object_footprint(t, limit, progress)
             return cache["n"]
 
         pages = [resolve_object_size(s, footprint_bytes) for s in size_list]
     else:
-        pages = resolve_sizes(t, size_list, limit)
+        pages = resolve_sizes(t, size_list, limit, progress)
     instances = [{"policy": p["name"], "params": p["params"], "size": n} for p in pols if p for n in pages]
     # Policies written in Python: one object per size; the core returns their rows last.
     external = [(cls.policy_name(), n, cls(n)) for cls in given if is_python_policy(cls) for n in pages]
@@ -238,9 +260,7 @@ def run(
     order = [i * len(size_list) + j for i, p in enumerate(pols) if p for j in range(len(size_list))] + [
         i * len(size_list) + j for i, p in enumerate(pols) if p is None for j in range(len(size_list))
     ]
-    total = _expected_refs(t, limit) if progress is True else None
-    callback = _progress_callback(progress, t.name, total, None if _is_generator(t.path) else t.path)
-    try:
+    with _progress(progress, t, limit) as callback:
         out = json.loads(
             _core.run(
                 t.to_json(),
@@ -258,9 +278,6 @@ def run(
                 ],
             )
         )
-    finally:
-        if hasattr(callback, "close"):
-            callback.close()
     if variants:
         frames = [pd.DataFrame(r) for r in [out["rows"], *out["variant_rows"]]]
         return pd.concat(
@@ -380,9 +397,19 @@ def _expected_refs(t: Trace, limit: int | None) -> int | None:
     return total
 
 
-def _progress_callback(progress, label: str, total: int | None = None, path: str | None = None):
-    if progress is True:
-        return _RichProgress(label, total, path)
-    if callable(progress):
-        return progress
-    return None
+@contextlib.contextmanager
+def _progress(progress, t: Trace, limit: int | None, label: str | None = None):
+    """The callback a pass over ``t`` reports to (None for none): ``progress`` itself when it is
+    callable, a :class:`_RichProgress` bar (closed on the way out) when it is True."""
+    if progress is not True:
+        yield progress if callable(progress) else None
+        return
+    bar = _RichProgress(
+        f"{label} {t.name}" if label else t.name,
+        _expected_refs(t, limit),
+        None if _is_generator(t.path) else t.path,
+    )
+    try:
+        yield bar
+    finally:
+        bar.close()

@@ -272,7 +272,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_info(args) -> int:
-    inf = api.info(trace_of(args), limit=args.limit)
+    inf = api.info(trace_of(args), limit=args.limit, progress=not args.quiet and sys.stderr.isatty())
     if args.json:
         print(json.dumps(inf, indent=1))
         return 0
@@ -429,12 +429,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="summarise a trace",
         formatter_class=fmt,
         description="Requests, page references, footprint, read/write and file/anon mix,\n"
-        "apps and reuse of a trace, in one streaming pass.",
+        "apps and reuse of a trace, in one streaming pass (a progress bar on stderr when it is a\n"
+        "terminal).",
         epilog="example:\n  tierlab info ../shared/traces/mobile-block/telegram_exec.csv.gz",
     )
     add_trace_args(p)
     p.add_argument("--limit", type=values.count_arg("--limit"), help="read only the first N page references")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser(

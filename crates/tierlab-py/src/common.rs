@@ -102,17 +102,24 @@ pub fn progress_callback(
             return Ok(());
         }
         last = std::time::Instant::now();
-        Python::attach(|py| {
-            let r = py.check_signals().and_then(|_| match callback {
-                Some(cb) => cb.call1(py, (p.page_refs,)).map(|_| ()),
-                None => Ok(()),
-            });
-            r.map_err(|e| {
-                PENDING_PY_ERR.with(|slot| *slot.borrow_mut() = Some(e));
-                Error::Interrupted
-            })
-        })
+        report_progress(callback, p)
     }
+}
+
+/// Calls `callback(page_refs)` (if any) now, with the GIL held, after checking for signals: what
+/// [`progress_callback`] does when its 100 ms are up, and a pass's last report (so that a display
+/// ends at its total however short the pass).
+pub fn report_progress(callback: Option<&Py<PyAny>>, p: &Progress) -> Result<(), Error> {
+    Python::attach(|py| {
+        let r = py.check_signals().and_then(|_| match callback {
+            Some(cb) => cb.call1(py, (p.page_refs,)).map(|_| ()),
+            None => Ok(()),
+        });
+        r.map_err(|e| {
+            PENDING_PY_ERR.with(|slot| *slot.borrow_mut() = Some(e));
+            Error::Interrupted
+        })
+    })
 }
 
 /// Parses a JSON argument, naming it on error.

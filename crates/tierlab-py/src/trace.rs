@@ -1,11 +1,12 @@
 //! Trace access from Python: opening by spec, summaries, and record batches as
 //! numpy arrays (for Parquet export and analysis in pandas).
 
-use crate::common::{guard, json_arg, to_py_err};
+use crate::common::{guard, json_arg, progress_callback, report_progress, to_py_err};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use serde::Deserialize;
+use tierlab_core::sim::engine::Progress;
 use tierlab_core::trace::{Record, TraceReader, TraceSpec};
 
 #[derive(Deserialize)]
@@ -28,15 +29,30 @@ pub fn trace_spec(json: &str) -> PyResult<TraceSpec> {
     })
 }
 
-/// Summarises a trace (JSON text of `TraceInfo`).
+/// Summarises a trace (JSON text of `TraceInfo`). Releases the GIL; calls `callback(page_refs)`
+/// (if given) at most every 100 ms, as `run` does, and once more at the end; Ctrl-C or an
+/// exception from it stops the pass.
 #[pyfunction]
-#[pyo3(signature = (trace, limit=None))]
-fn trace_info(py: Python<'_>, trace: &str, limit: Option<u64>) -> PyResult<String> {
+#[pyo3(signature = (trace, limit=None, callback=None))]
+fn trace_info(
+    py: Python<'_>,
+    trace: &str,
+    limit: Option<u64>,
+    callback: Option<Py<PyAny>>,
+) -> PyResult<String> {
     let spec = trace_spec(trace)?;
     py.detach(|| {
         guard(|| {
             let mut reader = tierlab_core::trace::open(&spec)?;
-            let info = tierlab_core::trace::info::summarize(reader.as_mut(), limit)?;
+            let mut progress = progress_callback(callback.as_ref());
+            let info =
+                tierlab_core::trace::info::summarize_with(reader.as_mut(), limit, &mut progress)?;
+            // The last report, with the trace still open (its file read to the end).
+            let last = Progress {
+                page_refs: info.page_refs,
+                requests: info.requests,
+            };
+            report_progress(callback.as_ref(), &last)?;
             Ok(serde_json::to_string(&info).unwrap_or_default())
         })
     })

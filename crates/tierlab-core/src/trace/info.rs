@@ -1,8 +1,9 @@
 //! One-pass trace summary for `tierlab info`: size, mix, footprint, apps and
-//! reuse. Memory is proportional to the distinct pages, not the trace length.
+//! reuse. Memory is proportional to the distinct pages, not the trace length; a
+//! progress callback is called after every batch read, as in a replay.
 
 use crate::error::Result;
-use crate::sim::engine::Decoder;
+use crate::sim::engine::{Decoder, Progress};
 use crate::sim::RefBatch;
 use crate::trace::{Kind, Op, TraceReader};
 
@@ -38,6 +39,16 @@ pub struct TraceInfo {
 
 /// Reads the whole trace once and summarises it.
 pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<TraceInfo> {
+    summarize_with(reader, limit, &mut |_| Ok(()))
+}
+
+/// [`summarize`], calling `progress` after every batch (the references and requests read so
+/// far); an error from it stops the pass and is returned.
+pub fn summarize_with(
+    reader: &mut dyn TraceReader,
+    limit: Option<u64>,
+    progress: &mut dyn FnMut(&Progress) -> Result<()>,
+) -> Result<TraceInfo> {
     let mut info = TraceInfo {
         format: reader.format().to_string(),
         page_size: reader.page_size(),
@@ -95,6 +106,10 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
             info.page_refs += 1;
         }
         info.events += events.len() as u64;
+        progress(&Progress {
+            page_refs: info.page_refs,
+            requests: decoder.requests,
+        })?;
     }
     info.requests = decoder.requests;
     info.distinct_pages = decoder.distinct() as u64;
@@ -121,4 +136,43 @@ pub fn summarize(reader: &mut dyn TraceReader, limit: Option<u64>) -> Result<Tra
         }
     }
     Ok(info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+    use crate::trace::{open, TraceSpec};
+
+    fn reader() -> Box<dyn TraceReader> {
+        open(&TraceSpec::new("zipf:alpha=0.9,pages=3000,n=300000,seed=4")).unwrap()
+    }
+
+    #[test]
+    fn progress_is_reported_after_every_batch_up_to_the_whole_pass() {
+        let mut seen = Vec::new();
+        let info = summarize_with(reader().as_mut(), None, &mut |p| {
+            seen.push((p.page_refs, p.requests));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(info.page_refs, 300_000);
+        // 300,000 one-page requests in batches of 65,536: five reports, each further on.
+        assert_eq!(seen.len(), 5);
+        assert!(seen.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(*seen.last().unwrap(), (300_000, 300_000));
+        let plain = summarize(reader().as_mut(), None).unwrap();
+        assert_eq!(plain.distinct_pages, info.distinct_pages);
+    }
+
+    #[test]
+    fn an_error_from_progress_stops_the_pass() {
+        let mut calls = 0;
+        let r = summarize_with(reader().as_mut(), None, &mut |_| {
+            calls += 1;
+            Err(Error::Interrupted)
+        });
+        assert!(matches!(r, Err(Error::Interrupted)));
+        assert_eq!(calls, 1);
+    }
 }
