@@ -99,3 +99,22 @@ def test_nothing_on_stderr_when_it_is_not_a_terminal(gz_trace, argv):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     assert "big.trace.gz" in proc.stdout
+
+
+def test_in_80_columns_the_numbers_stay_whole():
+    from io import StringIO
+
+    from rich.console import Console
+
+    bar = api._RichProgress("footprint of a_rather_long_trace_name_exec.csv.gz", total=10_000_000)
+    try:
+        bar(3_759_465)
+        out = StringIO()
+        Console(file=out, width=80).print(bar._p.make_tasks_table(bar._p.tasks))
+    finally:
+        bar.close()
+    line = out.getvalue().rstrip("\n")
+    assert len(line) <= 80 and "\n" not in line, line
+    numbers = line.split("━")[-1].split("╸")[-1]
+    assert "37.6%" in numbers and "3,759,465 refs" in numbers and "M refs/s" in numbers and "ETA" in numbers
+    assert "…" not in line[line.index("37.6%") :], line

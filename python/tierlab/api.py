@@ -327,19 +327,30 @@ class _RichProgress:
             TimeElapsedColumn,
             TimeRemainingColumn,
         )
+        from rich.table import Column
 
         self._file = None
         if total is None and path is not None and os.path.isfile(path) and os.path.isdir("/proc/self/fdinfo"):
             self._file = (os.path.realpath(path), os.path.getsize(path))
         self._fd: int | None = None
         known = total or (self._file[1] if self._file else None)
-        columns = [SpinnerColumn(), TextColumn("[bold]{task.description}")]
+        # The numbers are never cut: in a narrow terminal the name and the bar give way.
+        whole = lambda: Column(no_wrap=True)  # noqa: E731
+        name = Column(no_wrap=True, overflow="ellipsis", ratio=2)
+        columns = [SpinnerColumn(), TextColumn("[bold]{task.description}", table_column=name)]
         if known:
-            columns += [BarColumn(), TextColumn("{task.percentage:>5.1f}%")]
-        columns += [TextColumn("{task.fields[refs]} refs"), TextColumn("{task.fields[rate]}"), TimeElapsedColumn()]
+            columns += [
+                BarColumn(bar_width=None, table_column=Column(ratio=1)),
+                TextColumn("{task.percentage:>5.1f}%", table_column=whole()),
+            ]
+        columns += [
+            TextColumn("{task.fields[refs]} refs", table_column=whole()),
+            TextColumn("{task.fields[rate]}", table_column=whole()),
+            TimeElapsedColumn(table_column=whole()),
+        ]
         if known:
-            columns += [TextColumn("ETA"), TimeRemainingColumn()]
-        self._p = Progress(*columns, transient=True, console=Console(stderr=True))
+            columns += [TextColumn("ETA", table_column=whole()), TimeRemainingColumn(table_column=whole())]
+        self._p = Progress(*columns, transient=True, expand=True, console=Console(stderr=True))
         self._task = self._p.add_task(label, total=known, rate="", refs="0")
         self._p.start()
         self._t0 = time.perf_counter()
