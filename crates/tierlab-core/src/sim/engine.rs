@@ -143,6 +143,11 @@ impl<S: EngineSink> EngineSink for ObjectSink<S> {
         write_counts(&mut stats);
         (stats, log)
     }
+    fn variant_stats(&self) -> Vec<Stats> {
+        let mut all = self.inner().variant_stats();
+        self.write_counts_into(&mut all);
+        all
+    }
 }
 
 /// CPU time of the calling thread, in seconds (wall time where the OS cannot tell).

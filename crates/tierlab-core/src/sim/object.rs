@@ -77,6 +77,10 @@ impl<S: Sink> Sink for ObjectSink<S> {
 }
 
 impl<S> ObjectSink<S> {
+    /// The sink it wraps.
+    pub(super) fn inner(&self) -> &S {
+        &self.inner
+    }
     /// The sink it wraps (to pass the engine's calls on).
     pub(super) fn inner_mut(&mut self) -> &mut S {
         &mut self.inner
@@ -90,13 +94,12 @@ impl<S> ObjectSink<S> {
             stats.too_large = too_large;
         })
     }
-    fn variant_stats(&self) -> Vec<Stats> {
-        let mut all = self.inner.variant_stats();
-        for stats in &mut all {
+    /// The object counts written into each of `all` (the inner sink's stats per device variant).
+    pub(super) fn write_counts_into(&self, all: &mut [Stats]) {
+        for stats in all {
             stats.byte_accesses = self.bytes;
             stats.byte_misses = self.byte_misses;
             stats.too_large = self.too_large;
         }
-        all
     }
 }
