@@ -193,8 +193,9 @@ def test_raw_32_bit_arrays_work_through_run_mrc_convert_info(tmp_path, capsys, o
 
 def test_binary_without_a_layout_lists_the_layouts(tmp_path, capsys):
     path, _ = _raw32(tmp_path, "<")
-    # Guessed: named like a text trace, but binary: no text guess.
-    assert main(["info", str(path)]) == 2
+    # Guessed: named like a text trace, but binary: no text guess (the data is not the text it
+    # claims to be: exit 1, as for any bad data).
+    assert main(["info", str(path)]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0
     assert "binary data" in err and "'<I' / '>I'" in err and "-f binary -O layout=" in err, err
@@ -206,33 +207,36 @@ def test_binary_without_a_layout_lists_the_layouts(tmp_path, capsys):
     # A name that says nothing.
     raw = tmp_path / "blocks.raw"
     raw.write_bytes(path.read_bytes())
-    assert main(["info", str(raw)]) == 2
+    assert main(["info", str(raw)]) == 1
     assert "binary data" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
-    "data,options,needle",
+    "data,options,code,needle",
     [
+        # bad data: exit 1
         (
             b"\x01\x00\x00\x00\x02\x00",
             {"layout": "<I"},
+            1,
             "6 bytes are not a whole number of 4-byte records of layout '<I' (2 bytes left over)",
         ),
-        (b"\x01\x00\x00\x00", {"layout": "<I5s"}, "layout '<I5s': 's' (character 4): strings are not supported"),
-        (b"\x01\x00\x00\x00", {"layout": "I"}, "no byte order"),
-        (b"\x01\x00\x00\x00", {"layout": "<I", "size": 2}, "size = 2, but layout '<I' has 1 field"),
-        (b"\x01\x00\x00\x00" * 2, {"layout": "<HH", "size": 2, "op": 0}, "offset 0"),
-        (b"\x01\x00\x20\x00", {"layout": "<HH", "op": 2}, "op field 2 = 32: expected a libCacheSim op code"),
-        (b"\x01\x00\x00\x00", {"layout": "<f", "id": 1}, "id = 1 is a float field"),
+        (b"\x01\x00\x00\x00" * 2, {"layout": "<HH", "size": 2, "op": 0}, 1, "offset 0"),
+        (b"\x01\x00\x20\x00", {"layout": "<HH", "op": 2}, 1, "op field 2 = 32: expected a libCacheSim op code"),
+        # a bad layout option: exit 2
+        (b"\x01\x00\x00\x00", {"layout": "<I5s"}, 2, "layout '<I5s': 's' (character 4): strings are not supported"),
+        (b"\x01\x00\x00\x00", {"layout": "I"}, 2, "no byte order"),
+        (b"\x01\x00\x00\x00", {"layout": "<I", "size": 2}, 2, "size = 2, but layout '<I' has 1 field"),
+        (b"\x01\x00\x00\x00", {"layout": "<f", "id": 1}, 2, "id = 1 is a float field"),
     ],
 )
-def test_malformed_binary_input_gets_one_line(tmp_path, capsys, data, options, needle):
+def test_malformed_binary_input_gets_one_line(tmp_path, capsys, data, options, code, needle):
     path = tmp_path / "bad.bin"
     path.write_bytes(data)
     args = ["info", str(path), "-f", "binary"]
     for k, v in options.items():
         args += ["-O", f"{k}={v}"]
-    assert main(args) == 2
+    assert main(args) == code
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0, err
     assert needle in err, err
@@ -244,14 +248,14 @@ def test_malformed_lcs_gets_one_line(tmp_path, capsys):
     struct.pack_into("<QQ", header, 0, 0x123456789ABCDEF0, 9)
     struct.pack_into("<Q", header, 8184, 0x123456789ABCDEF0)
     good.write_bytes(bytes(header) + bytes(24))
-    assert main(["info", str(good)]) == 2
+    assert main(["info", str(good)]) == 1
     assert "lcs version 9: expected 1 to 8" in capsys.readouterr().err
     struct.pack_into("<Q", header, 8, 1)
     good.write_bytes(bytes(header) + bytes(30))
-    assert main(["info", str(good)]) == 2
+    assert main(["info", str(good)]) == 1
     assert "not a whole number of 24-byte records of layout '<IQIq'" in capsys.readouterr().err
     good.write_bytes(bytes(100))
-    assert main(["info", str(good), "-f", "lcs"]) == 2
+    assert main(["info", str(good), "-f", "lcs"]) == 1
     assert "truncated lcs header (8192 bytes): expected 8192 bytes, found 100" in capsys.readouterr().err
 
 

@@ -134,7 +134,7 @@ def run(args) -> int:
             r["tierlab detail"],
         )
     console.print(t)
-    console.print(rep.summary_line(claims))
+    console.print(rep.summary_line(claims), soft_wrap=True)
     sens = rep.sensitivity_frame(done, off_only=True)
     if not sens.empty:
         console.print("sensitivity of the claims not within 25% (figures in the report):")

@@ -144,7 +144,9 @@ impl<S: EngineSink> EngineSink for ObjectSink<S> {
         (stats, log)
     }
     fn variant_stats(&self) -> Vec<Stats> {
-        self.with_counts(self.inner().variant_stats())
+        let mut all = self.inner().variant_stats();
+        self.write_counts_into(&mut all);
+        all
     }
 }
 

@@ -77,6 +77,10 @@ impl<S: Sink> Sink for ObjectSink<S> {
 }
 
 impl<S> ObjectSink<S> {
+    /// The sink it wraps.
+    pub(super) fn inner(&self) -> &S {
+        &self.inner
+    }
     /// The sink it wraps (to pass the engine's calls on).
     pub(super) fn inner_mut(&mut self) -> &mut S {
         &mut self.inner
@@ -90,17 +94,12 @@ impl<S> ObjectSink<S> {
             stats.too_large = too_large;
         })
     }
-    /// The sink it wraps (to ask it for its variants' stats).
-    pub(super) fn inner(&self) -> &S {
-        &self.inner
-    }
-    /// `all` (the wrapped sink's stats under each pricing variant) with its counts written in.
-    pub(super) fn with_counts(&self, mut all: Vec<Stats>) -> Vec<Stats> {
-        for stats in &mut all {
+    /// The object counts written into each of `all` (the inner sink's stats per device variant).
+    pub(super) fn write_counts_into(&self, all: &mut [Stats]) {
+        for stats in all {
             stats.byte_accesses = self.bytes;
             stats.byte_misses = self.byte_misses;
             stats.too_large = self.too_large;
         }
-        all
     }
 }
