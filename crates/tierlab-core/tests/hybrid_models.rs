@@ -156,18 +156,10 @@ fn lru_model(
     let mut fg: Option<u32> = None;
     let (mut log, mut fg_evictions) = (vec![], 0);
     for s in steps {
-        let (app, p, w) = match *s {
-            R(a, p) => (a, p, false),
-            W(a, p) => (a, p, true),
-            Fg(a) => {
-                fg = Some(a);
-                continue;
-            }
+        let Some((app, p, w)) = access(s, &mut fg) else {
+            continue;
         };
-        let is_fg = |a: u32| match fg {
-            None => true,
-            Some(f) => f == a,
-        };
+        let is_fg = |a: u32| in_fg(fg, a);
         let cur_fg = is_fg(app);
         if remove(&mut stack, p) {
             stack.insert(0, p);
@@ -263,18 +255,10 @@ fn app_aware_model(
         l.insert(0, t);
     };
     for s in steps {
-        let (app, p, w) = match *s {
-            R(a, p) => (a, p, false),
-            W(a, p) => (a, p, true),
-            Fg(a) => {
-                fg = Some(a);
-                continue;
-            }
+        let Some((app, p, w)) = access(s, &mut fg) else {
+            continue;
         };
-        let is_fg = |a: u32| match fg {
-            None => true,
-            Some(f) => f == a,
-        };
+        let is_fg = |a: u32| in_fg(fg, a);
         let cur_fg = is_fg(app);
         let in_d = d.iter().position(|x| x.page == p);
         let in_m = m.iter().position(|x| x.page == p);

@@ -40,6 +40,24 @@ pub enum Step {
 }
 pub use Step::*;
 
+/// The access a step makes (app, page, write), or None for a switch of the foreground app,
+/// which it records in `fg`.
+pub fn access(s: &Step, fg: &mut Option<u32>) -> Option<(u32, u64, bool)> {
+    match *s {
+        R(a, p) => Some((a, p, false)),
+        W(a, p) => Some((a, p, true)),
+        Fg(a) => {
+            *fg = Some(a);
+            None
+        }
+    }
+}
+
+/// Whether `app` is in the foreground (every app is, before the first switch).
+pub fn in_fg(fg: Option<u32>, app: u32) -> bool {
+    fg.is_none_or(|f| f == app)
+}
+
 /// Replays steps through a policy; page numbers are their own dense ids.
 pub fn drive<P: Policy, S: Sink>(p: &mut P, sink: &mut S, steps: &[Step], seq: &mut u64) {
     p.grow(64);
