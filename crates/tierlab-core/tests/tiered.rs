@@ -6,6 +6,7 @@ use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::tiered::machine::{flag, ShadowClass, ShadowEvent, FAST, NO_TIER, SLOW};
 use tierlab_core::policy::tiered::memtis::{Memtis, MemtisConfig};
 use tierlab_core::policy::tiered::nomad::{Nomad, NomadConfig, NomadCore};
+use tierlab_core::policy::tiered::params::TierParams;
 use tierlab_core::policy::tiered::ssp::{Ssp, SspConfig};
 use tierlab_core::policy::tiered::tpp::{Tpp, TppConfig};
 use tierlab_core::policy::{Policy, PolicyCtx, PolicyDef, PolicySpec};
@@ -72,42 +73,48 @@ const W: Op = Op::Write;
 
 /// Hand-test machine: 8 fast + 16 slow pages; every first touch lands on the
 /// slow tier (allocation watermark 90%); no scanner (tests mark PTEs), no
-/// kswapd; accesses 100 ns, copies 1000 ns, faults free.
-fn nomad_cfg() -> NomadConfig {
-    NomadConfig {
+/// kswapd; accesses 100 ns, copies 1000 ns, hint faults free.
+fn hand_machine() -> TierParams {
+    TierParams {
         fast_pages: 8,
         fast_ns: 100.0,
         slow_ns: 100.0,
         migrate_gbps: 4.096,
         hint_fault_ns: 0.0,
-        shadow_fault_ns: 0.0,
         demote_watermark: 0.0,
         alloc_watermark: 0.9,
-        slow_reserve: 0.0,
         scan_period: 0,
+        ..TierParams::default()
+    }
+}
+
+/// The hand-test machine for the shadowing policies: no slow-tier reserve,
+/// inactive ratio 1, shadows reclaimed oldest first, shadow faults free.
+fn shadow_machine() -> TierParams {
+    TierParams {
+        slow_reserve: 0.0,
         inactive_ratio: 1,
         reclaim_oldest: true,
-        ..NomadConfig::default()
+        ..hand_machine()
+    }
+}
+
+fn nomad_cfg() -> NomadConfig {
+    NomadConfig {
+        shadow_fault_ns: 0.0,
+        ..NomadConfig::with_tier(shadow_machine())
     }
 }
 
 fn ssp_cfg() -> SspConfig {
-    let n = nomad_cfg();
     SspConfig {
-        fast_pages: n.fast_pages,
-        fast_ns: n.fast_ns,
-        slow_ns: n.slow_ns,
-        migrate_gbps: n.migrate_gbps,
-        hint_fault_ns: 0.0,
         shadow_fault_ns: 0.0,
-        demote_watermark: 0.0,
-        alloc_watermark: n.alloc_watermark,
-        slow_reserve: 0.0,
-        scan_period: 0,
-        inactive_ratio: 1,
-        reclaim_oldest: true,
-        ..SspConfig::default()
+        ..SspConfig::with_tier(shadow_machine())
     }
+}
+
+fn tpp_cfg() -> TppConfig {
+    TppConfig::with_tier(hand_machine())
 }
 
 /// Drives `c` (a slow page) through the PCQ: its hint fault, then hint faults
@@ -143,6 +150,17 @@ fn wait_commit<P: Policy>(p: &mut P, core: fn(&mut P) -> &mut NomadCore, f: &mut
         }
         f.go(p, 0, R);
     }
+}
+
+/// NOMAD on `cfg` with page 0 (the time keeper) and page 1 (the page under
+/// test) written, and page 1 queued for promotion (fresh pages from 10).
+fn nomad_with_page_1_queued(cfg: &NomadConfig, capacity: usize) -> (Nomad, Feed) {
+    let mut p = Nomad::build(cfg, &ctx(capacity)).unwrap();
+    let mut f = Feed::new();
+    f.go(&mut p, 0, W);
+    f.go(&mut p, 1, W);
+    fault_and_queue(&mut p, nomad_core, &mut f, 1, 10);
+    (p, f)
 }
 
 fn nomad_core(p: &mut Nomad) -> &mut NomadCore {
@@ -186,11 +204,7 @@ fn nomad_promotion_keeps_a_shadow_and_first_write_is_a_shadow_fault() {
 
 #[test]
 fn nomad_demotion_of_a_shadowed_master_is_a_remap_without_copy() {
-    let mut p = Nomad::build(&nomad_cfg(), &ctx(24)).unwrap();
-    let mut f = Feed::new();
-    f.go(&mut p, 0, W);
-    f.go(&mut p, 1, W);
-    fault_and_queue(&mut p, nomad_core, &mut f, 1, 10);
+    let (mut p, mut f) = nomad_with_page_1_queued(&nomad_cfg(), 24);
     wait_commit(&mut p, nomad_core, &mut f, 1);
     let slow_before = p.0.m.used[1];
     let copies_before = f
@@ -216,11 +230,7 @@ fn nomad_demotion_of_a_shadowed_master_is_a_remap_without_copy() {
     m.check();
 
     // A master whose shadow was freed by a write is demoted by a copy.
-    let mut p = Nomad::build(&nomad_cfg(), &ctx(24)).unwrap();
-    let mut f = Feed::new();
-    f.go(&mut p, 0, W);
-    f.go(&mut p, 1, W);
-    fault_and_queue(&mut p, nomad_core, &mut f, 1, 10);
+    let (mut p, mut f) = nomad_with_page_1_queued(&nomad_cfg(), 24);
     wait_commit(&mut p, nomad_core, &mut f, 1);
     f.go(&mut p, 1, W);
     p.0.m.demote(1, &mut f.sink).unwrap();
@@ -231,11 +241,7 @@ fn nomad_demotion_of_a_shadowed_master_is_a_remap_without_copy() {
 
 #[test]
 fn nomad_write_during_the_copy_aborts_and_retries() {
-    let mut p = Nomad::build(&nomad_cfg(), &ctx(24)).unwrap();
-    let mut f = Feed::new();
-    f.go(&mut p, 0, W);
-    f.go(&mut p, 1, W);
-    fault_and_queue(&mut p, nomad_core, &mut f, 1, 10);
+    let (mut p, mut f) = nomad_with_page_1_queued(&nomad_cfg(), 24);
     // The worker starts the copy at the next access; the write to page 1 lands
     // 100 ns into the 1000 ns copy.
     f.go(&mut p, 1, W);
@@ -251,11 +257,7 @@ fn nomad_write_during_the_copy_aborts_and_retries() {
         max_passes: 1,
         ..nomad_cfg()
     };
-    let mut p = Nomad::build(&cfg, &ctx(24)).unwrap();
-    let mut f = Feed::new();
-    f.go(&mut p, 0, W);
-    f.go(&mut p, 1, W);
-    fault_and_queue(&mut p, nomad_core, &mut f, 1, 10);
+    let (mut p, mut f) = nomad_with_page_1_queued(&cfg, 24);
     f.go(&mut p, 1, W);
     wait_commit(&mut p, nomad_core, &mut f, 1);
     let m = &p.0.m;
@@ -274,11 +276,7 @@ fn nomad_shadows_are_reclaimed_when_the_slow_tier_runs_short() {
         shadow_reclaim_batch: 10,
         ..nomad_cfg()
     };
-    let mut p = Nomad::build(&cfg, &ctx(14)).unwrap();
-    let mut f = Feed::new();
-    f.go(&mut p, 0, W);
-    f.go(&mut p, 1, W);
-    fault_and_queue(&mut p, nomad_core, &mut f, 1, 10);
+    let (mut p, mut f) = nomad_with_page_1_queued(&cfg, 14);
     wait_commit(&mut p, nomad_core, &mut f, 1);
     // Slow: 0, 10, 11, 12 and the shadow of 1 = 5 of 6; the next first touch
     // finds 1 free <= reserve and reclaims the shadow first.
@@ -395,18 +393,7 @@ fn ssp_first_touch_writes_set_fastdirty_only_when_asked() {
 
 #[test]
 fn tpp_promotes_synchronously_on_the_fault_that_finds_the_page_active() {
-    let cfg = TppConfig {
-        fast_pages: 8,
-        fast_ns: 100.0,
-        slow_ns: 100.0,
-        migrate_gbps: 4.096,
-        hint_fault_ns: 0.0,
-        demote_watermark: 0.0,
-        alloc_watermark: 0.9,
-        scan_period: 0,
-        ..TppConfig::default()
-    };
-    let mut p = Tpp::build(&cfg, &ctx(24)).unwrap();
+    let mut p = Tpp::build(&tpp_cfg(), &ctx(24)).unwrap();
     let mut f = Feed::new();
     f.go(&mut p, 1, W);
     assert_eq!(p.m.tier[1], SLOW);
@@ -472,15 +459,10 @@ fn kswapd_demotes_to_the_watermark_and_prefers_unreferenced_pages() {
     // inactive list is aged to half the fast pages); 1000 ns copies.
     let cfg = TppConfig {
         fast_pages: 4,
-        fast_ns: 100.0,
-        slow_ns: 100.0,
-        migrate_gbps: 4.096,
-        hint_fault_ns: 0.0,
         alloc_watermark: 0.0,
         demote_watermark: 0.25,
-        scan_period: 0,
         inactive_ratio: 1,
-        ..TppConfig::default()
+        ..tpp_cfg()
     };
     let mut p = Tpp::build(&cfg, &ctx(12)).unwrap();
     let mut f = Feed::new();
@@ -515,15 +497,23 @@ fn kswapd_demotes_to_the_watermark_and_prefers_unreferenced_pages() {
     m.check();
 }
 
+/// Memtis on 4 fast pages, first touches on the slow tier, migrating only when
+/// a test calls `migrate`; cooling every `cooling_period` samples.
+fn memtis_cfg(cooling_period: u64) -> MemtisConfig {
+    MemtisConfig {
+        fast_pages: 4,
+        alloc_watermark: 0.9,
+        migrate_period: 1_000_000,
+        cooling_period,
+        ..MemtisConfig::default()
+    }
+}
+
 #[test]
 fn memtis_hot_threshold_fits_the_fast_tier() {
     let cfg = MemtisConfig {
-        fast_pages: 4,
-        alloc_watermark: 0.9,
         demote_watermark: 0.0,
-        migrate_period: 1_000_000,
-        cooling_period: 1_000_000,
-        ..MemtisConfig::default()
+        ..memtis_cfg(1_000_000)
     };
     let mut p = Memtis::build(&cfg, &ctx(12)).unwrap();
     let mut f = Feed::new();
@@ -555,14 +545,7 @@ fn memtis_hot_threshold_fits_the_fast_tier() {
 
 #[test]
 fn memtis_cooling_halves_counts() {
-    let cfg = MemtisConfig {
-        fast_pages: 4,
-        alloc_watermark: 0.9,
-        migrate_period: 1_000_000,
-        cooling_period: 8,
-        ..MemtisConfig::default()
-    };
-    let mut p = Memtis::build(&cfg, &ctx(12)).unwrap();
+    let mut p = Memtis::build(&memtis_cfg(8), &ctx(12)).unwrap();
     let mut f = Feed::new();
     for _ in 0..7 {
         f.go(&mut p, 0, R);
