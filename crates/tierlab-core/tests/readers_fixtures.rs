@@ -10,6 +10,57 @@ use reader_helpers::*;
 
 // ---------------------------------------------------------------- fixtures
 
+/// A block-trace access: a file page of app 0, no object size.
+fn block(time: u64, page: u64, op: Op, npages: u32) -> Access {
+    Access {
+        time,
+        page,
+        op,
+        kind: Kind::File,
+        app: 0,
+        npages,
+        size: 0,
+    }
+}
+
+/// Each `(line, what)` after the good line `first` makes a file (named
+/// `bad{i}.{ext}`) whose read fails at line 2 with an error mentioning `what`.
+fn assert_bad_second_lines(
+    t: &Tmp,
+    first: &str,
+    ext: &str,
+    format: Option<&str>,
+    bad: &[(&str, &str)],
+) {
+    for (i, (line, what)) in bad.iter().enumerate() {
+        let p = t.file(
+            &format!("bad{i}.{ext}"),
+            format!("{first}{line}").as_bytes(),
+        );
+        assert_input_err(&spec(&p, format, ""), ":line 2", what);
+    }
+}
+
+/// The three data bios both blkparse fixtures queue (Q), at `times`: two 4 KiB
+/// writes of kjournald (3417048 * 512 / 4096 = 427131) and the 8 KiB read of
+/// sectors 100..116 (bytes 51200..59392: pages 12..14) of "my app".
+fn assert_queued(p: &std::path::Path, times: [u64; 3]) {
+    let (q, names) = accesses_and_apps(&spec(p, None, ""));
+    let got: Vec<(u64, u64, u32, Op, u32)> = q
+        .iter()
+        .map(|a| (a.time, a.page, a.npages, a.op, a.app))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (times[0], 427_131, 1, Op::Write, 0),
+            (times[1], 427_132, 1, Op::Write, 0),
+            (times[2], 12, 3, Op::Read, 1),
+        ]
+    );
+    assert_eq!(names, ["kjournald", "my app"]);
+}
+
 #[test]
 fn msr_fixture() {
     let t = Tmp::new();
@@ -24,33 +75,9 @@ fn msr_fixture() {
     assert_eq!(
         a,
         vec![
-            Access {
-                time: 12_816_637_200_306_162_900,
-                page: 2,
-                op: Op::Read,
-                kind: Kind::File,
-                app: 0,
-                npages: 1,
-                size: 0,
-            },
-            Access {
-                time: 12_816_637_201_638_215_500,
-                page: 0,
-                op: Op::Write,
-                kind: Kind::File,
-                app: 0,
-                npages: 2,
-                size: 0,
-            },
-            Access {
-                time: 12_816_637_201_638_215_600,
-                page: 0,
-                op: Op::Write,
-                kind: Kind::File,
-                app: 0,
-                npages: 3,
-                size: 0,
-            },
+            block(12_816_637_200_306_162_900, 2, Op::Read, 1),
+            block(12_816_637_201_638_215_500, 0, Op::Write, 2),
+            block(12_816_637_201_638_215_600, 0, Op::Write, 3),
         ]
     );
     let bad = [
@@ -62,11 +89,7 @@ fn msr_fixture() {
         ("1,hm,0,Read,0,99999999999999,1\n", "more than the limit"),
         ("1,hm,0,Read,18446744073709551615,2,1\n", "overflows"),
     ];
-    for (i, (line, what)) in bad.iter().enumerate() {
-        let data = format!("1,hm,0,Read,0,512,1\n{line}");
-        let p = t.file(&format!("bad{i}.csv"), data.as_bytes());
-        assert_input_err(&spec(&p, Some("msr"), ""), ":line 2", what);
-    }
+    assert_bad_second_lines(&t, "1,hm,0,Read,0,512,1\n", "csv", Some("msr"), &bad);
 }
 
 #[test]
@@ -83,33 +106,9 @@ fn spc_fixture() {
     assert_eq!(
         a,
         vec![
-            Access {
-                time: 0,
-                page: 37_945,
-                op: Op::Write,
-                kind: Kind::File,
-                app: 0,
-                npages: 2,
-                size: 0,
-            },
-            Access {
-                time: 26_214_000,
-                page: 1 << 44 | 37_945,
-                op: Op::Read,
-                kind: Kind::File,
-                app: 0,
-                npages: 1,
-                size: 0,
-            },
-            Access {
-                time: 1_500_000_000,
-                page: 0,
-                op: Op::Read,
-                kind: Kind::File,
-                app: 0,
-                npages: 2,
-                size: 0,
-            },
+            block(0, 37_945, Op::Write, 2),
+            block(26_214_000, 1 << 44 | 37_945, Op::Read, 1),
+            block(1_500_000_000, 0, Op::Read, 2),
         ]
     );
     let bad = [
@@ -120,11 +119,7 @@ fn spc_fixture() {
         ("0,1,512,r,-1\n", "Timestamp"),
         ("0,36028797018963968,512,r,1\n", "overflows"),
     ];
-    for (i, (line, what)) in bad.iter().enumerate() {
-        let data = format!("0,1,512,r,0\n{line}");
-        let p = t.file(&format!("bad{i}.spc"), data.as_bytes());
-        assert_input_err(&spec(&p, None, ""), ":line 2", what);
-    }
+    assert_bad_second_lines(&t, "0,1,512,r,0\n", "spc", None, &bad);
 }
 
 const BLKPARSE: &str = "\
@@ -153,21 +148,8 @@ Total (8,0):
 fn blkparse_fixture_takes_one_event_kind() {
     let t = Tmp::new();
     let p = t.file("sda.blkparse", BLKPARSE.as_bytes());
-    // Q: the three queued data bios; 3417048 * 512 / 4096 = 427131.
-    let (q, names) = accesses_and_apps(&spec(&p, None, ""));
-    assert_eq!(names, ["kjournald", "my app"]);
-    let got: Vec<(u64, u64, u32, Op, u32)> = q
-        .iter()
-        .map(|a| (a.time, a.page, a.npages, a.op, a.app))
-        .collect();
-    assert_eq!(
-        got,
-        vec![
-            (0, 427_131, 1, Op::Write, 0),
-            (5_000, 427_132, 1, Op::Write, 0),
-            (10_000, 12, 3, Op::Read, 1),
-        ]
-    );
+    // Q: the three queued data bios; the discard and the flush are skipped.
+    assert_queued(&p, [0, 5_000, 10_000]);
     // D: the merged write and the read, as dispatched.
     let d = accesses(&spec(&p, None, "event = 'D'"));
     let got: Vec<(u64, u32, Op)> = d.iter().map(|a| (a.page, a.npages, a.op)).collect();
@@ -191,11 +173,13 @@ fn blkparse_fixture_takes_one_event_kind() {
         ),
         ("garbage here\n", "expected a blkparse event line"),
     ];
-    for (i, (line, what)) in bad.iter().enumerate() {
-        let data = format!("  8,0 3 1 0.0 697 Q R 0 + 8 [a]\n{line}");
-        let p = t.file(&format!("bad{i}.blkparse"), data.as_bytes());
-        assert_input_err(&spec(&p, None, ""), ":line 2", what);
-    }
+    assert_bad_second_lines(
+        &t,
+        "  8,0 3 1 0.0 697 Q R 0 + 8 [a]\n",
+        "blkparse",
+        None,
+        &bad,
+    );
     let mut nonutf = b"  8,0 3 1 0.0 697 Q R 0 + 8 [".to_vec();
     nonutf.extend([0xff, 0xfe, b']', b'\n']);
     let p = t.file("nonutf.blkparse", &nonutf);
@@ -299,23 +283,8 @@ Input file /tmp/sda.blktrace.0 added
 fn blkparse_real_tool_output() {
     let t = Tmp::new();
     let p = t.file("sda.blkparse", BLKPARSE_REAL.as_bytes());
-    let (q, names) = accesses_and_apps(&spec(&p, None, ""));
-    let got: Vec<(u64, u64, u32, Op, u32)> = q
-        .iter()
-        .map(|a| (a.time, a.page, a.npages, a.op, a.app))
-        .collect();
-    // Q: two 4 KiB writes (3417048 * 512 / 4096 = 427131) and the 8 KiB read
-    // of sectors 100..116 (bytes 51200..59392: pages 12..14); the discard is
-    // skipped.
-    assert_eq!(
-        got,
-        vec![
-            (0, 427_131, 1, Op::Write, 0),
-            (2_000, 427_132, 1, Op::Write, 0),
-            (4_000, 12, 3, Op::Read, 1),
-        ]
-    );
-    assert_eq!(names, ["kjournald", "my app"]);
+    // Q: the three queued data bios; the discard is skipped.
+    assert_queued(&p, [0, 2_000, 4_000]);
     // D: the merged write, then the read issued from a context blkparse has
     // no name for.
     let (d, names) = accesses_and_apps(&spec(&p, None, "event = 'D'"));

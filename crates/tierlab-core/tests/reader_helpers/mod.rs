@@ -21,16 +21,9 @@ pub fn spec(path: impl Into<PathBuf>, format: Option<&str>, opts: &str) -> Trace
     s
 }
 
+/// Reads the whole trace (its accesses; an event panics).
 pub fn accesses(s: &TraceSpec) -> Vec<Access> {
-    let mut r = open(s).unwrap_or_else(|e| panic!("{}: {e}", s.path.display()));
-    read_all(r.as_mut())
-        .unwrap_or_else(|e| panic!("{e}"))
-        .into_iter()
-        .map(|rec| match rec {
-            Record::Access(a) => a,
-            Record::Event(e) => panic!("unexpected event {e:?}"),
-        })
-        .collect()
+    accesses_and_apps(s).0
 }
 
 /// Opens and reads the whole trace, returning the error text.
