@@ -1,4 +1,5 @@
-"""What every learned policy shares: the optional LightGBM import and parameters given by name."""
+"""What every learned policy shares: the optional LightGBM import, its training parameters, and
+parameters given by name."""
 
 from __future__ import annotations
 
@@ -17,6 +18,41 @@ def lightgbm():
     return lightgbm
 
 
+#: LightGBM's tree settings in LRB's code, which 3L-Cache's code keeps: their shared defaults.
+GBDT_DEFAULTS = {
+    "num_leaves": 32,
+    "learning_rate": 0.1,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 5,
+}
+
+
+def gbdt_params(p: dict) -> dict:
+    """The ``GBDT_DEFAULTS`` settings as ``p`` gives them, typed for LightGBM."""
+    return {
+        "num_leaves": int(p["num_leaves"]),
+        "learning_rate": float(p["learning_rate"]),
+        "feature_fraction": float(p["feature_fraction"]),
+        "bagging_fraction": float(p["bagging_fraction"]),
+        "bagging_freq": int(p["bagging_freq"]),
+    }
+
+
+def lgb_params(seed: int, **model) -> dict:
+    """LightGBM parameters for an L2 regression with ``model``'s settings, on one thread and
+    deterministic for ``seed``."""
+    return {
+        "objective": "regression",
+        **model,
+        "num_threads": 1,
+        "deterministic": True,
+        "force_row_wise": True,
+        "seed": seed,
+        "verbosity": -1,
+    }
+
+
 class LearnedPolicy(PythonPolicy):
     """A Python policy with named parameters: ``defaults`` (class attribute) lists them with their
     defaults; ``with_params`` makes a subclass carrying given values, which ``tierlab.run`` builds
@@ -26,6 +62,10 @@ class LearnedPolicy(PythonPolicy):
     defaults: dict = {}
     #: Parameters given by ``with_params`` (class-level, so that tierlab can build one per size).
     params: dict = {}
+
+    def __init__(self, capacity: int):
+        super().__init__(capacity)
+        self._lgb = lightgbm()
 
     @classmethod
     def with_params(cls, **params) -> type[LearnedPolicy]:

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from tierlab._core import ConfigError
-from tierlab.learned.base import LearnedPolicy, lightgbm
+from tierlab.learned.base import LearnedPolicy, lgb_params
 
 #: Segments snapshotted per training at most (the authors' code's training matrix: 8,192 rows);
 #: more segments than this are sampled evenly.
@@ -231,7 +231,6 @@ class GlCache(LearnedPolicy):
 
     def __init__(self, capacity: int, **params):
         super().__init__(capacity)
-        self._lgb = lightgbm()
         p = self.resolved_params(params)
         for k in ("segment_size", "n_merge", "retrain_intvl", "num_iterations", "max_depth"):
             if not isinstance(p[k], (int, np.integer)) or isinstance(p[k], bool) or p[k] < 1:
@@ -261,22 +260,17 @@ class GlCache(LearnedPolicy):
         self.seed = int(p["seed"])
         self.libcachesim = bool(p["libcachesim"])
         self.merge_consecutive_segs = bool(p["merge_consecutive_segs"])
-        self.lgb_params = {
-            "objective": "regression",
-            "metric": "rmse",
-            "learning_rate": float(p["learning_rate"]),
-            "max_depth": int(p["max_depth"]),
-            "num_leaves": 2 ** int(p["max_depth"]),
-            "lambda_l2": float(p["lambda_l2"]),
-            "min_data_in_leaf": 1,
-            "min_sum_hessian_in_leaf": 1.0,
-            "min_data_in_bin": 1,
-            "num_threads": 1,
-            "deterministic": True,
-            "force_row_wise": True,
-            "seed": self.seed,
-            "verbosity": -1,
-        }
+        self.lgb_params = lgb_params(
+            self.seed,
+            metric="rmse",
+            learning_rate=float(p["learning_rate"]),
+            max_depth=int(p["max_depth"]),
+            num_leaves=2 ** int(p["max_depth"]),
+            lambda_l2=float(p["lambda_l2"]),
+            min_data_in_leaf=1,
+            min_sum_hessian_in_leaf=1.0,
+            min_data_in_bin=1,
+        )
         # The clock: None until decided (clock="auto"); then True = trace time in seconds.
         self._timed = {"auto": None, "time": True, "seq": False}[self.clock]
         self._time0 = 0

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from tierlab._core import ConfigError
-from tierlab.learned.base import LearnedPolicy, lightgbm
+from tierlab.learned.base import GBDT_DEFAULTS, LearnedPolicy, gbdt_params, lgb_params
 
 
 class Lrb(LearnedPolicy):
@@ -86,18 +86,13 @@ class Lrb(LearnedPolicy):
         "n_deltas": 32,
         "n_edcs": 10,
         "num_iterations": 32,
-        "num_leaves": 32,
-        "learning_rate": 0.1,
-        "feature_fraction": 0.8,
-        "bagging_fraction": 0.8,
-        "bagging_freq": 5,
+        **GBDT_DEFAULTS,
         "seed": 1,
         "libcachesim": False,
     }
 
     def __init__(self, capacity: int, **params):
         super().__init__(capacity)
-        self._lgb = lightgbm()
         p = self.resolved_params(params)
         for k in ("memory_window", "training_samples", "eviction_samples", "n_deltas", "num_iterations"):
             if int(p[k]) < 1:
@@ -109,19 +104,7 @@ class Lrb(LearnedPolicy):
         self.n_edcs = int(p["n_edcs"])
         self.seed = int(p["seed"])
         self.libcachesim = bool(p["libcachesim"])
-        self.lgb_params = {
-            "objective": "regression",
-            "num_leaves": int(p["num_leaves"]),
-            "learning_rate": float(p["learning_rate"]),
-            "feature_fraction": float(p["feature_fraction"]),
-            "bagging_fraction": float(p["bagging_fraction"]),
-            "bagging_freq": int(p["bagging_freq"]),
-            "num_threads": 1,
-            "deterministic": True,
-            "force_row_wise": True,
-            "seed": self.seed,
-            "verbosity": -1,
-        }
+        self.lgb_params = lgb_params(self.seed, **gbdt_params(p))
         self.num_iterations = int(p["num_iterations"])
         # EDC i (1-based) decays with window 2^(9+i): C * 2^(-Δ / 2^(9+i)).
         self._edc_rates = np.array([2.0 ** -(9 + i) for i in range(1, self.n_edcs + 1)])

@@ -11,7 +11,7 @@ import time
 import numpy as np
 
 from tierlab._core import ConfigError
-from tierlab.learned.base import LearnedPolicy, lightgbm
+from tierlab.learned.base import GBDT_DEFAULTS, LearnedPolicy, gbdt_params, lgb_params
 
 # A remembered object's record (a list, indexed by these): its last request's time, its number of
 # requests, its last ``n_past_distances`` gaps (most recent first, 0 when missing), its size, the
@@ -148,17 +148,12 @@ class ThreeLCache(LearnedPolicy):
         "n_past_distances": 3,
         "objective": "byte-miss-ratio",
         "num_iterations": 16,
-        "num_leaves": 32,
-        "learning_rate": 0.1,
-        "feature_fraction": 0.8,
-        "bagging_fraction": 0.8,
-        "bagging_freq": 5,
+        **GBDT_DEFAULTS,
         "seed": 1,
     }
 
     def __init__(self, capacity: int, **params):
         super().__init__(capacity)
-        self._lgb = lightgbm()
         p = self.resolved_params(params)
         ints = ("batch_size", "hsw", "max_hsw", "sample_rate", "eviction_rate", "reserved_space")
         ints += ("sampling_lru", "num_iterations", "num_leaves")
@@ -191,19 +186,7 @@ class ThreeLCache(LearnedPolicy):
         self.n_past = p["n_past_distances"]
         self.seed = p["seed"]
         self.num_iterations = p["num_iterations"]
-        self.lgb_params = {
-            "objective": "regression",
-            "num_leaves": p["num_leaves"],
-            "learning_rate": float(p["learning_rate"]),
-            "feature_fraction": float(p["feature_fraction"]),
-            "bagging_fraction": float(p["bagging_fraction"]),
-            "bagging_freq": p["bagging_freq"],
-            "num_threads": 1,
-            "deterministic": True,
-            "force_row_wise": True,
-            "seed": self.seed,
-            "verbosity": -1,
-        }
+        self.lgb_params = lgb_params(self.seed, **gbdt_params(p))
         self._rng = random.Random(self.seed)
         self._meta: dict[int, list] = {}
         # Resident objects: a circular doubly linked list in LRU order (head: least recent) ...
