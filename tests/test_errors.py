@@ -25,21 +25,18 @@ def test_truncated_gzip_names_file_and_line(tmp_path):
     assert "cut.trace.gz:line " in msg and "truncated" in msg.lower()
 
 
-def test_bad_number_names_line_and_field(tmp_path):
-    f = _write(tmp_path / "bad.trace", b"1\n2\nx7\n3\n")
-    with pytest.raises(tierlab.TraceFormatError, match=r"bad\.trace:line 3: expected a block number, found 'x7'"):
-        tierlab.run(f, policies=["lru"], sizes=[10])
-
-
-def test_arc_zero_count_is_rejected(tmp_path):
-    f = _write(tmp_path / "t.lis", b"1 1 0 1\n5 0 0 2\n")
-    with pytest.raises(tierlab.TraceFormatError, match=r"t\.lis:line 2: expected the block count"):
-        tierlab.run(f, policies=["lru"], sizes=[10])
-
-
-def test_arc_negative_count_is_rejected(tmp_path):
-    f = _write(tmp_path / "t.lis", b"1 -4 0 1\n")
-    with pytest.raises(tierlab.TraceFormatError, match=r"t\.lis:line 1: expected the block count .*'-4'"):
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("bad.trace", b"1\n2\nx7\n3\n", r"bad\.trace:line 3: expected a block number, found 'x7'"),
+        ("t.lis", b"1 1 0 1\n5 0 0 2\n", r"t\.lis:line 2: expected the block count"),
+        ("t.lis", b"1 -4 0 1\n", r"t\.lis:line 1: expected the block count .*'-4'"),
+    ],
+    ids=["bad_number_names_line_and_field", "arc_zero_count_is_rejected", "arc_negative_count_is_rejected"],
+)
+def test_bad_line_names_file_line_and_field(tmp_path, name, data, message):
+    f = _write(tmp_path / name, data)
+    with pytest.raises(tierlab.TraceFormatError, match=message):
         tierlab.run(f, policies=["lru"], sizes=[10])
 
 

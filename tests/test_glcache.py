@@ -24,17 +24,12 @@ from tierlab.interop import write_oracle_general
 from tierlab.learned import GlCache, resolve
 from tierlab.learned.glcache import FEATURES
 
-from conftest import trace_path
+from conftest import scan_zipf_pages, trace_path, write_pages
 
 pytest.importorskip("lightgbm")
 
 ORACLE = "libcachesim/cloudPhysicsIO.oracleGeneral.bin"
 SIZES = [490, 2449, 4897, 12244]  # 1%, 5%, 10%, 25% of cloudPhysicsIO's 48,974 objects
-
-
-def write_pages(path, pages) -> str:
-    path.write_text("\n".join(map(str, np.asarray(pages).tolist())) + "\n")
-    return str(path)
 
 
 def recording(**params):
@@ -67,13 +62,9 @@ def lcs_misses(oracle, n: int, size: int, **params) -> int:
     return round(ratio * n)
 
 
-def scan_zipf_pages(n=20_000, loop=2_000, hot=500, alpha=1.0, p_scan=0.3, seed=11) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    w = np.arange(1, hot + 1, dtype=np.float64) ** -alpha
-    hot_draws = rng.choice(hot, size=n, p=w / w.sum()) + loop
-    is_scan = rng.random(n) < p_scan
-    scan = (np.cumsum(is_scan) - 1) % loop
-    return np.where(is_scan, scan, hot_draws).astype(np.uint64)
+def glcache_scan_zipf(n=20_000) -> np.ndarray:
+    """The scan-and-Zipf workload of these tests: a smaller loop and hot set, fewer scans."""
+    return scan_zipf_pages(n=n, loop=2_000, hot=500, p_scan=0.3, seed=11)
 
 
 # The hand-worked trace: 10 pages fill a cache of 10 (segments of 4: [1 2 3 4] [5 6 7 8] [9 10]);
@@ -129,7 +120,7 @@ def test_hand_worked_utility_label(tmp_path):
 
 
 def test_training_happens_every_retrain_intvl_and_changes_decisions(tmp_path):
-    f = write_pages(tmp_path / "sz.trace", scan_zipf_pages())
+    f = write_pages(tmp_path / "sz.trace", glcache_scan_zipf())
     cls = recording(retrain_intvl=3000, segment_size=20)
     df = tierlab.run(f, policies=[cls, "glcache(segment_size=20)"], sizes=[400])
     g = cls.made[0]
@@ -147,7 +138,7 @@ def test_training_happens_every_retrain_intvl_and_changes_decisions(tmp_path):
 
 @pytest.mark.parametrize(("segment_size", "n_merge", "size"), [(10, 2, 300), (12, 3, 300), (100, 2, 1000), (8, 4, 97)])
 def test_logical_misses_equal_libcachesim_before_a_model(tmp_path, segment_size, n_merge, size):
-    pages = scan_zipf_pages()
+    pages = glcache_scan_zipf()
 
     oracle = write_oracle_general(pages, tmp_path / "sz.oracleGeneral.bin")
     cls = recording(segment_size=segment_size, n_merge=n_merge)
@@ -231,7 +222,7 @@ def test_with_xgboost_the_libcachesim_variant_equals_libcachesim():
 
 
 def test_invariants_and_determinism(tmp_path):
-    pages = scan_zipf_pages(n=15_000)
+    pages = glcache_scan_zipf(n=15_000)
     f = write_pages(tmp_path / "sz.trace", pages)
     cls = recording(retrain_intvl=2000, segment_size=10, seed=5)
     df = tierlab.run(f, policies=[cls, cls], sizes=[250])
@@ -322,7 +313,7 @@ def test_libcachesim_variant_label_and_clock(tmp_path):
 
 
 def test_libcachesim_variant_retrains_one_unit_later(tmp_path):
-    f = write_pages(tmp_path / "sz.trace", scan_zipf_pages())
+    f = write_pages(tmp_path / "sz.trace", glcache_scan_zipf())
     cls = recording(retrain_intvl=3000, segment_size=20, libcachesim=True)
     tierlab.run(f, policies=[cls], sizes=[400])
     (g,) = cls.made

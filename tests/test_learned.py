@@ -22,24 +22,9 @@ import tierlab
 from tierlab.learned import Lrb, resolve
 from tierlab.pypolicy import PythonPolicy
 
-from conftest import trace_path
+from conftest import scan_zipf_pages, trace_path, write_pages
 
 pytest.importorskip("lightgbm")
-
-
-def scan_zipf_pages(n=60_000, loop=4_000, hot=1_000, alpha=1.0, p_scan=0.5, seed=7) -> np.ndarray:
-    """A looping scan over ``loop`` pages interleaved with Zipf(``alpha``) draws over ``hot`` others."""
-    rng = np.random.default_rng(seed)
-    w = np.arange(1, hot + 1, dtype=np.float64) ** -alpha
-    hot_draws = rng.choice(hot, size=n, p=w / w.sum()) + loop
-    is_scan = rng.random(n) < p_scan
-    scan = (np.cumsum(is_scan) - 1) % loop
-    return np.where(is_scan, scan, hot_draws).astype(np.uint64)
-
-
-def write_pages(path, pages) -> str:
-    path.write_text("\n".join(map(str, pages.tolist())) + "\n")
-    return str(path)
 
 
 def recording(policy=Lrb, /, **params):

@@ -28,13 +28,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from test_learned import recording as recording_of
-from test_learned import scan_zipf_pages, write_pages
 
 import tierlab
 from tierlab.interop import write_oracle_general
 from tierlab.learned import ThreeLCache, resolve
 
-from conftest import trace_path
+from conftest import scan_zipf_pages, trace_path, write_pages
 
 pytest.importorskip("lightgbm")
 
