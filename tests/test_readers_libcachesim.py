@@ -8,33 +8,13 @@ from __future__ import annotations
 import libcachesim as lcs
 import numpy as np
 import pytest
+from reference.libcachesim_object_counts import READERS, lcs_reader
 
 import tierlab
 
 from conftest import trace_path
 
 CP = "libcachesim/cloudPhysicsIO"
-FILES = {
-    # suffix: (libCacheSim trace type, reader params)
-    ".csv": (
-        lcs.TraceType.CSV_TRACE,
-        dict(has_header=True, has_header_set=True, delimiter=",", fields=(2, 5, 4)),
-    ),
-    ".txt": (lcs.TraceType.PLAIN_TXT_TRACE, {}),
-    ".oracleGeneral.bin": (lcs.TraceType.ORACLE_GENERAL_TRACE, {}),
-    ".vscsi": (lcs.TraceType.VSCSI_TRACE, {}),
-}
-
-
-def lcs_reader(path, suffix, ignore_size=False):
-    ttype, kw = FILES[suffix]
-    kw = dict(kw)
-    fields = kw.pop("fields", None)
-    params = lcs.ReaderInitParam(ignore_obj_size=ignore_size, **kw)
-    if fields:
-        # libCacheSim's csv reader knows no SCSI opcodes (it warns on every `2a`): op column unset.
-        params.time_field, params.obj_id_field, params.obj_size_field = fields
-    return lcs.TraceReader(str(path), ttype, params)
 
 
 def lcs_requests(path, suffix):
@@ -55,15 +35,15 @@ def tierlab_pages(path, **options):
     return np.concatenate(pages), np.concatenate(npages), np.concatenate(ops)
 
 
-@pytest.mark.parametrize("suffix", list(FILES))
+@pytest.mark.parametrize("suffix", list(READERS))
 def test_object_ids_match_libcachesim_reader(suffix):
-    path = trace_path(CP + suffix)
+    path = trace_path(f"{CP}.{suffix}")
     ids, sizes = lcs_requests(path, suffix)
     pages, npages, _ = tierlab_pages(path)
     assert len(pages) == len(ids) == 113_872
     assert (npages == 1).all()
     assert (pages == ids).all()
-    if suffix in (".csv", ".vscsi"):
+    if suffix in ("csv", "vscsi"):
         # Block addressing: bytes [id*512, id*512 + size) in 4 KiB pages.
         bp, bn, _ = tierlab_pages(path, addressing="block")
         first = ids * 512 // 4096
@@ -72,16 +52,16 @@ def test_object_ids_match_libcachesim_reader(suffix):
 
 
 def test_vscsi_ops_match_the_csv_scsi_opcodes():
-    _, _, csv_ops = tierlab_pages(trace_path(CP + ".csv"))
-    _, _, vscsi_ops = tierlab_pages(trace_path(CP + ".vscsi"))
+    _, _, csv_ops = tierlab_pages(trace_path(f"{CP}.csv"))
+    _, _, vscsi_ops = tierlab_pages(trace_path(f"{CP}.vscsi"))
     assert (csv_ops == vscsi_ops).all()
     assert int((csv_ops == 1).sum()) == 66_898  # `2a` (WRITE 10) rows of the csv
 
 
-@pytest.mark.parametrize("suffix", [".vscsi", ".csv"])
+@pytest.mark.parametrize("suffix", ["vscsi", "csv"])
 @pytest.mark.parametrize("size", [64, 2_000])
 def test_lru_misses_match_libcachesim_on_its_own_reader(suffix, size):
-    path = trace_path(CP + suffix)
+    path = trace_path(f"{CP}.{suffix}")
     cache = lcs.LRU(cache_size=size)
     expected = sum(not cache.get(req) for req in lcs_reader(path, suffix, ignore_size=True))
     df = tierlab.run(path, policies=["lru"], sizes=[size])

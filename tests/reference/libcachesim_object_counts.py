@@ -56,26 +56,35 @@ ADMISSIONS = {
     f"size(threshold={SIZE_THRESHOLD})": lambda: lcs.SizeAdmissioner(size_threshold=SIZE_THRESHOLD),
 }
 
-FORMS = {
-    # file suffix: (trace type, reader params)
+#: libCacheSim's trace type and reader parameters for each form of cloudPhysicsIO, by file suffix.
+READERS = {
     "csv": (
         lcs.TraceType.CSV_TRACE,
         dict(has_header=True, has_header_set=True, delimiter=",", fields=(2, 5, 4)),
     ),
+    "txt": (lcs.TraceType.PLAIN_TXT_TRACE, {}),
     "oracleGeneral.bin": (lcs.TraceType.ORACLE_GENERAL_TRACE, {}),
     "vscsi": (lcs.TraceType.VSCSI_TRACE, {}),
 }
+#: The forms that carry object sizes.
+FORMS = ["csv", "oracleGeneral.bin", "vscsi"]
 
 
-def reader(suffix: str, ignore_size: bool = False):
-    ttype, kw = FORMS[suffix]
+def lcs_reader(path, suffix: str, ignore_size: bool = False):
+    """libCacheSim's own reader of the ``suffix`` form at ``path``; a fresh one per run (never
+    close() it: double free)."""
+    ttype, kw = READERS[suffix]
     kw = dict(kw)
     fields = kw.pop("fields", None)
     params = lcs.ReaderInitParam(ignore_obj_size=ignore_size, **kw)
     if fields:
+        # libCacheSim's csv reader knows no SCSI opcodes (it warns on every `2a`): op column unset.
         params.time_field, params.obj_id_field, params.obj_size_field = fields
-    # A fresh reader per run; never close() it (double free).
-    return lcs.TraceReader(f"{CP}.{suffix}", ttype, params)
+    return lcs.TraceReader(str(path), ttype, params)
+
+
+def reader(suffix: str, ignore_size: bool = False):
+    return lcs_reader(f"{CP}.{suffix}", suffix, ignore_size)
 
 
 def oracle_requests() -> list[tuple[int, int]]:

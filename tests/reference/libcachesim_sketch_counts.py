@@ -22,16 +22,15 @@ next to this file; needs `pip install libcachesim` 0.3.x).
 from __future__ import annotations
 
 import json
-import struct
+import sys
 from pathlib import Path
 
 import libcachesim as lcs
 
 HERE = Path(__file__).resolve().parent
-TRACES = HERE.parent.parent.parent.parent / "shared" / "traces"
-if not TRACES.exists():
-    TRACES = Path("/work/shared/traces")
-TRACE = TRACES / "libcachesim" / "cloudPhysicsIO.oracleGeneral.bin"
+sys.path.insert(0, str(HERE))
+
+import libcachesim_object_counts as obj_ref  # noqa: E402
 
 POLICIES = {
     "wtinylfu": lambda n: lcs.WTinyLFU(n),
@@ -40,7 +39,7 @@ POLICIES = {
 
 
 def main() -> None:
-    reqs = [(o, s) for _, o, s, _ in struct.iter_unpack("<IQIq", TRACE.read_bytes())]
+    reqs = obj_ref.oracle_requests()
     n = len(reqs)
     nbytes = sum(s for _, s in reqs)
     distinct = dict(reqs)
@@ -55,13 +54,7 @@ def main() -> None:
         "misses": {},
     }
     for pol, make in POLICIES.items():
-        row = []
-        for size in sizes:
-            # A fresh reader per run; never close() it (double free).
-            reader = lcs.TraceReader(str(TRACE), lcs.TraceType.ORACLE_GENERAL_TRACE)
-            ratio, byte_ratio = make(size).process_trace(reader)
-            row.append([round(ratio * n), round(byte_ratio * nbytes)])
-        out["misses"][pol] = row
+        out["misses"][pol] = [obj_ref.counts(make, size, "oracleGeneral.bin", n, nbytes) for size in sizes]
     (HERE / "libcachesim_sketch_counts.json").write_text(json.dumps(out, indent=1) + "\n")
 
 
