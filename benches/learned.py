@@ -13,22 +13,17 @@ maximum of the seconds each model took to train; ``models`` how many were traine
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
-from pathlib import Path
+
+from shared_trace import trace_parser
 
 import tierlab
 from tierlab.learned import resolve
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("TIERLAB_SHARED", REPO.parent / "shared"))
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trace", default=str(SHARED / "traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin"))
-    ap.add_argument("--sizes", nargs="+", default=["1%", "10%"])
+    ap = trace_parser(__doc__, "traces/libcachesim/cloudPhysicsIO.oracleGeneral.bin", ["1%", "10%"])
     ap.add_argument("--policies", nargs="+", default=["lrb", "lrb(memory_window=32768, training_samples=16384)"])
     args = ap.parse_args()
     head = f"{'policy':52} {'size':>5} {'misses':>8} {'miss ratio':>10} {'K refs/s':>9} {'x lru':>8} {'models':>6}"

@@ -17,23 +17,18 @@ byte misses) in each mode (checked here too).
 
 from __future__ import annotations
 
-import argparse
 import collections
 import os
 import statistics
-from pathlib import Path
+
+from shared_trace import trace_parser
 
 import tierlab
 from tierlab.pypolicy import PyLru
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("TIERLAB_SHARED", REPO.parent / "shared"))
-
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trace", default=str(SHARED / "traces/lirs/sprite.trace.gz"))
-    ap.add_argument("--sizes", nargs="+", default=["1%", "10%"])
+    ap = trace_parser(__doc__, "traces/lirs/sprite.trace.gz", ["1%", "10%"])
     ap.add_argument("--modes", nargs="+", choices=["page", "object"], default=["page"])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
