@@ -15,7 +15,10 @@ use tierlab_core::policy::PolicySpec;
 use tierlab_core::sim::accounting::{DeviceRequest, Store};
 use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
 use tierlab_core::sim::Stats;
-use tierlab_core::trace::{Record, TraceReader, TraceSpec};
+use tierlab_core::trace::{Record, TraceSpec};
+
+mod common;
+use common::VecReader;
 
 const TRACES: [&str; 3] = ["cod_exec", "telegram_exec", "you_cut_exec"];
 const BUFFER_PAGES: usize = 1024; // 4 MB of 4 KB pages (section 4.1)
@@ -34,26 +37,6 @@ fn load_android(path: &str) -> Vec<Record> {
     assert_eq!(reader.format(), "android");
     assert_eq!(reader.page_size(), 4096);
     tierlab_core::trace::read_all(reader.as_mut()).unwrap()
-}
-
-struct VecReader {
-    recs: Vec<Record>,
-    pos: usize,
-}
-
-impl TraceReader for VecReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> tierlab_core::Result<bool> {
-        let end = (self.pos + max).min(self.recs.len());
-        out.extend_from_slice(&self.recs[self.pos..end]);
-        self.pos = end;
-        Ok(self.pos < self.recs.len())
-    }
-    fn page_size(&self) -> u32 {
-        4096
-    }
-    fn format(&self) -> &'static str {
-        "android-test"
-    }
 }
 
 fn system(store: &str) -> System {
@@ -81,10 +64,7 @@ fn run_pair(recs: &[Record]) -> (Outcome, Outcome) {
             capacity: BUFFER_PAGES,
         })
         .collect();
-    let mut reader = VecReader {
-        recs: recs.to_vec(),
-        pos: 0,
-    };
+    let mut reader = VecReader::new(recs.to_vec(), &["all"]);
     let opts = RunOptions {
         record_device_log: true,
         ..RunOptions::default()

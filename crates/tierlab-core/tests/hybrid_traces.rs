@@ -4,30 +4,8 @@ use tierlab_core::trace::schedule::{AppSchedule, AppState, ScheduledReader};
 use tierlab_core::trace::session_gen::{SessionConfig, SessionReader};
 use tierlab_core::trace::{read_all, Access, Event, EventKind, Kind, Op, Record, TraceReader};
 
-/// An in-memory reader with named apps.
-struct VecReader {
-    recs: Vec<Record>,
-    names: Vec<String>,
-    pos: usize,
-}
-
-impl TraceReader for VecReader {
-    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> tierlab_core::Result<bool> {
-        let end = (self.pos + max).min(self.recs.len());
-        out.extend_from_slice(&self.recs[self.pos..end]);
-        self.pos = end;
-        Ok(self.pos < self.recs.len())
-    }
-    fn page_size(&self) -> u32 {
-        4096
-    }
-    fn app_names(&self) -> Vec<String> {
-        self.names.clone()
-    }
-    fn format(&self) -> &'static str {
-        "vec"
-    }
-}
+mod common;
+use common::VecReader;
 
 fn acc(time: u64, app: u32) -> Record {
     Record::Access(Access {
@@ -80,11 +58,10 @@ fn csv_schedule_merges_events_by_time_and_renumbers_apps() {
         "oom_adj 7 = previous app"
     );
     // Reader apps: 0 = "sync", 1 = "browser", 2 = "mail".
-    let inner = VecReader {
-        recs: vec![acc(10, 1), acc(20, 0), acc(30, 2), acc(50, 1)],
-        names: vec!["sync".into(), "browser".into(), "mail".into()],
-        pos: 0,
-    };
+    let inner = VecReader::new(
+        vec![acc(10, 1), acc(20, 0), acc(30, 2), acc(50, 1)],
+        &["sync", "browser", "mail"],
+    );
     let mut r = ScheduledReader::new(Box::new(inner), &s);
     // Small batches exercise the staging across calls.
     let mut out = Vec::new();
@@ -118,15 +95,10 @@ fn toml_schedule_groups_processes_into_apps() {
     let s = AppSchedule::from_toml_str(text, "s.toml").unwrap();
     assert_eq!(s.rows[0].state, AppState::Foreground);
     assert_eq!(s.rows[1].state, AppState::Empty);
-    let inner = VecReader {
-        recs: vec![acc(1, 0), acc(2, 1), acc(3, 2), acc(6, 0)],
-        names: vec![
-            "UnityMain".into(),
-            "kworker/u17:1".into(),
-            "UnityPreload".into(),
-        ],
-        pos: 0,
-    };
+    let inner = VecReader::new(
+        vec![acc(1, 0), acc(2, 1), acc(3, 2), acc(6, 0)],
+        &["UnityMain", "kworker/u17:1", "UnityPreload"],
+    );
     let mut r = ScheduledReader::new(Box::new(inner), &s);
     let got: Vec<String> = read_all(&mut r).unwrap().iter().map(show).collect();
     assert_eq!(got, ["F0@0", "a1:0", "a2:1", "a3:0", "B0@5", "a6:0"]);

@@ -6,25 +6,11 @@ use tierlab_core::device::DeviceCatalog;
 use tierlab_core::mobile::lmkd::KillReason;
 use tierlab_core::mobile::{run_session, Scenario, Session};
 
+mod common;
+use common::small_phone;
+
 fn catalog() -> DeviceCatalog {
     DeviceCatalog::default()
-}
-
-/// 64 MB phone, 16 MB of system, no framework files: MemTotal 16384 pages,
-/// watermarks min/low/high 256/320/384 pages (min_free_kbytes =
-/// sqrt(65536 x 16) = 1024 KB). `extra` is appended (more sections/apps).
-fn phone(extra: &str) -> Scenario {
-    let text = format!(
-        r#"
-[phone]
-memory_mb = 64
-system_mb = 16
-system_file_mb = 0
-file_store = "emmc-gs2"
-{extra}
-"#
-    );
-    Scenario::from_toml_str(&text, "test").unwrap()
 }
 
 /// App `a`: `pages` anon pages, all built at launch; a relaunch touches 25%.
@@ -53,27 +39,27 @@ fn zram_frees_n_times_one_minus_one_over_r_and_never_more() {
     // r = 4: each page keeps exactly 250/1000 of a page; 1024 pages keep 256
     // pages of pool and free 768 = 1024 (1 - 1/4).
     let swap = "[swap]\ndevice = \"zram\"\nsize_mb = 16\nzram_ratio = 4.0\n";
-    let (n, freed, _) = swap_all_out(phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
+    let (n, freed, _) = swap_all_out(small_phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
     assert_eq!((n, freed), (1024, 768));
     // r = 3: 334/1000 per page (rounded up), 1024 x 334 = 342,016 -> 343
     // pages of pool: 681 freed, under 1024 x 2/3 = 682.67.
     let swap = "[swap]\ndevice = \"zram\"\nsize_mb = 16\nzram_ratio = 3.0\n";
-    let (n, freed, _) = swap_all_out(phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
+    let (n, freed, _) = swap_all_out(small_phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
     assert_eq!((n, freed), (1024, 681));
     assert!(freed as f64 <= n as f64 * (1.0 - 1.0 / 3.0));
     // The app's own ratio overrides the scenario's: r = 2 frees half.
     let a = app_a(1024) + "zram_ratio = 2.0\n";
-    let (n, freed, _) = swap_all_out(phone(&format!("{swap}{a}{LAUNCH_A}")));
+    let (n, freed, _) = swap_all_out(small_phone(&format!("{swap}{a}{LAUNCH_A}")));
     assert_eq!((n, freed), (1024, 512));
     // r = 1 frees nothing.
     let swap = "[swap]\ndevice = \"zram\"\nsize_mb = 16\nzram_ratio = 1.0\n";
-    let (n, freed, _) = swap_all_out(phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
+    let (n, freed, _) = swap_all_out(small_phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
     assert_eq!((n, freed), (1024, 0));
     // Per-page ratios from the log-normal (mean compressed fraction 1/3):
     // what is freed is exactly what the pool does not hold.
     let swap = "[swap]\ndevice = \"zram\"\nsize_mb = 16\nzram_ratio = 3.0\n\
                 [swap.compress]\nmodel = \"lognormal\"\nsigma = 0.8\nseed = 3\n";
-    let (n, freed, s) = swap_all_out(phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
+    let (n, freed, s) = swap_all_out(small_phone(&format!("{swap}{}{LAUNCH_A}", app_a(1024))));
     assert_eq!(n, 1024);
     let r = s.finish();
     let pool = r.totals.compressed_pool_peak_pages as i64;
@@ -95,7 +81,7 @@ fn zswap_rejects_when_full_and_writes_back_the_oldest_entries() {
     let script =
         "[script]\nsteps = [{op = \"launch\", app = \"a\"}, {op = \"launch\", app = \"a\"}, \
                   {op = \"use\", seconds = 1}]\n";
-    let sc = phone(&format!("{swap}{}{script}", app_a(326)));
+    let sc = small_phone(&format!("{swap}{}{script}", app_a(326)));
     let steps = sc.steps().unwrap();
     let mut s = Session::new(sc, &catalog()).unwrap();
     s.apply(&steps[0]).unwrap();
@@ -235,7 +221,7 @@ fn mglru_in_a_session_evicts_file_pages_first_and_no_anon_without_swap() {
         "[lmk]\nenabled = false\n[reclaim]\npolicy = \"mglru\"\n[launch]\nfile_cache_warm = false\n\
          [swap]\ndevice = \"zram\"\nsize_mb = 32\n{apps}"
     );
-    let sc = phone(&text);
+    let sc = small_phone(&text);
     let steps = sc.steps().unwrap();
     let mut s = Session::new(sc, &catalog()).unwrap();
     for st in &steps {
@@ -250,7 +236,7 @@ fn mglru_in_a_session_evicts_file_pages_first_and_no_anon_without_swap() {
     assert_eq!(r.totals.oom_kills + r.totals.lmk_kills, 0);
     // Without swap, the same pressure never evicts anon either.
     let text = text.replace("device = \"zram\"", "device = \"none\"");
-    let r = run_session(&phone(&text), &catalog()).unwrap();
+    let r = run_session(&small_phone(&text), &catalog()).unwrap();
     assert_eq!(r.totals.swap_pages_out, 0);
     assert!(r.totals.file_pages_dropped > 0);
 }

@@ -284,7 +284,6 @@ fn linux_swappiness_extremes_choose_one_type() {
 /// within a few percent.)
 #[test]
 fn four_area_beats_clock_at_most_sizes_on_captured_traces() {
-    use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
     use tierlab_core::policy::PolicySpec;
     use tierlab_core::sim::accounting::Comp;
     use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
@@ -301,16 +300,7 @@ fn four_area_beats_clock_at_most_sizes_on_captured_traces() {
         .collect();
     traces.sort();
     assert!(traces.len() >= 3, "captured traces missing in {dir}");
-    let sys = System::resolve(
-        &SystemSpec {
-            tiers: vec!["dram".into()],
-            file_store: "flash-ufs31".into(),
-            swap: Some("emram-swap".into()),
-            write_miss_fetch: false,
-        },
-        &DeviceCatalog::default(),
-    )
-    .unwrap();
+    let sys = common::emram_phone();
     let opts = RunOptions {
         limit: Some(1_500_000),
         threads: 2,

@@ -292,6 +292,19 @@ pub struct ProcInfo {
     pub pgtables: u64,
 }
 
+impl ProcInfo {
+    /// A process holding `rss` resident pages, with no swap entries or page tables.
+    pub fn resident(id: usize, score_adj: i32, rss: u64) -> Self {
+        ProcInfo {
+            id,
+            score_adj,
+            rss,
+            swap: 0,
+            pgtables: 0,
+        }
+    }
+}
+
 /// lowmemorykiller / lmkd victim: the highest oom_score_adj `>= min_score_adj`,
 /// ties to the largest RSS (then the lowest id, for determinism). Processes
 /// with no RSS are skipped, as the kernel does (`tasksize <= 0`).

@@ -601,13 +601,7 @@ mod tests {
 
     #[test]
     fn victim_by_score_then_tail_or_size() {
-        let p = |id, score_adj, rss| ProcInfo {
-            id,
-            score_adj,
-            rss,
-            swap: 0,
-            pgtables: 0,
-        };
+        let p = ProcInfo::resident;
         let procs = [
             p(0, 900, 10),
             p(1, 900, 50),

@@ -1,15 +1,19 @@
 //! Helpers shared by the swap-family tests (`swap_policies.rs`, `mglru.rs`): a
 //! sink that records what a policy reports, and a driver that feeds it
-//! hand-written references; and, for the tests that run every registered policy
-//! (`determinism.rs`, `huge_capacity.rs`), the machine each one needs.
+//! hand-written references; the eMRAM-swap phone (`capture.rs` too); for the
+//! tests that run every registered policy (`determinism.rs`, `huge_capacity.rs`),
+//! the machine each one needs; an in-memory trace reader (`flash_mobile.rs`,
+//! `hybrid_traces.rs`); and the small phone of the session tests (`mobile.rs`,
+//! `mobile_modern.rs`).
 #![allow(dead_code)] // each test binary uses its own subset
 
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+use tierlab_core::mobile::Scenario;
 use tierlab_core::policy::{Policy, PolicyCtx, PolicySpec};
 use tierlab_core::sim::check::{check_policy, make_refs};
 use tierlab_core::sim::MAX_TIERS;
 use tierlab_core::sim::{PageId, PageOut, PageRef, RefBatch, RefFields, Sink};
-use tierlab_core::trace::{Event, Kind, Op};
+use tierlab_core::trace::{Event, Kind, Op, Record, TraceReader};
 
 pub const R: Op = Op::Read;
 pub const W: Op = Op::Write;
@@ -32,6 +36,70 @@ pub fn system(tiers: usize) -> System {
         ..SystemSpec::default()
     };
     System::resolve(&spec, &DeviceCatalog::default()).unwrap()
+}
+
+/// The phone of the eMRAM swap experiments: DRAM, a UFS 3.1 file store and
+/// swap on eMRAM, no fetch on a write miss.
+pub fn emram_phone() -> System {
+    let spec = SystemSpec {
+        tiers: vec!["dram".into()],
+        file_store: "flash-ufs31".into(),
+        swap: Some("emram-swap".into()),
+        write_miss_fetch: false,
+    };
+    System::resolve(&spec, &DeviceCatalog::default()).unwrap()
+}
+
+/// 64 MB phone, 16 MB of system, no framework files, eMMC file store: MemTotal
+/// 16384 pages, watermarks min/low/high 256/320/384 pages (min_free_kbytes =
+/// sqrt(65536 x 16) = 1024 KB). `extra` is appended (more sections/apps).
+pub fn small_phone(extra: &str) -> Scenario {
+    let text = format!(
+        r#"
+[phone]
+memory_mb = 64
+system_mb = 16
+system_file_mb = 0
+file_store = "emmc-gs2"
+{extra}
+"#
+    );
+    Scenario::from_toml_str(&text, "test").unwrap()
+}
+
+/// An in-memory trace of 4 KiB pages with named apps.
+pub struct VecReader {
+    pub recs: Vec<Record>,
+    pub names: Vec<String>,
+    pub pos: usize,
+}
+
+impl VecReader {
+    pub fn new(recs: Vec<Record>, names: &[&str]) -> Self {
+        VecReader {
+            recs,
+            names: names.iter().map(|n| n.to_string()).collect(),
+            pos: 0,
+        }
+    }
+}
+
+impl TraceReader for VecReader {
+    fn read_batch(&mut self, out: &mut Vec<Record>, max: usize) -> tierlab_core::Result<bool> {
+        let end = (self.pos + max).min(self.recs.len());
+        out.extend_from_slice(&self.recs[self.pos..end]);
+        self.pos = end;
+        Ok(self.pos < self.recs.len())
+    }
+    fn page_size(&self) -> u32 {
+        4096
+    }
+    fn app_names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+    fn format(&self) -> &'static str {
+        "vec"
+    }
 }
 
 pub fn ctx(capacity: usize) -> PolicyCtx {
