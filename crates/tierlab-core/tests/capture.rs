@@ -2,11 +2,14 @@
 //! bit-based policies exactly; a real capture under valgrind (when installed)
 //! yields File instruction pages and Anon data pages.
 
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
+use tierlab_core::sim::engine::{run, RunOptions};
 use tierlab_core::trace::capture::{capture, CaptureOptions};
 use tierlab_core::trace::{open, read_all, Kind, Op, Record, TraceSpec};
+
+mod cells;
+mod common;
+use cells::grid;
 
 fn tmp(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tierlab-capture-{}", std::process::id()));
@@ -47,25 +50,9 @@ fn misses_and_writebacks(path: &std::path::Path, collapse: bool) -> Vec<(String,
     spec.options
         .insert("collapse".into(), toml::Value::Boolean(collapse));
     let mut r = open(&spec).unwrap();
-    let sys = System::resolve(
-        &SystemSpec {
-            tiers: vec!["dram".into()],
-            file_store: "flash-ufs31".into(),
-            swap: Some("emram-swap".into()),
-            write_miss_fetch: false,
-        },
-        &DeviceCatalog::default(),
-    )
-    .unwrap();
-    let inst: Vec<InstanceSpec> = ["clock", "lru", "four-area", "linux-two-list"]
-        .iter()
-        .flat_map(|p| {
-            [10, 40, 120].map(|c| InstanceSpec {
-                policy: PolicySpec::new(p),
-                capacity: c,
-            })
-        })
-        .collect();
+    let sys = common::emram_phone();
+    let policies = ["clock", "lru", "four-area", "linux-two-list"].map(PolicySpec::new);
+    let inst = grid(policies, &[10, 40, 120]);
     let out = run(r.as_mut(), &inst, &sys, &RunOptions::default(), &mut |_| {
         Ok(())
     })

@@ -9,10 +9,11 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
-use tierlab_core::trace::{open, TraceSpec};
+use tierlab_core::trace::TraceSpec;
+
+mod cells;
+use cells::{grid, json_keys, json_sizes, replay_cells};
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
 const REFERENCE: &str = concat!(
@@ -57,34 +58,10 @@ fn spec_for(name: &str) -> TraceSpec {
 
 /// Runs every policy of the reference at every size of `trace` in one pass.
 fn replay(trace: &str, entry: &Value) -> BTreeMap<(String, usize), u64> {
-    let sizes: Vec<usize> = entry["sizes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as usize)
-        .collect();
-    let policies: Vec<String> = entry["misses"]
-        .as_object()
-        .unwrap()
-        .keys()
-        .cloned()
-        .collect();
-    let inst: Vec<InstanceSpec> = policies
-        .iter()
-        .flat_map(|p| {
-            sizes.iter().map(move |&c| InstanceSpec {
-                policy: tierlab_spec(p),
-                capacity: c,
-            })
-        })
-        .collect();
-    let sys = System::resolve(&SystemSpec::default(), &DeviceCatalog::default()).unwrap();
-    let mut r = open(&spec_for(trace)).unwrap();
-    let opts = RunOptions {
-        threads: 2,
-        ..RunOptions::default()
-    };
-    let out = run(r.as_mut(), &inst, &sys, &opts, &mut |_| Ok(())).unwrap();
+    let sizes = json_sizes(&entry["sizes"]);
+    let policies = json_keys(&entry["misses"]);
+    let inst = grid(policies.iter().map(|p| tierlab_spec(p)), &sizes);
+    let out = replay_cells(&spec_for(trace), &inst, false);
     assert_eq!(
         out.page_refs,
         entry["requests"].as_u64().unwrap(),

@@ -8,10 +8,12 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions, RunOutput};
-use tierlab_core::trace::{open, TraceSpec};
+use tierlab_core::sim::engine::RunOutput;
+use tierlab_core::trace::TraceSpec;
+
+mod cells;
+use cells::{grid, json_keys, json_sizes, replay_cells};
 
 const SHARED: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -30,33 +32,17 @@ fn reference() -> Value {
     serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap()
 }
 
-fn sizes(v: &Value) -> Vec<usize> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_u64().unwrap() as usize)
-        .collect()
-}
-
 /// Replays `form` once through every `policy x size` cell.
 fn replay(form: &str, policies: &[String], sizes: &[usize], object_sizes: bool) -> RunOutput {
-    let inst: Vec<InstanceSpec> = policies
-        .iter()
-        .flat_map(|p| {
-            sizes.iter().map(move |&c| InstanceSpec {
-                policy: PolicySpec::parse(p).unwrap(),
-                capacity: c,
-            })
-        })
-        .collect();
-    let sys = System::resolve(&SystemSpec::default(), &DeviceCatalog::default()).unwrap();
-    let mut r = open(&TraceSpec::new(format!("{SHARED}{form}"))).unwrap();
-    let opts = RunOptions {
-        threads: 2,
+    let inst = grid(
+        policies.iter().map(|p| PolicySpec::parse(p).unwrap()),
+        sizes,
+    );
+    replay_cells(
+        &TraceSpec::new(format!("{SHARED}{form}")),
+        &inst,
         object_sizes,
-        ..RunOptions::default()
-    };
-    run(r.as_mut(), &inst, &sys, &opts, &mut |_| Ok(())).unwrap()
+    )
 }
 
 fn pinned(form: &str, policy: &str, size: u64) -> Option<[u64; 2]> {
@@ -69,12 +55,12 @@ fn pinned(form: &str, policy: &str, size: u64) -> Option<[u64; 2]> {
 #[test]
 fn object_and_byte_misses_equal_libcachesim() {
     let r = reference();
-    let sizes = sizes(&r["sizes"]);
+    let sizes = json_sizes(&r["sizes"]);
     let mut cells = 0;
     let mut exact = 0;
     let mut diffs = Vec::new();
     for (form, entry) in r["forms"].as_object().unwrap() {
-        let policies: Vec<String> = entry.as_object().unwrap().keys().cloned().collect();
+        let policies = json_keys(entry);
         let out = replay(form, &policies, &sizes, true);
         let totals = &r["totals"][form];
         assert_eq!(
@@ -146,7 +132,7 @@ fn admission_equals_libcachesim() {
     for (mode, object_sizes, sizes_key) in
         [("object", true, "sizes"), ("unit", false, "unit_sizes")]
     {
-        let sizes = sizes(&adm[sizes_key]);
+        let sizes = json_sizes(&adm[sizes_key]);
         for (admission, per_policy) in adm[mode].as_object().unwrap() {
             let policies: Vec<String> = per_policy
                 .as_object()

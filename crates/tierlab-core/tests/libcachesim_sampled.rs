@@ -14,10 +14,12 @@
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions, RunOutput};
-use tierlab_core::trace::{open, TraceSpec};
+use tierlab_core::sim::engine::{InstanceSpec, RunOutput};
+use tierlab_core::trace::TraceSpec;
+
+mod cells;
+use cells::{json_keys, json_sizes, replay_cells};
 
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
 const REFERENCE: &str = concat!(
@@ -83,18 +85,11 @@ fn replay(path: &str, policies: &[String], sizes: &[usize], object_sizes: bool) 
             })
         })
         .collect();
-    let sys = System::resolve(&SystemSpec::default(), &DeviceCatalog::default()).unwrap();
     let mut ts = TraceSpec::new(format!("{SHARED}{path}"));
     if path.ends_with(".txt") {
         ts = ts.with_format("lirs");
     }
-    let mut r = open(&ts).unwrap();
-    let opts = RunOptions {
-        threads: 2,
-        object_sizes,
-        ..RunOptions::default()
-    };
-    run(r.as_mut(), &inst, &sys, &opts, &mut |_| Ok(())).unwrap()
+    replay_cells(&ts, &inst, object_sizes)
 }
 
 /// Mean over the seeds of `(misses, byte misses)` per (policy, size).
@@ -172,18 +167,8 @@ fn miss_ratios_agree_with_libcachesim_in_distribution() {
         bad: Vec::new(),
     };
     for (trace, entry) in r["unit"].as_object().unwrap() {
-        let sizes: Vec<usize> = entry["sizes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as usize)
-            .collect();
-        let policies: Vec<String> = entry["misses"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        let sizes = json_sizes(&entry["sizes"]);
+        let policies = json_keys(&entry["misses"]);
         let out = replay(trace, &policies, &sizes, false);
         let n = entry["requests"].as_u64().unwrap();
         assert_eq!(out.page_refs, n, "{trace}: requests");
@@ -201,19 +186,9 @@ fn miss_ratios_agree_with_libcachesim_in_distribution() {
         }
     }
     let obj = &r["object"];
-    let sizes: Vec<usize> = obj["sizes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap() as usize)
-        .collect();
+    let sizes = json_sizes(&obj["sizes"]);
     for (form, entry) in obj["forms"].as_object().unwrap() {
-        let policies: Vec<String> = entry["misses"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .cloned()
-            .collect();
+        let policies = json_keys(&entry["misses"]);
         let out = replay(
             &format!("libcachesim/cloudPhysicsIO.{form}"),
             &policies,

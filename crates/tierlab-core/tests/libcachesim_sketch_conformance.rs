@@ -7,10 +7,11 @@
 //! sizes). Unit-size cells of both are in libcachesim_conformance.rs.
 
 use serde_json::Value;
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
-use tierlab_core::trace::{open, TraceSpec};
+use tierlab_core::trace::TraceSpec;
+
+mod cells;
+use cells::{grid, json_sizes, replay_cells};
 
 const TRACE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -36,30 +37,13 @@ fn spec(name: &str) -> &'static str {
 #[test]
 fn object_and_byte_misses_equal_libcachesim() {
     let r: Value = serde_json::from_str(&std::fs::read_to_string(REFERENCE).unwrap()).unwrap();
-    let sizes: Vec<usize> = r["sizes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_u64().unwrap() as usize)
-        .collect();
+    let sizes = json_sizes(&r["sizes"]);
     let misses = r["misses"].as_object().unwrap();
-    let inst: Vec<InstanceSpec> = misses
-        .keys()
-        .flat_map(|p| {
-            sizes.iter().map(move |&c| InstanceSpec {
-                policy: PolicySpec::parse(spec(p)).unwrap(),
-                capacity: c,
-            })
-        })
-        .collect();
-    let sys = System::resolve(&SystemSpec::default(), &DeviceCatalog::default()).unwrap();
-    let mut reader = open(&TraceSpec::new(TRACE)).unwrap();
-    let opts = RunOptions {
-        threads: 2,
-        object_sizes: true,
-        ..RunOptions::default()
-    };
-    let out = run(reader.as_mut(), &inst, &sys, &opts, &mut |_| Ok(())).unwrap();
+    let inst = grid(
+        misses.keys().map(|p| PolicySpec::parse(spec(p)).unwrap()),
+        &sizes,
+    );
+    let out = replay_cells(&TraceSpec::new(TRACE), &inst, true);
     assert_eq!(out.page_refs, r["requests"].as_u64().unwrap());
     assert_eq!(out.byte_accesses, r["bytes"].as_u64().unwrap());
     let mut cells = 0;

@@ -23,6 +23,9 @@ use tierlab_core::policy::{all_policies, PolicySpec};
 use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
 use tierlab_core::trace::{open, TraceSpec};
 
+mod cells;
+use cells::{grid, json_sizes};
+
 const SHARED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/");
 const REFERENCE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -122,15 +125,7 @@ fn replay(name: &str, format: Option<&str>, limit: u64, sizes: &[usize]) -> Map<
     let mut out = Map::new();
     for (family, specs) in groups() {
         let sys = System::resolve(&system_for(&family), &DeviceCatalog::default()).unwrap();
-        let inst: Vec<InstanceSpec> = specs
-            .iter()
-            .flat_map(|p| {
-                sizes.iter().map(move |&c| InstanceSpec {
-                    policy: PolicySpec::parse(p).unwrap(),
-                    capacity: c,
-                })
-            })
-            .collect();
+        let inst = grid(specs.iter().map(|p| PolicySpec::parse(p).unwrap()), sizes);
         let mut r = open(&trace_spec(name, format)).unwrap();
         let res = run(r.as_mut(), &inst, &sys, &limit_opts(limit), &mut |_| Ok(()))
             .unwrap_or_else(|e| panic!("{name} {family}: {e}"));
@@ -200,12 +195,7 @@ fn policy_results_are_pinned() {
     for &(name, format, limit) in TRACES {
         let entry = &doc["traces"][name];
         assert_eq!(entry["limit"].as_u64(), Some(limit), "{name}: limit");
-        let sizes: Vec<usize> = entry["sizes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap() as usize)
-            .collect();
+        let sizes = json_sizes(&entry["sizes"]);
         let got = replay(name, format, limit, &sizes);
         let want = entry["cells"].as_object().unwrap();
         for (key, w) in want {

@@ -1,7 +1,10 @@
 use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
-use tierlab_core::sim::engine::{run, InstanceSpec, RunOptions};
+use tierlab_core::sim::engine::{run, RunOptions};
 use tierlab_core::trace::{open, TraceSpec};
+
+mod cells;
+use cells::grid;
 
 #[test]
 fn sprite_quick() {
@@ -11,15 +14,10 @@ fn sprite_quick() {
     );
     let mut r = open(&TraceSpec::new(path)).unwrap();
     let sys = System::resolve(&SystemSpec::default(), &DeviceCatalog::default()).unwrap();
-    let inst: Vec<InstanceSpec> = ["fifo", "lru", "clock", "opt"]
-        .iter()
-        .flat_map(|p| {
-            [100, 1000].map(|c| InstanceSpec {
-                policy: PolicySpec::new(p),
-                capacity: c,
-            })
-        })
-        .collect();
+    let inst = grid(
+        ["fifo", "lru", "clock", "opt"].map(PolicySpec::new),
+        &[100, 1000],
+    );
     let out = run(r.as_mut(), &inst, &sys, &RunOptions::default(), &mut |_| {
         Ok(())
     })
