@@ -7,8 +7,11 @@ use tierlab_core::mobile::lmk::{
     AdjScheme, Level, LmkTable, MinfreeTable, OomLevelInputs, ProcInfo,
 };
 use tierlab_core::mobile::reclaim::{scan_weights, swap_tendency};
-use tierlab_core::mobile::scenario::{StepOp, UsageModel};
+use tierlab_core::mobile::scenario::{Step, StepOp, UsageModel};
 use tierlab_core::mobile::{run_session, LaunchKind, Scenario, Session};
+
+mod common;
+use common::small_phone;
 
 fn inputs(mb: i64, w: i64, h: i64) -> OomLevelInputs {
     OomLevelInputs {
@@ -130,38 +133,34 @@ fn lmk_level_depends_on_free_and_file_memory() {
     assert_eq!(t.min_score_adj(mb(10), mb(130)), Some(529));
 }
 
-fn proc(id: usize, score_adj: i32, rss: u64) -> ProcInfo {
-    ProcInfo {
-        id,
-        score_adj,
-        rss,
-        swap: 0,
-        pgtables: 0,
-    }
-}
-
 #[test]
 fn lmk_kills_the_highest_adj_then_the_largest() {
     let procs = [
-        proc(0, 0, 50_000),
-        proc(1, 529, 20_000),
-        proc(2, 1000, 10_000),
-        proc(3, 1000, 30_000),
-        proc(4, 411, 90_000),
-        proc(5, 1000, 0), // a zombie with no memory is skipped
+        ProcInfo::resident(0, 0, 50_000),
+        ProcInfo::resident(1, 529, 20_000),
+        ProcInfo::resident(2, 1000, 10_000),
+        ProcInfo::resident(3, 1000, 30_000),
+        ProcInfo::resident(4, 411, 90_000),
+        ProcInfo::resident(5, 1000, 0), // a zombie with no memory is skipped
     ];
     assert_eq!(lmk_victim(&procs, 1000), Some(3));
     assert_eq!(lmk_victim(&procs, 529), Some(3));
     let without_cached = [
-        proc(0, 0, 50_000),
-        proc(4, 411, 90_000),
-        proc(6, 411, 95_000),
+        ProcInfo::resident(0, 0, 50_000),
+        ProcInfo::resident(4, 411, 90_000),
+        ProcInfo::resident(6, 411, 95_000),
     ];
     assert_eq!(lmk_victim(&without_cached, 529), None);
     assert_eq!(lmk_victim(&without_cached, 176), Some(6));
     assert_eq!(lmk_victim(&without_cached, 0), Some(6));
     // Equal adj and RSS: the first one listed.
-    assert_eq!(lmk_victim(&[proc(7, 900, 5), proc(8, 900, 5)], 0), Some(7));
+    assert_eq!(
+        lmk_victim(
+            &[ProcInfo::resident(7, 900, 5), ProcInfo::resident(8, 900, 5)],
+            0
+        ),
+        Some(7)
+    );
 }
 
 #[test]
@@ -280,13 +279,8 @@ fn small_scenario(swap: Option<&str>, page_cluster: u32) -> Scenario {
     let swap_line = swap
         .map(|d| format!("device = \"{d}\""))
         .unwrap_or_default();
-    let text = format!(
+    small_phone(&format!(
         r#"
-[phone]
-memory_mb = 64
-system_mb = 16
-system_file_mb = 0
-file_store = "emmc-gs2"
 [swap]
 {swap_line}
 size_mb = 16
@@ -304,16 +298,22 @@ file_mb = 1
 [script]
 steps = [{{op = "launch", app = "a"}}]
 "#
-    );
-    Scenario::from_toml_str(&text, "test").unwrap()
+    ))
+}
+
+/// A session of `small_scenario` after the script's launch of app `a`, and
+/// that launch step (to launch `a` again).
+fn after_first_launch(swap: Option<&str>, page_cluster: u32) -> (Session, Step) {
+    let sc = small_scenario(swap, page_cluster);
+    let launch = sc.steps().unwrap().remove(0);
+    let mut s = Session::new(sc, &catalog()).unwrap();
+    s.apply(&launch).unwrap();
+    (s, launch)
 }
 
 #[test]
 fn a_swapped_out_app_pages_in_only_what_it_touches() {
-    let sc = small_scenario(Some("microsd-class6-paper"), 0);
-    let steps = sc.steps().unwrap();
-    let mut s = Session::new(sc, &catalog()).unwrap();
-    s.apply(&steps[0]).unwrap();
+    let (mut s, launch) = after_first_launch(Some("microsd-class6-paper"), 0);
     assert_eq!(s.launches()[0].kind, LaunchKind::First);
     assert_eq!(s.launches()[0].anon_pages_built, 1024);
     assert_eq!(s.force_swap_out("a").unwrap(), 1024);
@@ -321,7 +321,7 @@ fn a_swapped_out_app_pages_in_only_what_it_touches() {
         assert_eq!(s.page_state("a", true, i), Some(false));
     }
     // Bring it back: a hot relaunch touches 25% of its anon pages.
-    s.apply(&steps[0]).unwrap();
+    s.apply(&launch).unwrap();
     let l = &s.launches()[1];
     assert_eq!(l.kind, LaunchKind::Swap);
     assert_eq!(l.swap_pages_in, 256);
@@ -358,12 +358,9 @@ fn a_swapped_out_app_pages_in_only_what_it_touches() {
 fn page_cluster_reads_aligned_windows_of_slots() {
     // page_cluster 3: one read per aligned window of 8 slots; the 256 touched
     // pages sit in 32 whole windows, so nothing untouched comes in.
-    let sc = small_scenario(Some("microsd-class6-paper"), 3);
-    let steps = sc.steps().unwrap();
-    let mut s = Session::new(sc, &catalog()).unwrap();
-    s.apply(&steps[0]).unwrap();
+    let (mut s, launch) = after_first_launch(Some("microsd-class6-paper"), 3);
     s.force_swap_out("a").unwrap();
-    s.apply(&steps[0]).unwrap();
+    s.apply(&launch).unwrap();
     assert_eq!(s.launches()[1].swap_pages_in, 256);
     assert_eq!(s.page_state("a", true, 256), Some(false));
     let r = s.finish();
@@ -374,16 +371,25 @@ fn page_cluster_reads_aligned_windows_of_slots() {
 
 #[test]
 fn a_resident_app_is_a_hot_start_and_a_killed_one_cold() {
-    let sc = small_scenario(None, 0);
-    let steps = sc.steps().unwrap();
-    let mut s = Session::new(sc, &catalog()).unwrap();
-    s.apply(&steps[0]).unwrap();
-    s.apply(&steps[0]).unwrap();
+    let (mut s, launch) = after_first_launch(None, 0);
+    s.apply(&launch).unwrap();
     let l = &s.launches()[1];
     assert_eq!(l.kind, LaunchKind::Hot);
     assert_eq!(l.time_ms, 300.0);
     // Swapping needs a swap device.
     assert_eq!(s.force_swap_out("a").unwrap(), 0);
+}
+
+/// The mean time of the `kind` launches of apps other than the launcher (ms).
+fn mean_launch_ms(r: &tierlab_core::mobile::SessionResult, kind: LaunchKind) -> f64 {
+    let v: Vec<f64> = r
+        .launches
+        .iter()
+        .filter(|l| l.kind == kind && l.app != "launcher")
+        .map(|l| l.time_ms)
+        .collect();
+    assert!(!v.is_empty(), "{kind:?} launches");
+    v.iter().sum::<f64>() / v.len() as f64
 }
 
 /// The paper's experiment (experiments/android_lmk.toml).
@@ -427,16 +433,7 @@ fn paper_scenario_lmk_kills_follow_the_table() {
     let first: Vec<&str> = r.kills.iter().take(2).map(|k| k.app.as_str()).collect();
     assert_eq!(first, ["browser", "naver"]);
     // Relaunches of killed apps are cold and slower than hot relaunches.
-    let mean = |k: LaunchKind| {
-        let v: Vec<f64> = r
-            .launches
-            .iter()
-            .filter(|l| l.kind == k && l.app != "launcher")
-            .map(|l| l.time_ms)
-            .collect();
-        assert!(!v.is_empty(), "{k:?} launches");
-        v.iter().sum::<f64>() / v.len() as f64
-    };
+    let mean = |k: LaunchKind| mean_launch_ms(&r, k);
     assert!(mean(LaunchKind::Cold) > 2.0 * mean(LaunchKind::Hot));
 }
 
@@ -457,15 +454,7 @@ fn swap_relaunch_beats_a_cold_start_only_on_fast_swap() {
     // The paper's conclusion (Figure 2, Section 6): on the class-6 card a
     // swapped-out app relaunches slower than a killed one; a faster device
     // changes that. zram on the same phone must beat killing.
-    let mean = |r: &tierlab_core::mobile::SessionResult, k: LaunchKind| {
-        let v: Vec<f64> = r
-            .launches
-            .iter()
-            .filter(|l| l.kind == k && l.app != "launcher")
-            .map(|l| l.time_ms)
-            .collect();
-        v.iter().sum::<f64>() / v.len() as f64
-    };
+    let mean = mean_launch_ms;
     let lmk = mean(
         &run_session(&paper(None), &catalog()).unwrap(),
         LaunchKind::Cold,

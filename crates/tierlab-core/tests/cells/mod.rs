@@ -1,4 +1,4 @@
-//! Helpers shared by the tests that run a grid of policy x size cells: the
+//! What the tests that run a grid of policy x size cells share: the
 //! grid itself (`capture.rs`, `smoke.rs` too), and for the tests that replay
 //! the cells of a reference file (`libcachesim_conformance.rs`,
 //! `libcachesim_object_conformance.rs`, `libcachesim_sampled.rs`,

@@ -3,7 +3,7 @@
 //! hand-written references; the eMRAM-swap phone (`capture.rs` too); for the
 //! tests that run every registered policy (`determinism.rs`, `huge_capacity.rs`),
 //! the machine each one needs; an in-memory trace reader (`flash_mobile.rs`,
-//! `hybrid_traces.rs`); and the small phone of the session tests (`mobile.rs`,
+//! `hybrid_traces.rs`); and the small phone of the Android tests (`mobile.rs`,
 //! `mobile_modern.rs`).
 #![allow(dead_code)] // each test binary uses its own subset
 
