@@ -246,17 +246,23 @@ impl Session {
         self.apps[m.app as usize].alive
     }
 
+    /// The tail page of list `l` and its state, counted as scanned (`file`: by
+    /// the file LRU's counters); None when the list is empty.
+    fn scan_tail(&mut self, l: usize, file: bool) -> Option<(u32, PageMeta)> {
+        let p = self.lists.lists[l].back()?;
+        self.scan_cost(1);
+        self.recent_scanned[file as usize] += 1;
+        Some((p, *self.lists.arena.get(p)))
+    }
+
     /// `shrink_active_list`: deactivate up to `n` pages from the active tail.
     pub(super) fn shrink_active(&mut self, l: usize, n: u64, reclaim_mapped: bool, old: bool) {
         let file = l == AF;
         let inactive = if file { IF } else { IA };
         for _ in 0..n {
-            let Some(p) = self.lists.lists[l].back() else {
+            let Some((p, m)) = self.scan_tail(l, file) else {
                 break;
             };
-            self.scan_cost(1);
-            self.recent_scanned[file as usize] += 1;
-            let m = *self.lists.arena.get(p);
             if old {
                 // 2.6: a mapped page stays active unless reclaim_mapped, and
                 // a referenced page is rotated.
@@ -282,12 +288,9 @@ impl Session {
         let file = l == IF;
         let mut written: Vec<u32> = Vec::new();
         for _ in 0..n {
-            let Some(p) = self.lists.lists[l].back() else {
+            let Some((p, m)) = self.scan_tail(l, file) else {
                 break;
             };
-            self.scan_cost(1);
-            self.recent_scanned[file as usize] += 1;
-            let m = *self.lists.arena.get(p);
             if m.young {
                 let mm = self.lists.arena.get_mut(p);
                 mm.young = false;
