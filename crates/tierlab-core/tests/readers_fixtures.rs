@@ -3,25 +3,12 @@
 //! output of the real blkparse tool, see tests/reference/blkparse_fixture.py),
 //! and the csv reader's options.
 
-use tierlab_core::trace::{guess_format, open, read_all, Access, Kind, Op};
+use tierlab_core::trace::{guess_format, open, read_all, Access, Op};
 
 mod reader_helpers;
 use reader_helpers::*;
 
 // ---------------------------------------------------------------- fixtures
-
-/// A block-trace access: a file page of app 0, no object size.
-fn block(time: u64, page: u64, op: Op, npages: u32) -> Access {
-    Access {
-        time,
-        page,
-        op,
-        kind: Kind::File,
-        app: 0,
-        npages,
-        size: 0,
-    }
-}
 
 /// Each `(line, what)` after the good line `first` makes a file (named
 /// `bad{i}.{ext}`) whose read fails at line 2 with an error mentioning `what`.
@@ -75,9 +62,9 @@ fn msr_fixture() {
     assert_eq!(
         a,
         vec![
-            block(12_816_637_200_306_162_900, 2, Op::Read, 1),
-            block(12_816_637_201_638_215_500, 0, Op::Write, 2),
-            block(12_816_637_201_638_215_600, 0, Op::Write, 3),
+            Access::file(12_816_637_200_306_162_900, 2, 1, Op::Read, 0, 0),
+            Access::file(12_816_637_201_638_215_500, 0, 2, Op::Write, 0, 0),
+            Access::file(12_816_637_201_638_215_600, 0, 3, Op::Write, 0, 0),
         ]
     );
     let bad = [
@@ -106,9 +93,9 @@ fn spc_fixture() {
     assert_eq!(
         a,
         vec![
-            block(0, 37_945, Op::Write, 2),
-            block(26_214_000, 1 << 44 | 37_945, Op::Read, 1),
-            block(1_500_000_000, 0, Op::Read, 2),
+            Access::file(0, 37_945, 2, Op::Write, 0, 0),
+            Access::file(26_214_000, 1 << 44 | 37_945, 1, Op::Read, 0, 0),
+            Access::file(1_500_000_000, 0, 2, Op::Read, 0, 0),
         ]
     );
     let bad = [

@@ -379,13 +379,11 @@ impl Default for PageSizeOptions {
 pub trait CsvBlockFormat: Send + 'static {
     const NAME: &'static str;
     const EXPECTED: &'static str;
-    /// `fields` is a scratch buffer for [`split_fields`].
-    fn parse(
-        line: &[u8],
-        line_no: u64,
-        page_size: u32,
-        fields: &mut Vec<(usize, usize)>,
-    ) -> Result<Step, String>;
+    /// How a header starts: a first line starting so (after white space) is skipped.
+    const HEADER: &'static [u8];
+    /// One line that is neither blank nor the header; `fields` are its comma-separated
+    /// fields (byte ranges of `line`, from [`split_fields`]).
+    fn parse(line: &[u8], page_size: u32, fields: &[(usize, usize)]) -> Result<Step, String>;
 }
 
 /// A comma-separated block trace as a [`LineFormat`]: its page size and field buffer.
@@ -411,7 +409,12 @@ impl<F: CsvBlockFormat> LineFormat for CsvBlockLines<F> {
     const NAME: &'static str = F::NAME;
     const EXPECTED: &'static str = F::EXPECTED;
     fn parse(&mut self, line: &[u8], at: LineAt) -> Result<Step, String> {
-        F::parse(line, at.line, self.page_size, &mut self.fields)
+        let t = crate::trace::input::trim(line);
+        if t.is_empty() || (at.line == 1 && t.starts_with(F::HEADER)) {
+            return Ok(Step::Skip);
+        }
+        split_fields(line, b',', &mut self.fields);
+        F::parse(line, self.page_size, &self.fields)
     }
     fn page_size(&self) -> u32 {
         self.page_size

@@ -13,9 +13,7 @@
 //! There is no MSR file under ../shared/traces: the tests use small fixtures
 //! written from this description.
 
-use super::common::{
-    byte_span, split_fields, CsvBlockFormat, CsvBlockLines, LineReader, PageSizeOptions, Step,
-};
+use super::common::{byte_span, CsvBlockFormat, CsvBlockLines, LineReader, PageSizeOptions, Step};
 use crate::error::Result;
 use crate::trace::input::{field_u64, show, trim};
 use crate::trace::{Access, Op};
@@ -31,19 +29,8 @@ impl CsvBlockFormat for Msr {
     const NAME: &'static str = "msr";
     const EXPECTED: &'static str =
         "MSR csv lines 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime'";
-    fn parse(
-        line: &[u8],
-        line_no: u64,
-        page_size: u32,
-        fields: &mut Vec<(usize, usize)>,
-    ) -> Result<Step, String> {
-        if trim(line).is_empty() {
-            return Ok(Step::Skip);
-        }
-        if line_no == 1 && trim(line).starts_with(b"Timestamp") {
-            return Ok(Step::Skip);
-        }
-        split_fields(line, b',', fields);
+    const HEADER: &'static [u8] = b"Timestamp";
+    fn parse(line: &[u8], page_size: u32, fields: &[(usize, usize)]) -> Result<Step, String> {
         if fields.len() != 7 {
             return Err(format!(
                 "expected 7 fields 'Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime', found {}",

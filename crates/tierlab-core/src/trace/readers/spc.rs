@@ -18,7 +18,7 @@
 //! written from this description.
 
 use super::common::{
-    byte_span, parse_seconds_ns, split_fields, to_bytes, CsvBlockFormat, CsvBlockLines, LineReader,
+    byte_span, parse_seconds_ns, to_bytes, CsvBlockFormat, CsvBlockLines, LineReader,
     PageSizeOptions, Step, SECTOR,
 };
 use crate::error::Result;
@@ -38,16 +38,8 @@ pub type SpcReader = LineReader<CsvBlockLines<Spc>>;
 impl CsvBlockFormat for Spc {
     const NAME: &'static str = "spc";
     const EXPECTED: &'static str = "SPC csv lines 'ASU,LBA,Size,Opcode,Timestamp'";
-    fn parse(
-        line: &[u8],
-        line_no: u64,
-        page_size: u32,
-        fields: &mut Vec<(usize, usize)>,
-    ) -> Result<Step, String> {
-        if trim(line).is_empty() || (line_no == 1 && line.starts_with(b"ASU,")) {
-            return Ok(Step::Skip);
-        }
-        split_fields(line, b',', fields);
+    const HEADER: &'static [u8] = b"ASU,";
+    fn parse(line: &[u8], page_size: u32, fields: &[(usize, usize)]) -> Result<Step, String> {
         if fields.len() < 5 {
             return Err(format!(
                 "expected 5 fields 'ASU,LBA,Size,Opcode,Timestamp', found {}",
