@@ -39,16 +39,17 @@ fn model_place(dram: usize, d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, fro
 }
 
 /// The models' DRAM side of a hit on `p`: to DRAM's MRU end if it is there, else promoted from
-/// PCM when `promote`, else left in PCM; returns the tier it is served from.
-fn model_hit(dram: usize, d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, promote: bool) -> u8 {
-    if remove(d, p) {
+/// PCM when `promote`, else left in PCM; logs the hit with the tier it is served from.
+fn model_hit(dram: usize, d: &mut Vec<u64>, log: &mut Vec<String>, p: u64, promote: bool) {
+    let tier = if remove(d, p) {
         d.insert(0, p);
         0
     } else if promote {
         model_place(dram, d, log, p, true)
     } else {
         1
-    }
+    };
+    log.push(format!("hit {p} t{tier}"));
 }
 
 /// hybrid-2q as written in the plainest way: 2Q's three queues and DRAM's order as vectors of
@@ -71,8 +72,7 @@ fn two_q_model(
             if remove(&mut am, p) {
                 am.insert(0, p);
             }
-            let tier = model_hit(dram, &mut d, &mut log, p, promote);
-            log.push(format!("hit {p} t{tier}"));
+            model_hit(dram, &mut d, &mut log, p, promote);
             continue;
         }
         if cap == 0 {
@@ -165,8 +165,7 @@ fn lru_model(
             stack.insert(0, p);
             *dirty.get_mut(&p).unwrap() |= w;
             owner.insert(p, app);
-            let tier = model_hit(dram, &mut d, &mut log, p, promote);
-            log.push(format!("hit {p} t{tier}"));
+            model_hit(dram, &mut d, &mut log, p, promote);
             continue;
         }
         if cap == 0 {
@@ -189,6 +188,34 @@ fn lru_model(
     (log, stack, d, fg_evictions)
 }
 
+/// References of two apps to 24 pages: (page, written with probability `write`,
+/// app, the app comes to the foreground first with probability 0.05).
+fn two_app_refs(
+    write: f64,
+) -> impl proptest::strategy::Strategy<Value = Vec<(u64, bool, u32, bool)>> {
+    proptest::collection::vec(
+        (
+            0u64..24,
+            proptest::bool::weighted(write),
+            0u32..2,
+            proptest::bool::weighted(0.05),
+        ),
+        1..300,
+    )
+}
+
+/// The steps of `two_app_refs`: an `Fg` step before each switching reference.
+fn two_app_steps(refs: &[(u64, bool, u32, bool)]) -> Vec<Step> {
+    let mut steps = vec![];
+    for &(pg, w, app, switch) in refs {
+        if switch {
+            steps.push(Fg(app));
+        }
+        steps.push(if w { W(app, pg) } else { R(app, pg) });
+    }
+    steps
+}
+
 proptest::proptest! {
     /// hybrid-lru (one entry per page linking the stack and DRAM's order, with the page's
     /// owner) makes the same calls to the sink, in the same order, ends with the same stack and
@@ -197,10 +224,7 @@ proptest::proptest! {
     /// turns in the foreground.
     #[test]
     fn hybrid_lru_agrees_with_a_plain_model(
-        refs in proptest::collection::vec(
-            (0u64..24, proptest::bool::weighted(0.3), 0u32..2, proptest::bool::weighted(0.05)),
-            1..300,
-        ),
+        refs in two_app_refs(0.3),
         cap in 0usize..10,
         dram_ratio in 0.0f64..1.0,
         promote: bool,
@@ -208,13 +232,7 @@ proptest::proptest! {
         let cfg = HybridLruConfig { dram_ratio, promote };
         let mut p = HybridLru::build(&cfg, &ctx(cap)).unwrap();
         let mut log = Log::default();
-        let mut steps = vec![];
-        for &(pg, w, app, switch) in &refs {
-            if switch {
-                steps.push(Fg(app));
-            }
-            steps.push(if w { W(app, pg) } else { R(app, pg) });
-        }
+        let steps = two_app_steps(&refs);
         drive(&mut p, &mut log, &steps, &mut 0);
         let dram = ((cap as f64 * dram_ratio).round() as usize).min(cap);
         let (want, stack, d, fg_evictions) = lru_model(cap, dram, promote, &steps);
@@ -339,10 +357,7 @@ proptest::proptest! {
     /// max_count, with two apps taking turns in the foreground.
     #[test]
     fn app_aware_agrees_with_a_plain_model(
-        refs in proptest::collection::vec(
-            (0u64..24, proptest::bool::weighted(0.4), 0u32..2, proptest::bool::weighted(0.05)),
-            1..300,
-        ),
+        refs in two_app_refs(0.4),
         cap in 0usize..10,
         dram_ratio in 0.0f64..1.0,
         migrate_count in 0u32..4,
@@ -351,13 +366,7 @@ proptest::proptest! {
         let cfg = AppAwareConfig { dram_ratio, migrate_count, max_count };
         let mut p = AppAware::build(&cfg, &ctx(cap)).unwrap();
         let mut log = Log::default();
-        let mut steps = vec![];
-        for &(pg, w, app, switch) in &refs {
-            if switch {
-                steps.push(Fg(app));
-            }
-            steps.push(if w { W(app, pg) } else { R(app, pg) });
-        }
+        let steps = two_app_steps(&refs);
         drive(&mut p, &mut log, &steps, &mut 0);
         let (dram, pcm) = p.split();
         proptest::prop_assert_eq!(dram, ((cap as f64 * dram_ratio).round() as usize).min(cap));
