@@ -54,6 +54,57 @@ fn block_io(iops_4k: f64, seq_mb_per_s: f64, seq_setup_ns: f64) -> IoCost {
     io((random - per_page).max(0.0), seq_setup_ns, per_page, 0.0)
 }
 
+/// DRAM with `ns` read and write latency: 0.1 nJ/bit read and write (hybrid
+/// paper Table 1), a page copy in `DRAM_PAGE_NS`, 125 mW/GiB static power.
+fn dram(name: &str, source: &str, ns: f64) -> Device {
+    let e_page = 0.1 * PAGE_BITS;
+    let e_line = 0.1 * LINE_BITS;
+    memory(
+        name,
+        source,
+        io(ns, ns, DRAM_PAGE_NS, e_page),
+        io(ns, ns, DRAM_PAGE_NS, e_page),
+        (ns, ns),
+        (e_line, e_line),
+        1000.0 / 8.0,
+        None,
+    )
+}
+
+/// A block device with no endurance limit or erase unit, from the 4 KiB random
+/// IOPS and sequential MB/s of its reads and its writes (`block_io`).
+fn block_storage(name: &str, source: &str, read: (f64, f64), write: (f64, f64)) -> Device {
+    storage(
+        name,
+        DeviceClass::Block,
+        source,
+        block_io(read.0, read.1, 0.0),
+        block_io(write.0, write.1, 0.0),
+        None,
+        None,
+    )
+}
+
+/// A compressed swap store (zram): a page read is a decompression at
+/// `decompress_mb_per_s`, a write a compression at `compress_mb_per_s`; no
+/// device I/O or per-request overhead.
+fn compressor(
+    name: &str,
+    source: &str,
+    decompress_mb_per_s: f64,
+    compress_mb_per_s: f64,
+) -> Device {
+    storage(
+        name,
+        DeviceClass::Compressed,
+        source,
+        io(0.0, 0.0, page_ns(decompress_mb_per_s), 0.0),
+        io(0.0, 0.0, page_ns(compress_mb_per_s), 0.0),
+        None,
+        None,
+    )
+}
+
 /// Extra fixed time of a 4 KiB sequential write request on a class-10
 /// microSD card, as a fraction of its transfer time: the BS-CLOCK paper's
 /// Fig. 2 (papers/bs-clock-flash-buffer.md) measured 35% less time writing
@@ -94,28 +145,20 @@ fn memory(
 
 /// Every preset.
 pub fn all() -> Vec<Device> {
-    // DRAM and PCM energies: 0.1 nJ/bit (DRAM read and write, PCM read) and
-    // 1 nJ/bit (PCM write), hybrid paper Table 1.
-    let dram_e_page = 0.1 * PAGE_BITS;
-    let dram_e_line = 0.1 * LINE_BITS;
+    // PCM energies: 0.1 nJ/bit read and 1 nJ/bit write, hybrid paper Table 1.
     // STT-MRAM cell write energy, Samsung 14 nm eMRAM (REFERENCE.md).
     let mram_write_pj_bit = 25.0;
     vec![
-        memory(
+        dram(
             "dram",
             "hybrid-dram-pcm paper (papers/hybrid-dram-pcm-app-aware.md) Table 1: DRAM read \
              50 ns, write 20-50 ns (50 used), 0.1 nJ/bit read and write; page copy 200 ns \
              (4 KiB at a DDR4-2666 channel's 21.3 GB/s, JESD79-4); static power 125 mW/GiB \
              is an estimate (about 1 W of background and refresh power per 8 GiB DDR4 \
              module), not from a paper",
-            io(50.0, 50.0, DRAM_PAGE_NS, dram_e_page),
-            io(50.0, 50.0, DRAM_PAGE_NS, dram_e_page),
-            (50.0, 50.0),
-            (dram_e_line, dram_e_line),
-            1000.0 / 8.0,
-            None,
+            50.0,
         ),
-        memory(
+        dram(
             "cxl-dram",
             "CXL-attached DRAM: 2x the dram preset's latency (REFERENCE.md: +70-90 ns over \
              local DRAM, about 2x; Sun et al., 'Demystifying CXL Memory with Genuine \
@@ -123,12 +166,7 @@ pub fn all() -> Vec<Device> {
              'Exploring and Evaluating Real-world CXL', arXiv 2405.14209); page bandwidth \
              and energy as local DRAM (a CXL x16 link carries about 64 GB/s, more than one \
              DDR4 channel)",
-            io(100.0, 100.0, DRAM_PAGE_NS, dram_e_page),
-            io(100.0, 100.0, DRAM_PAGE_NS, dram_e_page),
-            (100.0, 100.0),
-            (dram_e_line, dram_e_line),
-            1000.0 / 8.0,
-            None,
+            100.0,
         ),
         memory(
             "pcm",
@@ -221,26 +259,20 @@ pub fn all() -> Vec<Device> {
             None,
             Some(1024),
         ),
-        storage(
+        block_storage(
             "emmc",
-            DeviceClass::Block,
             "eMMC 5.1: Samsung 64 GB eMMC 5.1 (announcement, Feb. 2015): sequential read \
              250 MB/s, write 125 MB/s, 4 KiB random read 11,000 IOPS, write 13,000 IOPS",
-            block_io(11_000.0, 250.0, 0.0),
-            block_io(13_000.0, 125.0, 0.0),
-            None,
-            None,
+            (11_000.0, 250.0),
+            (13_000.0, 125.0),
         ),
-        storage(
+        block_storage(
             "ufs",
-            DeviceClass::Block,
             "UFS 3.1: Samsung 512 GB eUFS 3.1 (mass-production announcement, Mar. 2020): \
              sequential read 2,100 MB/s, write 1,200 MB/s, 4 KiB random read 100,000 IOPS, \
              write 70,000 IOPS",
-            block_io(100_000.0, 2100.0, 0.0),
-            block_io(70_000.0, 1200.0, 0.0),
-            None,
-            None,
+            (100_000.0, 2100.0),
+            (70_000.0, 1200.0),
         ),
         storage(
             "nvme",
@@ -254,27 +286,21 @@ pub fn all() -> Vec<Device> {
             Some(600.0),
             None,
         ),
-        storage(
+        compressor(
             "zram",
-            DeviceClass::Compressed,
             "zram with lz4: a page write is an lz4 compression at 780 MB/s and a read an \
              lz4 decompression at 4,970 MB/s (lz4 README benchmark, lzbench, Silesia \
              corpus, one core of a Core i7-9700K at 4.9 GHz, ratio 2.1); no device I/O, \
              per-request overhead not modeled; mobile cores are slower, scale in TOML",
-            io(0.0, 0.0, page_ns(4970.0), 0.0),
-            io(0.0, 0.0, page_ns(780.0), 0.0),
-            None,
-            None,
+            4970.0,
+            780.0,
         ),
-        storage(
+        compressor(
             "zram-lzo",
-            DeviceClass::Compressed,
             "zram with lzo: compression at 670 MB/s, decompression at 860 MB/s (lz4 README \
              benchmark, LZO 2.09, lzbench, Silesia corpus, Core i7-9700K)",
-            io(0.0, 0.0, page_ns(860.0), 0.0),
-            io(0.0, 0.0, page_ns(670.0), 0.0),
-            None,
-            None,
+            860.0,
+            670.0,
         ),
     ]
     .into_iter()
