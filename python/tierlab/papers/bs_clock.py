@@ -113,9 +113,7 @@ def _after_caches(trace: Path, policies: list[str]) -> tuple[list[Path], list[di
 
 def _io_times_ns(after: Path, pricings: list[tuple[str, str, list[Path]]]) -> list[float]:
     """Modeled I/O time of ``after`` under each ``(card, cursor, device_files)`` of ``pricings``."""
-    return [
-        m["total_ns"] for m in model_after_cache_many(after, [(CARDS[c], cursor, f) for c, cursor, f in pricings])
-    ]
+    return [m["total_ns"] for m in model_after_cache_many(after, [(CARDS[c], cursor, f) for c, cursor, f in pricings])]
 
 
 def _record(trace: Path) -> tuple[list[Path], list[dict]]:
