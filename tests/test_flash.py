@@ -236,3 +236,23 @@ def test_one_pass_after_cache_traces_and_many_pricings_equal_separate_runs(tmp_p
         flash.model_after_cache_many(outs[1], [("microsd-samsung-c10", "sideways", ())])
     with pytest.raises(Exception, match="outs"):
         flash.after_cache_traces(trace, policies, 256, outs[:1], format="android")
+
+
+def test_generator_cdf_lookup_draws_what_rng_choice_draws():
+    # generate_mobile_block looks uniform draws up in _cdf(pop) instead of calling rng.choice(p=pop):
+    # the same indices and the same generator state afterwards, for sizes and scalars.
+    import numpy as np
+
+    from tierlab.papers.bs_clock_workloads import _cdf
+
+    for n, exponent in ((400, 0.9), (40, 1.1)):
+        pop = 1.0 / np.arange(1, n + 1) ** exponent
+        pop /= pop.sum()
+        cdf = _cdf(pop)
+        for seed in range(20):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            for size in (1, 3, 5, None):
+                want = a.choice(n, size=size, p=pop)
+                got = cdf.searchsorted(b.random(size), side="right")
+                assert np.array_equal(want, got)
+            assert a.random() == b.random()
