@@ -190,3 +190,69 @@ def test_paper_described_workloads_follow_table_2_and_table_5(tmp_path: Path):
     assert seqs[1] > seqs[0] + 0.3
     with pytest.raises(ValueError, match="run_pages"):
         bs_clock.generate_paper_described(tmp_path / "x.csv.gz", "web", 0.5)
+
+
+def test_one_pass_after_cache_traces_and_many_pricings_equal_separate_runs(tmp_path: Path):
+    # A generated Android block trace with reads, small and bulk writes, so the policies differ.
+    from tierlab.papers.bs_clock_workloads import generate_mobile_block
+
+    trace = generate_mobile_block(tmp_path / "mixed.csv.gz", "mixed", 300, seed=5)
+    policies = ["spatial-clock", "bs-clock(seq_dirtied_pages=16)", "bs-clock(seq_dirtied_pages=1024)", "lru"]
+    outs = [tmp_path / f"one_pass_{i}.tlr" for i in range(len(policies))]
+    together = flash.after_cache_traces(trace, policies, 256, outs, format="android")
+    assert len(together) == len(policies)
+    for policy, out, got in zip(policies, outs, together, strict=True):
+        alone = tmp_path / "alone.tlr"
+        want = flash.after_cache_trace(trace, policy, 256, alone, format="android")
+        # The instance's own timing of its policy code (and the rate from it) may differ.
+        timing = ("policy_seconds", "accesses_per_second")
+        assert {k: v for k, v in got["row"].items() if k not in timing} == {
+            k: v for k, v in want["row"].items() if k not in timing
+        }
+        assert {k: got[k] for k in ("requests", "write_sizes", "page_size")} == {
+            k: want[k] for k in ("requests", "write_sizes", "page_size")
+        }
+        assert out.read_bytes() == alone.read_bytes()
+    # Two policies that write differently: their after-cache traces differ.
+    assert outs[0].read_bytes() != outs[2].read_bytes()
+    assert together[0]["write_sizes"] != together[2]["write_sizes"]
+
+    from tierlab.papers import device_variant
+
+    variant = device_variant(
+        "microsd-samsung-c10", tmp_path / "slow.toml", "slower random writes", **{"write.random_setup_ns": 9e6}
+    )
+    pricings = [
+        (device, cursor, files)
+        for device in ("microsd-samsung-c10", "microsd-sandisk-c10")
+        for cursor in ("shared", "per_direction")
+        for files in ((), (variant,))
+    ]
+    many = flash.model_after_cache_many(outs[1], pricings)
+    separate = [flash.model_after_cache(outs[1], d, cursor=c, device_files=f) for d, c, f in pricings]
+    assert many == separate
+    assert many[0]["total_ns"] < many[1]["total_ns"]  # the variant's slower random writes cost more
+    with pytest.raises(Exception, match="cursor"):
+        flash.model_after_cache_many(outs[1], [("microsd-samsung-c10", "sideways", ())])
+    with pytest.raises(Exception, match="outs"):
+        flash.after_cache_traces(trace, policies, 256, outs[:1], format="android")
+
+
+def test_generator_cdf_lookup_draws_what_rng_choice_draws():
+    # generate_mobile_block looks uniform draws up in _cdf(pop) instead of calling rng.choice(p=pop):
+    # the same indices and the same generator state afterwards, for sizes and scalars.
+    import numpy as np
+
+    from tierlab.papers.bs_clock_workloads import _cdf
+
+    for n, exponent in ((400, 0.9), (40, 1.1)):
+        pop = 1.0 / np.arange(1, n + 1) ** exponent
+        pop /= pop.sum()
+        cdf = _cdf(pop)
+        for seed in range(20):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            for size in (1, 3, 5, None):
+                want = a.choice(n, size=size, p=pop)
+                got = cdf.searchsorted(b.random(size), side="right")
+                assert np.array_equal(want, got)
+            assert a.random() == b.random()

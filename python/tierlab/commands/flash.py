@@ -49,6 +49,27 @@ def after_cache_trace(
     return json.loads(_core.after_cache_trace(t.to_json(), policy, pages, json.dumps(system), str(out)))
 
 
+def after_cache_traces(
+    trace: api.TraceLike,
+    policies: Sequence[str],
+    size: api.SizeLike,
+    outs: Sequence[str | Path],
+    *,
+    file_store: str = "microsd-samsung-c10",
+    format: str | None = None,
+    options: dict | None = None,
+) -> list[dict]:
+    """:func:`after_cache_trace` for each of ``policies`` (its after-cache trace to the matching
+    path of ``outs``), run as instances of one pass over ``trace``: the same rows and traces as
+    separate runs, for one read of the trace."""
+    t = api.Trace.of(trace, format, options)
+    pages = api.resolve_sizes(t, [size])[0]
+    system = {"tiers": ["dram"], "file_store": file_store, "swap": None}
+    return json.loads(
+        _core.after_cache_traces(t.to_json(), list(policies), pages, json.dumps(system), [str(o) for o in outs])
+    )
+
+
 def model_after_cache(
     after_trace: str | Path, device: str, *, cursor: str = "per_direction", device_files: Sequence[str | Path] = ()
 ) -> dict:
@@ -56,6 +77,15 @@ def model_after_cache(
     ``device_files``); ``cursor``: "per_direction" (as the engine charges) or "shared" (a read
     between two writes breaks the write stream)."""
     return json.loads(_core.model_after_cache(str(after_trace), device, "file", cursor, [str(f) for f in device_files]))
+
+
+def model_after_cache_many(
+    after_trace: str | Path, pricings: Sequence[tuple[str, str, Sequence[str | Path]]]
+) -> list[dict]:
+    """:func:`model_after_cache` under each ``(device, cursor, device_files)`` of ``pricings``, in
+    order, with the after-cache trace read once."""
+    jobs = [(device, cursor, [str(f) for f in files]) for device, cursor, files in pricings]
+    return json.loads(_core.model_after_cache_many(str(after_trace), jobs, "file"))
 
 
 def _fmt_ms(ns: float) -> str:

@@ -33,7 +33,7 @@ import pandas as pd
 
 from tierlab import api
 from tierlab.cache import generated
-from tierlab.commands.flash import after_cache_trace, model_after_cache
+from tierlab.commands.flash import after_cache_traces, model_after_cache_many
 from tierlab.papers import Claim, PaperResult, Sensitivity, device_variant, progress
 from tierlab.papers.bs_clock_workloads import (  # noqa: F401 (re-exported: the paper's constants and generators)
     _MIX,
@@ -101,35 +101,44 @@ CURSOR = "shared"
 CURSORS = ("shared", "per_direction")
 
 
-def _after_cache(trace: Path, policy: str, out: Path) -> dict:
-    row = after_cache_trace(trace, policy, BUFFER_PAGES, out, format="android")
-    progress.step()
-    return row
+#: Policies run as instances of one pass over a trace: each instance keeps its own structures and
+#: after-cache trace until the pass ends (about 12 MB on the mixed workload, beside some 50 MB for
+#: reading the trace), so Table 3's ten policies take two passes, not one, to bound the memory.
+PASS_INSTANCES = 5
 
 
-def _io_time_ns(after: Path, card: str, cursor: str, device_files=()) -> float:
-    return model_after_cache(after, CARDS[card], cursor=cursor, device_files=device_files)["total_ns"]
+def _after_caches(trace: Path, policies: list[str]) -> tuple[list[Path], list[dict]]:
+    """``policies`` run as instances of passes over ``trace`` (:data:`PASS_INSTANCES` at a time) at
+    the 4 MB buffer: their after-cache traces (written beside ``trace``, one per policy) and result
+    rows."""
+    trace = Path(trace)
+    afters = [trace.with_name(f"{trace.name}.after{i}.tlr") for i in range(len(policies))]
+    rows = []
+    for i in range(0, len(policies), PASS_INSTANCES):
+        part = slice(i, i + PASS_INSTANCES)
+        rows += [
+            r["row"] for r in after_cache_traces(trace, policies[part], BUFFER_PAGES, afters[part], format="android")
+        ]
+        progress.step(len(policies[part]))
+    return afters, rows
+
+
+def _io_times_ns(after: Path, pricings: list[tuple[str, str, list[Path]]]) -> list[float]:
+    """Modeled I/O time of ``after`` under each ``(card, cursor, device_files)`` of ``pricings``."""
+    return [m["total_ns"] for m in model_after_cache_many(after, [(CARDS[c], cursor, f) for c, cursor, f in pricings])]
 
 
 def _record(trace: Path) -> tuple[list[Path], list[dict]]:
     """Spatial Clock's and BS-CLOCK (16)'s after-cache traces of ``trace`` (written beside it) and
     their result rows."""
-    trace = Path(trace)
-    afters, rows = [], []
-    for i, pol in enumerate(("spatial-clock", "bs-clock(seq_dirtied_pages=16)")):
-        after = trace.with_name(f"{trace.name}.after{i}.tlr")
-        rows.append(_after_cache(trace, pol, after)["row"])
-        afters.append(after)
-    return afters, rows
+    return _after_caches(trace, ["spatial-clock", "bs-clock(seq_dirtied_pages=16)"])
 
 
-def _reductions(afters: list[Path], device_files=(), cursor: str = CURSOR) -> dict[str, float]:
-    """Per card, BS-CLOCK's I/O time reduction over Spatial Clock (%) from recorded traces."""
-    out = {}
-    for card in CARDS:
-        t = [_io_time_ns(a, card, cursor, device_files) for a in afters]
-        out[card] = 100 * (1 - t[1] / t[0])
-    return out
+def _reductions_by(afters: list[Path], pricings: list[tuple[str, str, list[Path]]]) -> list[float]:
+    """BS-CLOCK's I/O time reduction over Spatial Clock (%) from recorded traces, under each
+    ``(card, cursor, device_files)`` of ``pricings``."""
+    sc, bs = (_io_times_ns(a, pricings) for a in afters)
+    return [100 * (1 - b / s) for s, b in zip(sc, bs, strict=True)]
 
 
 #: Sensitivity to the cards' random-write cost (issue 16), which the paper does not measure: the
@@ -145,13 +154,13 @@ def random_write_sensitivity(outdir: Path, afters: dict[str, list[Path]]) -> pd.
     :data:`RANDOM_WRITE_FACTORS` (sequential-write and read figures unchanged), on each workload's
     recorded after-cache traces (``afters``, from :func:`_record`); one row per (workload, factor)."""
     table = api.devices()
-    rows = []
+    files = {}
     for factor in RANDOM_WRITE_FACTORS:
-        files = []
+        files[factor] = []
         for card, preset in CARDS.items():
             d = table[table["name"] == preset].iloc[0]
             random_4k = d["write.random_setup_ns"] + d["write.per_page_ns"]
-            files.append(
+            files[factor].append(
                 device_variant(
                     preset,
                     outdir / f"bs_clock_{card}_random_x{factor}.toml",
@@ -159,10 +168,16 @@ def random_write_sensitivity(outdir: Path, afters: dict[str, list[Path]]) -> pd.
                     **{"write.random_setup_ns": random_4k * factor - d["write.per_page_ns"]},
                 )
             )
-        for w in WORKLOADS:
-            red = _reductions(afters[w], files)
-            rows.append(_reduction_row(w, red, random_write_factor=factor))
-        for f in files:
+    # Every variant priced on each recorded trace, read once.
+    pricings = [(card, CURSOR, files[factor]) for factor in RANDOM_WRITE_FACTORS for card in CARDS]
+    red = {w: iter(_reductions_by(afters[w], pricings)) for w in WORKLOADS}
+    rows = [
+        _reduction_row(w, {card: next(red[w]) for card in CARDS}, random_write_factor=factor)
+        for factor in RANDOM_WRITE_FACTORS
+        for w in WORKLOADS
+    ]
+    for paths in files.values():
+        for f in paths:
             f.unlink()
     return pd.DataFrame(rows)
 
@@ -193,8 +208,9 @@ def random_share_sensitivity(outdir: Path, afters: dict[str, list[Path]]) -> pd.
     for w in WORKLOADS:
         times = {}
         for i, after in enumerate(afters[w]):
+            t = iter(_io_times_ns(after, [(card, CURSOR, f) for card in CARDS for f in ((), files)]))
             for card in CARDS:
-                times[(i, card)] = (_io_time_ns(after, card, CURSOR), _io_time_ns(after, card, CURSOR, files))
+                times[(i, card)] = (next(t), next(t))
         for f in RANDOM_SHARES:
             red = {}
             for card in CARDS:
@@ -320,10 +336,11 @@ def _replayed_rows(workload: str, trace: Path, cursors=(CURSOR,), **fields) -> l
     reduction per card, Spatial Clock's hit ratio, the pages each writes and BS-CLOCK's extra pages."""
     afters, result = _record(trace)
     sc, bs = (int(r["file_pages_written"]) for r in result)
+    red = iter(_reductions_by(afters, [(card, cursor, ()) for cursor in cursors for card in CARDS]))
     rows = [
         _reduction_row(
             workload,
-            _reductions(afters, cursor=cursor),
+            {card: next(red) for card in CARDS},
             **fields,
             cursor=cursor,
             spatial_clock_hit_ratio=float(result[0]["hit_ratio"]),
@@ -362,11 +379,11 @@ def sweep(trace: str | Path, workload: str) -> pd.DataFrame:
     trace = Path(trace)
     policies = ["spatial-clock"] + [f"bs-clock(seq_dirtied_pages={n})" for n in SEQ_DIRTIED_PAGES]
     rows = []
-    for policy in policies:
-        after = trace.with_name(f"{trace.name}.after.tlr")
-        r = _after_cache(trace, policy, after)["row"]
+    afters, results = _after_caches(trace, policies)
+    for after, r in zip(afters, results, strict=True):
+        priced = iter(model_after_cache_many(after, [(CARDS[card], c, ()) for card in CARDS for c in CURSORS]))
         for card in CARDS:
-            m = {c: model_after_cache(after, CARDS[card], cursor=c) for c in CURSORS}
+            m = {c: next(priced) for c in CURSORS}
             rows.append(
                 {
                     "workload": workload,

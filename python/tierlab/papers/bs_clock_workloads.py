@@ -87,6 +87,13 @@ def _weights(workload: str, launch_share: float | None) -> tuple[float, ...]:
     return (launch_share, *(x * (1.0 - launch_share) / rest for x in w[1:]))
 
 
+def _cdf(pop: np.ndarray) -> np.ndarray:
+    """The cumulative distribution ``rng.choice(len(pop), p=pop)`` looks its uniform draws up in."""
+    cdf = pop.cumsum()
+    cdf /= cdf[-1]
+    return cdf
+
+
 def generate_mobile_block(
     path: str | Path,
     workload: str,
@@ -122,6 +129,10 @@ def generate_mobile_block(
     db_pop /= db_pop.sum()
     file_pop = 1.0 / np.arange(1, n_files + 1) ** 0.9
     file_pop /= file_pop.sum()
+    # ``rng.choice(n, size, p=pop)`` draws ``rng.random(size)`` and looks each draw up in the
+    # normalised cumulative sum of ``pop``: the same draws and indices, without recomputing and
+    # checking the distribution at every call (a fifth of the generator's time).
+    db_cdf, file_cdf = (_cdf(pop) for pop in (db_pop, file_pop))
     meta_places = rng.integers(2_500_000, 2_600_000, size=3000)
     next_new = 3_000_000  # new files are appended here
     bursts: list[tuple[int, int]] = []  # (first page, pages) of the last burst files
@@ -137,14 +148,14 @@ def generate_mobile_block(
     kinds = rng.choice(4, size=n_ops, p=np.array(mix["weights"]))
     for k in kinds:
         if k == 0:  # launch: read files front to back with read-ahead sized requests
-            for f in rng.choice(n_files, size=int(rng.integers(2, 6)), p=file_pop):
+            for f in file_cdf.searchsorted(rng.random(int(rng.integers(2, 6))), side="right"):
                 pos, end = int(file_start[f]), int(file_start[f] + file_pages[f])
                 while pos < end:
                     n = min(READ_AHEAD_PAGES[rng.integers(len(READ_AHEAD_PAGES))], end - pos)
                     emit("R", pos, n, "app-1001")
                     pos += n
         elif k == 1:  # db transaction: read, rewrite pages, journal from its start
-            d = int(rng.choice(n_db, p=db_pop))
+            d = int(db_cdf.searchsorted(rng.random(), side="right"))
             m = int(rng.integers(1, 5))
             # Pages of a database are skewed too: B-tree roots and hot rows.
             pages = (db_pages[d] * rng.power(0.25, size=m)).astype(int)
