@@ -518,32 +518,6 @@ fn linux_memcg_reclaim_scans_anon_by_fraction_before_cache_trim_mode() {
 }
 
 #[test]
-fn linux_async_swap_write_keeps_the_page_until_the_next_reclaim() {
-    // The same reclaim on a swap file: pages 0 and 1 are written to swap
-    // (pageout) but stay under writeback, kept, not reclaimed: only the four
-    // file pages are freed. When the writes complete (here: before the next
-    // priority pass, which for these two is the next reclaim's first) they
-    // move to the inactive anon tail (folio_rotate_reclaimable, in the order
-    // written: 1 ends at the tail), and the next reclaim frees them, clean,
-    // before any other anonymous page, with no second write.
-    let mut d = anon_then_file(false);
-    d.go(104, R, F);
-    assert_eq!(d.evicted(), vec![100, 101, 102, 103]);
-    assert_eq!(d.sink.written, Some(vec![vec![0], vec![1]]));
-    assert_eq!(counter(&d, "async_swap_writes"), 2);
-    assert_eq!(d.p.resident(), 68 - 4 + 1);
-    for p in 105..108 {
-        d.go(p, R, F);
-    }
-    assert_eq!(d.sink.evicted.len(), 4);
-    d.go(108, R, F);
-    let anon: Vec<_> = d.sink.evicted[4..].iter().filter(|e| e.0 < 64).collect();
-    assert_eq!(anon[..2], [&(1, false), &(0, false)]);
-    let rewritten = &d.sink.written.as_ref().unwrap()[2..];
-    assert!(!rewritten.contains(&vec![0]) && !rewritten.contains(&vec![1]));
-}
-
-#[test]
 fn linux_reclaim_rounds_deactivate_after_refaults() {
     // Pages 1..4 active, 5..10 inactive, rounds of 2 pages.
     let mut d = linux_read(10, Writeback::Evict, 2);

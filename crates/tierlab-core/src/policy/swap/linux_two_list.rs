@@ -103,17 +103,13 @@
 //! its inactive list is low (`shrink_lruvec`). The cost of a batch is noted
 //! once (`lru_note_cost(nr_pageout, nr_scanned - nr_reclaimed)`).
 //!
-//! Asynchronous swap writes (`reclaim_batch > 1` and not `sync_swap`): on a
-//! swap file or disk, `pageout` starts the write of a dirty anonymous page
-//! and `shrink_folio_list` keeps the page, still under writeback
-//! (PG_writeback: `goto keep`), so it does not count as reclaimed and the
-//! reclaim goes on to other pages. When the write completes
-//! (`folio_end_writeback` -> `folio_rotate_reclaimable`) the page, if still
-//! inactive and clean, moves to the inactive tail, where the next reclaim
-//! frees it without writing it again unless it was referenced meanwhile.
-//! The model completes the writes at the start of the next reclaim. On zram
-//! (`sync_swap`) the write completes inside `pageout` and the page is freed
-//! at once.
+//! Not modelled: on a swap file or disk the swap write is asynchronous;
+//! `shrink_folio_list` keeps a page still under writeback (`goto keep`), so
+//! the pass that writes it does not count it as reclaimed, and a later scan
+//! frees it once `folio_rotate_reclaimable` has moved it to the inactive
+//! tail. Here every swap write completes at once, as on zram. Completing the
+//! writes before the next priority pass moved anon_loop's swap-file counts
+//! 3 points away from the kernel's (docs/kernel-check.md).
 //!
 //! Simplifications, documented: with `reclaim_batch = 1` one page is
 //! examined per scan step, the type chosen by the proportions above (a type
@@ -259,8 +255,6 @@ pub struct LinuxTwoList {
     /// Pages kept or activated by the current shrink_inactive_list batch
     /// (node, to the active list), put back after it.
     putback: Vec<(u32, bool)>,
-    /// Anonymous pages whose swap write the last reclaim started.
-    under_writeback: Vec<u32>,
     pages: Vec<PageState>,
     arena: Arena<u32>,
     lists: [List; 4],
@@ -280,7 +274,6 @@ pub struct LinuxTwoList {
     c_refaults: u64,
     c_flushes: u64,
     c_flushed: u64,
-    c_async_writes: u64,
 }
 
 impl PolicyDef for LinuxTwoList {
@@ -316,7 +309,6 @@ impl PolicyDef for LinuxTwoList {
             refault_activations: [0; 2],
             refaults_snapshot: [0; 2],
             putback: Vec::new(),
-            under_writeback: Vec::new(),
             pages: Vec::new(),
             arena: Arena::with_capacity(ctx.capacity),
             lists: [List::default(); 4],
@@ -333,7 +325,6 @@ impl PolicyDef for LinuxTwoList {
             c_refaults: 0,
             c_flushes: 0,
             c_flushed: 0,
-            c_async_writes: 0,
         })
     }
 }
@@ -488,7 +479,6 @@ impl LinuxTwoList {
             Activate,
             Keep,
             Reclaim,
-            Writeback,
         }
         let verdict = if young {
             self.pages[id as usize].flags |= REFERENCED;
@@ -505,10 +495,6 @@ impl LinuxTwoList {
         } else if referenced && dirty_file {
             // FOLIOREF_RECLAIM_CLEAN on a dirty file page: keep it.
             Verdict::Keep
-        } else if batch && anon && flags & DIRTY != 0 && !self.sync_swap {
-            // An asynchronous swap write: pageout() starts it and the page,
-            // still under writeback, is kept (module doc).
-            Verdict::Writeback
         } else {
             Verdict::Reclaim
         };
@@ -527,22 +513,6 @@ impl LinuxTwoList {
                     self.lists[lru(anon, active)].push_front(&mut self.arena, n);
                     self.note_cost(anon, 0, 1);
                 }
-                None
-            }
-            Verdict::Writeback => {
-                let p = &mut self.pages[id as usize];
-                p.flags &= !DIRTY;
-                let out = PageOut {
-                    id,
-                    page: p.page,
-                    kind: Kind::Anon,
-                    dirty: true,
-                    tier: 0,
-                };
-                sink.write_back(&[out]);
-                self.putback.push((n, false));
-                self.under_writeback.push(id);
-                self.c_async_writes += 1;
                 None
             }
             Verdict::Reclaim => {
@@ -615,7 +585,6 @@ impl LinuxTwoList {
         let mut scanned = 0u64;
         let mut freed = 0usize;
         let mut written = 0u64;
-        let async_before = self.c_async_writes;
         for _ in 0..nr {
             if self.lists[l].is_empty() {
                 break;
@@ -634,7 +603,6 @@ impl LinuxTwoList {
             self.lists[lru(anon, active)].push_front(&mut self.arena, n);
         }
         self.putback.clear();
-        written += self.c_async_writes - async_before;
         if scanned > 0 {
             self.note_cost(anon, written, scanned - freed as u64);
         }
@@ -689,7 +657,6 @@ impl LinuxTwoList {
             let mut total = 0;
             let mut skipped_deactivate = false;
             for priority in (0..=DEF_PRIORITY).rev() {
-                self.rotate_written();
                 let may_deactivate = if force_deactivate {
                     [true; 2]
                 } else {
@@ -717,22 +684,6 @@ impl LinuxTwoList {
             force_deactivate = true;
         }
         self.reclaim_one(sink);
-    }
-
-    /// `folio_rotate_reclaimable`: the swap writes started by the last
-    /// reclaim have completed; each page still inactive and clean (not
-    /// stored to since) moves to its inactive tail, to be freed by the next
-    /// scan unless it was referenced meanwhile.
-    fn rotate_written(&mut self) {
-        for i in 0..self.under_writeback.len() {
-            let id = self.under_writeback[i];
-            let p = self.pages[id as usize];
-            if p.node != NIL && p.flags & (ACTIVE | DIRTY) == 0 {
-                self.lists[INACTIVE_ANON].unlink(&mut self.arena, p.node);
-                self.lists[INACTIVE_ANON].push_back(&mut self.arena, p.node);
-            }
-        }
-        self.under_writeback.clear();
     }
 
     /// `get_scan_count` for one priority: the pages to scan on each list.
@@ -986,7 +937,6 @@ impl Policy for LinuxTwoList {
             ("refault_activations", self.refault_activations.iter().sum()),
             ("flushes", self.c_flushes),
             ("pages_flushed", self.c_flushed),
-            ("async_swap_writes", self.c_async_writes),
         ]
     }
 }
