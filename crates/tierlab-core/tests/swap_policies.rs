@@ -439,45 +439,105 @@ fn linux_flusher_writes_every_dirty_file_page_once() {
 }
 
 #[test]
-fn linux_reclaim_rounds_free_a_batch_and_deactivate_after_refaults() {
-    let mut d = linux_read(40, Writeback::Evict, 32);
-    for p in 0..41 {
+fn linux_memcg_reclaim_passes_scan_size_shifted_by_priority() {
+    // 100 pages read once fill a 100-page group; the 101st charge reclaims
+    // 32 pages as do_try_to_free_pages does: priorities 12..7 scan nothing
+    // (100 >> 7 = 0), then the passes scan 100 >> 6 = 1, 99 >> 5 = 3,
+    // 96 >> 4 = 6, 90 >> 3 = 11 and 79 >> 2 = 19 inactive file pages (cache-trim
+    // mode from the first pass that scans: inactive_file >> priority > 0), all
+    // reclaimed; the passes add up to 40 >= 32 and reclaim stops there.
+    let mut d = linux_read(100, Writeback::Evict, 32);
+    for p in 0..101 {
         d.go(p, R, F);
     }
-    assert_eq!(d.sink.evicted.len(), 32);
-    assert_eq!(d.p.resident(), 9);
-    for p in 41..64 {
+    assert_eq!(d.evicted(), (0..40).collect::<Vec<_>>());
+    assert_eq!(d.p.resident(), 61);
+    assert_eq!(counter(&d, "scanned_file"), 40);
+    // The next 39 misses fit; the 40th reclaims again.
+    for p in 101..140 {
         d.go(p, R, F);
     }
-    assert_eq!(
-        d.sink.evicted.len(),
-        32,
-        "31 more pages fit before the next round"
-    );
+    assert_eq!(d.sink.evicted.len(), 40);
+    d.go(140, R, F);
+    assert!(d.sink.evicted.len() > 40);
+}
 
-    // Refault-triggered deactivation: pages 1..4 active, 5..10 inactive.
+/// 64 anonymous pages stored, then four file pages read once, in a 68-page
+/// group with reclaim rounds of 32 (`sync_swap` as given).
+fn anon_then_file(sync_swap: bool) -> Driver<LinuxTwoList> {
+    let cfg = LinuxTwoListConfig {
+        file_access: Some(FileAccess::Read),
+        reclaim_batch: 32,
+        sync_swap,
+        ..Default::default()
+    };
+    let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(68)).unwrap());
+    d.sink.written = Some(Vec::new());
+    for p in 0..64 {
+        d.go(p, W, A);
+    }
+    for p in 100..104 {
+        d.go(p, R, F);
+    }
+    d
+}
+
+#[test]
+fn linux_memcg_reclaim_scans_anon_by_fraction_before_cache_trim_mode() {
+    // The charge of page 104 reclaims. Inactive file (4 pages) qualifies for
+    // cache-trim mode only from priority 2 (4 >> 2 = 1). Before that,
+    // SCAN_FRACT: at priority 4, costs 0, ap = 60 and fp = 140 of 200, so
+    // (64 >> 4) x 60 / 200 = 1 anon page is scanned: page 0, young from its
+    // fault, is kept with PG_referenced (lru_note_cost: anon_cost 1). At
+    // priority 3, total = 1, anon = 2, file = 1, total = 3: ap = 60 x 4 / 3 =
+    // 80, fp = 140 x 4 / 2 = 280, and (64 >> 3) x 80 / 360 = 1 page: page 1
+    // kept. Priorities 2 and 1 (cache-trim mode) reclaim file pages 100 and
+    // 101; priority 0 scans every list (SCAN_EQUAL): 64 anon pages in two
+    // rounds of 32 and the 2 file pages left. The first round keeps the young
+    // pages 2..33 and reclaims 102 and 103; the second keeps 34..63 and
+    // reaches 0 and 1, no longer young: swapped out (7 < 32 reclaimed, but
+    // no priority is left).
+    let mut d = anon_then_file(true);
+    d.go(104, R, F);
+    let mut want: Vec<(u64, bool)> = (100..104).map(|p| (p, false)).collect();
+    want.extend([(0, true), (1, true)]);
+    assert_eq!(d.sink.evicted, want);
+    assert_eq!(counter(&d, "scanned_anon"), 1 + 1 + 64);
+    assert_eq!(counter(&d, "scanned_file"), 4);
+    assert_eq!(d.p.resident(), 68 - 6 + 1);
+}
+
+#[test]
+fn linux_reclaim_rounds_deactivate_after_refaults() {
+    // Pages 1..4 active, 5..10 inactive, rounds of 2 pages.
     let mut d = linux_read(10, Writeback::Evict, 2);
     for p in [1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10] {
         d.go(p, R, F);
     }
     assert_eq!(d.p.list_sizes(), [0, 0, 6, 4]);
-    // Inactive is not low (6 x 1 >= 4) and nothing refaulted: the round
-    // reclaims 5 and 6 and leaves the active list alone.
+    // Inactive is not low (6 x 1 >= 4) and nothing refaulted: cache-trim mode
+    // from priority 2 (6 >> 2 = 1), which reclaims page 5 and skips the
+    // active list (may not deactivate); priority 1 scans 5 >> 1 = 2 and
+    // reclaims 6 and 7 (3 >= 2).
     d.go(11, R, F);
-    assert_eq!(d.sink.evicted, vec![(5, false), (6, false)]);
+    assert_eq!(d.evicted(), vec![5, 6, 7]);
     assert_eq!(counter(&d, "deactivated"), 0);
-    // Page 5 refaults within the workingset (distance 2 <= 4 active): it is
-    // activated. Inactive is still not low (5 x 1 >= 5 active), but the
-    // refault lets the next round deactivate, in proportion to the inactive
-    // pages scanned: 5/5 for the first, 4/5 for the second: one page, the
-    // active tail, page 1.
+    // Page 5 refaults within the workingset (distance 3 <= 4 active): it is
+    // activated. Page 12 fills the group; page 13's charge reclaims with the
+    // file type allowed to deactivate (a refault activation since the last
+    // reclaim), so no cache-trim mode: SCAN_FRACT (costs 0: 140 of 200 for
+    // file) gives (5 >> 1) x 140 / 200 = 1 page of each file list at
+    // priority 1: page 8 reclaimed, page 1 (the active tail) deactivated.
+    // Priority 0 scans every list whole (SCAN_EQUAL): 9, 10, 11, 12 and 1
+    // reclaimed, and the four active pages deactivated.
     d.go(5, R, F);
     assert_eq!(counter(&d, "refault_activations"), 1);
-    assert_eq!(d.p.list_sizes(), [0, 0, 5, 5]);
+    assert_eq!(d.p.list_sizes(), [0, 0, 4, 5]);
     d.go(12, R, F);
-    assert_eq!(counter(&d, "deactivated"), 1);
-    assert_eq!(d.p.page_flags(1).map(|f| f.0), Some(false));
-    assert_eq!(d.sink.evicted[2..], [(7, false), (8, false)]);
+    d.go(13, R, F);
+    assert_eq!(d.evicted()[3..], [8, 9, 10, 11, 12, 1]);
+    assert_eq!(counter(&d, "deactivated"), 5);
+    assert_eq!(d.p.list_sizes(), [0, 0, 5, 0]);
 }
 
 #[test]
@@ -496,20 +556,22 @@ fn linux_rejects_conflicting_file_access_settings() {
 
 #[test]
 fn linux_cache_trim_reclaims_untouched_file_pages_before_anon() {
-    // Three anonymous pages stored, three file pages read once: the round
+    // Three anonymous pages stored, eight file pages read once: the reclaim
     // finds inactive file pages that are not thrashing (no refault, inactive
-    // file not low), so it reclaims file pages only (cache_trim_mode), the
-    // two oldest, and leaves every anonymous page resident.
-    let mut d = linux_read(6, Writeback::Evict, 2);
+    // file not low). Priorities 12..4 scan nothing (3 >> 4 = 8 >> 4 = 0);
+    // from priority 3 (8 >> 3 = 1) it is in cache_trim_mode and reclaims file
+    // pages only: 10 at priority 3, 11 at priority 2 (7 >> 2 = 1), and every
+    // anonymous page stays resident.
+    let mut d = linux_read(11, Writeback::Evict, 2);
     for p in [1, 2, 3] {
         d.go(p, W, A);
     }
-    for p in [10, 11, 12] {
+    for p in 10..18 {
         d.go(p, R, F);
     }
-    d.go(13, R, F);
+    d.go(18, R, F);
     assert_eq!(d.sink.evicted, vec![(10, false), (11, false)]);
-    assert_eq!(d.p.list_sizes(), [3, 0, 2, 0]);
+    assert_eq!(d.p.list_sizes(), [3, 0, 7, 0]);
     assert_eq!(counter(&d, "scanned_anon"), 0);
 }
 

@@ -79,28 +79,43 @@
 //!
 //! Reclaim rounds (`reclaim_batch`): with the default 1, reclaim frees one
 //! page per fault once memory is full, and an active list whose inactive
-//! list is low is aged by one page per reclaim. With `reclaim_batch = 32`
-//! (SWAP_CLUSTER_MAX, what a memory cgroup's charge reclaims in
-//! `try_to_free_mem_cgroup_pages`) reclaim frees that many pages at once, so
-//! memory swings between capacity - 32 and capacity as in a cgroup, and each
-//! round decides `may_deactivate` per type as `prepare_scan_control` does:
-//! when the type's inactive list is low *or* a refault activated a page of
-//! that type since the last round (the WORKINGSET_ACTIVATE snapshot of
-//! `snapshot_refaults`). While a type may deactivate, its active list is
-//! scanned in proportion to the inactive one (get_scan_count scans both by
-//! size >> priority): per inactive page scanned, active/inactive active pages.
-//! A round in which the file type may not deactivate and inactive file pages
-//! remain is in `cache_trim_mode` (`prepare_scan_control`): `get_scan_count`
-//! then scans file pages only (SCAN_FILE), so pages read once (a scan) are
-//! reclaimed before any anonymous page is swapped. The kernel asks for
-//! `inactive_file >> priority` pages and memcg reclaim lowers the priority
-//! until a round reclaims; without priorities, the model lets any inactive
-//! file page qualify from the start of the round (the kernel's first passes
-//! may still reclaim an anonymous page or two; docs/kernel-check.md).
+//! list is low is aged by one page per reclaim; the type scanned is chosen
+//! page by page in get_scan_count's proportions. With `reclaim_batch = 32`
+//! (SWAP_CLUSTER_MAX, what a memory cgroup's charge asks of
+//! `try_to_free_mem_cgroup_pages`) a reclaim runs as `do_try_to_free_pages`
+//! does: priority passes from DEF_PRIORITY (12) down, each scanning
+//! `size >> priority` pages of each list (`get_scan_count`, in its integer
+//! arithmetic), in rounds of at most 32 per list (`shrink_lruvec`), until the
+//! passes together have reclaimed the batch; they often overshoot it (in a
+//! 32 MiB group on `mixed_zipf` the kernel's passes ran at priorities 10..0,
+//! mostly 9..5, and its `mm_vmscan_memcg_reclaim_end` counted 43 pages per
+//! reclaim on average, most between 32 and 63). Each pass re-decides, as
+//! `prepare_scan_control` does, `may_deactivate` per type (inactive list
+//! low, or a refault activation of the type since the last reclaim:
+//! `snapshot_refaults`) and `cache_trim_mode` (inactive file pages not
+//! thrashing, `inactive_file >> priority` non-zero: `get_scan_count` then
+//! scans file pages only, SCAN_FILE, so pages read once are reclaimed before
+//! any anonymous page is swapped). So the first passes, while
+//! `inactive_file >> priority` is still 0, balance by SCAN_FRACT and scan
+//! (and may reclaim) a few anonymous pages before cache-trim mode holds.
+//! An active list is scanned only when its type may deactivate
+//! (`shrink_list`); after each pass the active anon list is aged by 32 if
+//! its inactive list is low (`shrink_lruvec`). The cost of a batch is noted
+//! once (`lru_note_cost(nr_pageout, nr_scanned - nr_reclaimed)`).
 //!
-//! Simplifications, documented: one page is examined per scan step, the type
-//! chosen by the proportions above (a type with an empty inactive list yields
-//! to the other); reclaim priorities, `file_is_tiny`, the
+//! Not modelled: on a swap file or disk the swap write is asynchronous;
+//! `shrink_folio_list` keeps a page still under writeback (`goto keep`), so
+//! the pass that writes it does not count it as reclaimed, and a later scan
+//! frees it once `folio_rotate_reclaimable` has moved it to the inactive
+//! tail. Here every swap write completes at once, as on zram. Completing the
+//! writes before the next priority pass moved anon_loop's swap-file counts
+//! 3 points away from the kernel's (docs/kernel-check.md).
+//!
+//! Simplifications, documented: with `reclaim_batch = 1` one page is
+//! examined per scan step, the type chosen by the proportions above (a type
+//! with an empty inactive list yields to the other); `file_is_tiny`, the
+//! memory cgroup's statistics flush (the kernel reads its list sizes and
+//! refault counters through a rate-limited flush), the
 //! per-CPU LRU batches, readahead, multiple mappings and large folios are not
 //! modelled; shadow entries are never dropped.
 
@@ -173,8 +188,12 @@ impl LinuxTwoListConfig {
     }
 }
 
-/// SWAP_CLUSTER_MAX: the weight of one I/O in `lru_note_cost`.
+/// SWAP_CLUSTER_MAX: the weight of one I/O in `lru_note_cost`, and the most
+/// pages `shrink_lruvec` scans on one list per round.
 const SWAP_CLUSTER_MAX: u64 = 32;
+
+/// DEF_PRIORITY: reclaim's first pass scans `size >> 12` pages of each list.
+const DEF_PRIORITY: u32 = 12;
 
 const ACTIVE: u8 = 1;
 const REFERENCED: u8 = 2;
@@ -233,8 +252,9 @@ pub struct LinuxTwoList {
     /// start of the last reclaim round.
     refault_activations: [u64; 2],
     refaults_snapshot: [u64; 2],
-    /// Active-list scan credit per type while it may deactivate.
-    active_credit: [f64; 2],
+    /// Pages kept or activated by the current shrink_inactive_list batch
+    /// (node, to the active list), put back after it.
+    putback: Vec<(u32, bool)>,
     pages: Vec<PageState>,
     arena: Arena<u32>,
     lists: [List; 4],
@@ -288,7 +308,7 @@ impl PolicyDef for LinuxTwoList {
             dirty_files: Vec::new(),
             refault_activations: [0; 2],
             refaults_snapshot: [0; 2],
-            active_credit: [0.0; 2],
+            putback: Vec::new(),
             pages: Vec::new(),
             arena: Arena::with_capacity(ctx.capacity),
             lists: [List::default(); 4],
@@ -435,8 +455,15 @@ impl LinuxTwoList {
     }
 
     /// One step of shrink_folio_list on the tail of `anon`'s inactive list.
-    /// Returns the reclaimed page id, if any.
-    fn shrink_inactive_one<S: Sink>(&mut self, anon: bool, sink: &mut S) -> Option<u32> {
+    /// Returns the reclaimed page id, if any. In a `batch` (shrink_inactive_list)
+    /// a kept or activated page waits in `putback` and its cost is noted by the
+    /// caller; otherwise it goes back at once and its cost is noted here.
+    fn shrink_inactive_one<S: Sink>(
+        &mut self,
+        anon: bool,
+        batch: bool,
+        sink: &mut S,
+    ) -> Option<u32> {
         let l = lru(anon, false);
         let n = self.lists[l].back()?;
         let id = *self.arena.get(n);
@@ -472,17 +499,20 @@ impl LinuxTwoList {
             Verdict::Reclaim
         };
         match verdict {
-            Verdict::Activate => {
-                self.pages[id as usize].flags |= ACTIVE;
-                self.lists[lru(anon, true)].push_front(&mut self.arena, n);
-                self.c_activated += 1;
-                self.note_cost(anon, 0, 1);
-                None
-            }
-            Verdict::Keep => {
-                self.lists[l].push_front(&mut self.arena, n);
-                self.c_kept += 1;
-                self.note_cost(anon, 0, 1);
+            Verdict::Activate | Verdict::Keep => {
+                let active = matches!(verdict, Verdict::Activate);
+                if active {
+                    self.pages[id as usize].flags |= ACTIVE;
+                    self.c_activated += 1;
+                } else {
+                    self.c_kept += 1;
+                }
+                if batch {
+                    self.putback.push((n, active));
+                } else {
+                    self.lists[lru(anon, active)].push_front(&mut self.arena, n);
+                    self.note_cost(anon, 0, 1);
+                }
                 None
             }
             Verdict::Reclaim => {
@@ -492,7 +522,7 @@ impl LinuxTwoList {
                 p.shadow = self.nonresident_age;
                 self.nonresident_age += 1;
                 self.c_reclaimed[!anon as usize] += 1;
-                if p.flags & DIRTY != 0 {
+                if !batch && p.flags & DIRTY != 0 {
                     self.note_cost(anon, 1, 0);
                 }
                 Some(id)
@@ -500,77 +530,266 @@ impl LinuxTwoList {
         }
     }
 
-    /// Reclaims `reclaim_batch` pages (one round). As `prepare_scan_count`
-    /// decides `may_deactivate` once per round, with one page per round an
-    /// active list is aged by one page when its inactive list is low; with
-    /// larger rounds, a type that may deactivate (inactive low, or a refault
-    /// activation of its type since the last round) has its active list
-    /// scanned in proportion to its inactive list. A type whose inactive
-    /// list is empty yields to the other type, and only when both are empty
-    /// is an active list aged to refill its inactive list.
-    fn reclaim<S: Sink>(&mut self, sink: &mut S) {
-        let batched = self.reclaim_batch > 1;
+    /// Hands a page reclaimed by `shrink_inactive_one` to the sink.
+    fn evict_reclaimed<S: Sink>(&mut self, id: u32, sink: &mut S) {
+        let p = &mut self.pages[id as usize];
+        let out = PageOut {
+            id,
+            page: p.page,
+            kind: if p.flags & ANON != 0 {
+                Kind::Anon
+            } else {
+                Kind::File
+            },
+            dirty: p.flags & DIRTY != 0,
+            tier: 0,
+        };
+        // The shadow keeps whether the page was workingset.
+        p.flags &= ANON | WORKINGSET;
+        self.resident -= 1;
+        sink.evict(out);
+    }
+
+    /// Reclaims one page per round (`reclaim_batch = 1`): an active list
+    /// whose inactive list is low (or empty) is aged by one page, then one
+    /// inactive page of the type chosen by get_scan_count's proportions is
+    /// scanned, until a page is freed.
+    fn reclaim_one<S: Sink>(&mut self, sink: &mut S) {
         let mut may_deactivate = [self.inactive_is_low(true), self.inactive_is_low(false)];
-        if batched {
-            for (may, (now, then)) in may_deactivate
-                .iter_mut()
-                .zip(self.refault_activations.iter().zip(&self.refaults_snapshot))
-            {
-                *may |= now != then;
-            }
-            self.refaults_snapshot = self.refault_activations;
-        }
-        // prepare_scan_control's cache_trim_mode: inactive file pages that are
-        // not thrashing (the file type may not deactivate) are reclaimed before
-        // any anonymous page (get_scan_count: SCAN_FILE). The kernel requires
-        // `inactive_file >> priority`; without priorities, any inactive file
-        // page qualifies here (module doc).
-        let cache_trim = batched && !may_deactivate[1] && !self.lists[INACTIVE_FILE].is_empty();
-        let target = self.reclaim_batch.min(self.resident).max(1);
-        let mut freed = 0;
-        while freed < target {
-            let mut anon = !cache_trim && self.pick_type();
+        loop {
+            let mut anon = self.pick_type();
             if self.lists[lru(anon, false)].is_empty() && !self.lists[lru(!anon, false)].is_empty()
             {
                 anon = !anon;
             }
             let t = !anon as usize;
-            if batched {
-                if may_deactivate[t] {
-                    let active = self.lists[lru(anon, true)].len() as f64;
-                    let inactive = self.lists[lru(anon, false)].len().max(1) as f64;
-                    self.active_credit[t] += active / inactive;
-                    while self.active_credit[t] >= 1.0 && !self.lists[lru(anon, true)].is_empty() {
-                        self.active_credit[t] -= 1.0;
-                        self.shrink_active_one(anon);
-                    }
-                }
-                if self.lists[lru(anon, false)].is_empty() {
-                    self.shrink_active_one(anon);
-                }
-            } else if may_deactivate[t] || self.lists[lru(anon, false)].is_empty() {
+            if may_deactivate[t] || self.lists[lru(anon, false)].is_empty() {
                 may_deactivate[t] = false;
                 self.shrink_active_one(anon);
             }
-            if let Some(id) = self.shrink_inactive_one(anon, sink) {
-                let p = &mut self.pages[id as usize];
-                let out = PageOut {
-                    id,
-                    page: p.page,
-                    kind: if p.flags & ANON != 0 {
-                        Kind::Anon
-                    } else {
-                        Kind::File
-                    },
-                    dirty: p.flags & DIRTY != 0,
-                    tier: 0,
-                };
-                // The shadow keeps whether the page was workingset.
-                p.flags &= ANON | WORKINGSET;
-                self.resident -= 1;
-                sink.evict(out);
+            if let Some(id) = self.shrink_inactive_one(anon, false, sink) {
+                self.evict_reclaimed(id, sink);
+                return;
+            }
+        }
+    }
+
+    /// `shrink_inactive_list`: isolates up to `nr` pages from the tail of
+    /// `anon`'s inactive list, decides each (`shrink_folio_list`), puts the
+    /// kept and activated ones back after the batch (`move_folios_to_lru`,
+    /// in the order scanned) and notes the batch's cost once
+    /// (`lru_note_cost(nr_pageout, nr_scanned - nr_reclaimed)`). Returns the
+    /// pages freed.
+    fn shrink_inactive_list<S: Sink>(&mut self, nr: usize, anon: bool, sink: &mut S) -> usize {
+        let l = lru(anon, false);
+        let mut scanned = 0u64;
+        let mut freed = 0usize;
+        let mut written = 0u64;
+        for _ in 0..nr {
+            if self.lists[l].is_empty() {
+                break;
+            }
+            scanned += 1;
+            if let Some(id) = self.shrink_inactive_one(anon, true, sink) {
+                if self.pages[id as usize].flags & DIRTY != 0 {
+                    written += 1;
+                }
+                self.evict_reclaimed(id, sink);
                 freed += 1;
             }
+        }
+        for i in 0..self.putback.len() {
+            let (n, active) = self.putback[i];
+            self.lists[lru(anon, active)].push_front(&mut self.arena, n);
+        }
+        self.putback.clear();
+        if scanned > 0 {
+            self.note_cost(anon, written, scanned - freed as u64);
+        }
+        freed
+    }
+
+    /// One reclaim of a memory cgroup's charge (`reclaim_batch` > 1:
+    /// `try_to_free_mem_cgroup_pages`, nr_to_reclaim = `reclaim_batch`), as
+    /// `do_try_to_free_pages` runs it: priority passes from DEF_PRIORITY (12)
+    /// down to 0, until the pages reclaimed reach the target. Each pass:
+    ///
+    /// * `prepare_scan_control`: `may_deactivate` per type (inactive list low,
+    ///   or a refault activation of the type since the last reclaim:
+    ///   `snapshot_refaults` at the end of the previous one), and
+    ///   `cache_trim_mode` when `inactive_file >> priority` is non-zero and the
+    ///   file type may not deactivate;
+    /// * `get_scan_count`: each list's target is `size >> priority`; in
+    ///   at priority 0 the lists as they are (SCAN_EQUAL, checked first); in
+    ///   cache-trim mode file lists only (SCAN_FILE); otherwise scaled by the anon/file fraction
+    ///   in integers (SCAN_FRACT, `div64_u64`, which rounds down);
+    /// * `shrink_lruvec`: rounds over the lists in the kernel's order
+    ///   (inactive anon, active anon, inactive file, active file), at most
+    ///   SWAP_CLUSTER_MAX pages of each per round (`shrink_list`: an active
+    ///   list only if its type may deactivate), while the inactive lists or
+    ///   the active file list have a target left; once the pass has reclaimed
+    ///   the target it stops the type with less left and cuts the other to
+    ///   the share of its target still unscanned (the proportional nudge),
+    ///   then stops when either type is done; afterwards the active anon list
+    ///   is aged by SWAP_CLUSTER_MAX pages if the inactive anon list is low.
+    ///
+    /// So while the lists are small against `1 << priority`, the first passes
+    /// scan nothing; the pass that first scans does so by SCAN_FRACT unless the
+    /// inactive file list already qualifies for cache-trim mode at that
+    /// priority, and a pass may reclaim more than the target (the passes'
+    /// counts add up). A reclaim that frees nothing at every priority retries
+    /// with forced deactivation of both types (`force_deactivate`, as
+    /// `do_try_to_free_pages` does when a pass skipped an active list); if that
+    /// frees nothing either (the kernel would go on to OOM), one page is
+    /// reclaimed as `reclaim_batch = 1` does, so the run goes on.
+    fn reclaim_priorities<S: Sink>(&mut self, sink: &mut S) {
+        let nr_to_reclaim = self.reclaim_batch;
+        let mut refaulted = [false; 2];
+        for (r, (now, then)) in refaulted
+            .iter_mut()
+            .zip(self.refault_activations.iter().zip(&self.refaults_snapshot))
+        {
+            *r = now != then;
+        }
+        self.refaults_snapshot = self.refault_activations;
+        let mut force_deactivate = false;
+        loop {
+            let mut total = 0;
+            let mut skipped_deactivate = false;
+            for priority in (0..=DEF_PRIORITY).rev() {
+                let may_deactivate = if force_deactivate {
+                    [true; 2]
+                } else {
+                    [
+                        refaulted[0] || self.inactive_is_low(true),
+                        refaulted[1] || self.inactive_is_low(false),
+                    ]
+                };
+                let cache_trim =
+                    self.lists[INACTIVE_FILE].len() >> priority != 0 && !may_deactivate[1];
+                let nr = self.scan_count(priority, cache_trim);
+                let (freed, skipped) = self.shrink_lruvec(nr, may_deactivate, nr_to_reclaim, sink);
+                skipped_deactivate |= skipped;
+                total += freed;
+                if total >= nr_to_reclaim {
+                    return;
+                }
+            }
+            if total > 0 {
+                return;
+            }
+            if force_deactivate || !skipped_deactivate {
+                break;
+            }
+            force_deactivate = true;
+        }
+        self.reclaim_one(sink);
+    }
+
+    /// `get_scan_count` for one priority: the pages to scan on each list.
+    fn scan_count(&self, priority: u32, cache_trim: bool) -> [usize; 4] {
+        let size = |l: usize| self.lists[l].len() >> priority;
+        let mut nr = [0, 1, 2, 3].map(size);
+        if self.swappiness == 0 || (priority > 0 && cache_trim) {
+            // SCAN_FILE: swappiness 0 in cgroup reclaim, or cache-trim mode
+            // (priority 0 is SCAN_EQUAL first).
+            nr[INACTIVE_ANON] = 0;
+            nr[ACTIVE_ANON] = 0;
+        } else if priority > 0 {
+            // SCAN_FRACT, in the kernel's integer arithmetic.
+            let (ac, fc) = (self.cost[0], self.cost[1]);
+            let total = ac + fc;
+            let anon_cost = total + ac;
+            let file_cost = total + fc;
+            let total = anon_cost + file_cost;
+            let ap = self.swappiness * (total + 1) / (anon_cost + 1);
+            let fp = (200 - self.swappiness) * (total + 1) / (file_cost + 1);
+            let denominator = ap + fp;
+            for (l, n) in nr.iter_mut().enumerate() {
+                let fraction = if l < INACTIVE_FILE { ap } else { fp };
+                *n = (*n as u64 * fraction / denominator) as usize;
+            }
+        }
+        nr
+    }
+
+    /// `shrink_lruvec` with the targets `nr`. Returns the pages reclaimed and
+    /// whether an active list with a target was skipped (may not deactivate).
+    fn shrink_lruvec<S: Sink>(
+        &mut self,
+        mut nr: [usize; 4],
+        may_deactivate: [bool; 2],
+        nr_to_reclaim: usize,
+        sink: &mut S,
+    ) -> (usize, bool) {
+        let cluster = SWAP_CLUSTER_MAX as usize;
+        let targets = nr;
+        let mut freed = 0;
+        let mut skipped = false;
+        while nr[INACTIVE_ANON] > 0 || nr[ACTIVE_FILE] > 0 || nr[INACTIVE_FILE] > 0 {
+            for l in [INACTIVE_ANON, ACTIVE_ANON, INACTIVE_FILE, ACTIVE_FILE] {
+                if nr[l] == 0 {
+                    continue;
+                }
+                let n = nr[l].min(cluster);
+                nr[l] -= n;
+                let anon = l < INACTIVE_FILE;
+                if l == ACTIVE_ANON || l == ACTIVE_FILE {
+                    if may_deactivate[!anon as usize] {
+                        for _ in 0..n.min(self.lists[l].len()) {
+                            self.shrink_active_one(anon);
+                        }
+                    } else {
+                        skipped = true;
+                    }
+                } else {
+                    freed += self.shrink_inactive_list(n, anon, sink);
+                }
+            }
+            if freed < nr_to_reclaim {
+                continue;
+            }
+            let nr_file = nr[INACTIVE_FILE] + nr[ACTIVE_FILE];
+            let nr_anon = nr[INACTIVE_ANON] + nr[ACTIVE_ANON];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            let (stop, percentage) = if nr_file > nr_anon {
+                let target = targets[INACTIVE_ANON] + targets[ACTIVE_ANON] + 1;
+                (INACTIVE_ANON, nr_anon * 100 / target)
+            } else {
+                let target = targets[INACTIVE_FILE] + targets[ACTIVE_FILE] + 1;
+                (INACTIVE_FILE, nr_file * 100 / target)
+            };
+            nr[stop] = 0;
+            nr[stop + 1] = 0;
+            let other = if stop == INACTIVE_FILE {
+                INACTIVE_ANON
+            } else {
+                INACTIVE_FILE
+            };
+            for l in [other, other + 1] {
+                let scanned = targets[l] - nr[l];
+                nr[l] = targets[l] * (100 - percentage) / 100;
+                nr[l] -= nr[l].min(scanned);
+            }
+        }
+        if self.inactive_is_low(true) {
+            for _ in 0..cluster.min(self.lists[ACTIVE_ANON].len()) {
+                self.shrink_active_one(true);
+            }
+        }
+        (freed, skipped)
+    }
+
+    /// Reclaims `reclaim_batch` pages: one page at a time (`reclaim_one`) or,
+    /// with a larger batch, as a memory cgroup's charge does
+    /// (`reclaim_priorities`).
+    fn reclaim<S: Sink>(&mut self, sink: &mut S) {
+        if self.reclaim_batch > 1 {
+            self.reclaim_priorities(sink);
+        } else {
+            self.reclaim_one(sink);
         }
     }
 
