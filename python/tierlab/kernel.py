@@ -890,8 +890,8 @@ def kernel_check(
     count (refaults, evictions, pages dirtied, large folios, ...).
 
     ``kernel`` (``debian:6.1``, ``debian:6.12`` or a vmlinuz path) runs each cell in that kernel
-    under QEMU instead (``tierlab.kernel_vm``; file cells), with ``lru_gen`` "on"/"off" setting
-    MGLRU (None: the kernel's default)."""
+    under QEMU instead (``tierlab.kernel_vm``; swap devices there: zram, brd, zswap), with
+    ``lru_gen`` "on"/"off" setting MGLRU (None: the kernel's default)."""
     from tierlab import api
 
     pols = DEFAULT_POLICIES if policies is None else policies

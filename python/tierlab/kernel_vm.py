@@ -16,8 +16,11 @@ The method (docs/kernel-check.md, "Kernels under QEMU"):
   driver, the trace, the brd module (and zram's, when asked), and an ``/init`` script that mounts
   cgroup v2 and tracefs, loads brd (a RAM disk of the data file's size: read and written with
   buffered I/O it gives page-cache pages with no file system), sets ``lru_gen/enabled``, makes a
-  ``memory.max`` group at the cell's limit (``memory.swap.max`` 0 for file cells), enables the
-  page-cache tracepoints, drops caches and runs the driver. The driver prints its snapshots and
+  ``memory.max`` group at the cell's limit (``memory.swap.max`` 0 for file cells; for a swap
+  cell its device: zram0, swap on one more brd disk, or zswap in front of it with
+  ``memory.zswap.max``; ``vm.page-cluster`` 0), enables the page-cache tracepoints, drops
+  caches and runs the driver; after it, prints the group's ``memory.pressure`` (and zswap's
+  debugfs counters) and takes the swap device down. The driver prints its snapshots and
   the trace counts as JSON between markers on the serial console; the VM powers off.
   ``qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 1``, niced, dies with its parent
   (``PR_SET_PDEATHSIG``); the temporary directory is removed afterwards, also on error and
