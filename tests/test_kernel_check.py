@@ -300,6 +300,11 @@ def test_two_list_is_set_up_for_the_swap_device():
     assert kc._for_device(two, "file") == two
     assert kc._for_device(two, None) == two
     assert kc._for_device("lru", "zram") == "lru"
+    # mglru has the same setting; brd (a RAM disk under QEMU) is a synchronous device as zram is
+    mg = "mglru(file_access='read',reclaim_batch=32)"
+    assert kc._for_device(mg, "brd") == "mglru(file_access='read',reclaim_batch=32,sync_swap=true)"
+    assert kc._for_device("mglru", "zram") == "mglru(sync_swap=true)"
+    assert kc._for_device(mg, "file") == mg
 
 
 @needs_kernel

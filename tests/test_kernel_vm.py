@@ -58,6 +58,96 @@ def test_bare_model_names_mean_the_configuration_the_driver_runs():
     assert pols["lru"] == "lru"
 
 
+def _fake_kernel(tmp_path: Path) -> kv.KernelImage:
+    """A kernel whose modules tree holds brd, zram and zram's dependency (no real code)."""
+    mods = tmp_path / "modules"
+    (mods / "kernel").mkdir(parents=True)
+    ko = lambda deps: b"\x7fELF\x00depends=" + deps + b"\x00"  # noqa: E731
+    (mods / "kernel" / "brd.ko").write_bytes(ko(b""))
+    (mods / "kernel" / "zsmalloc.ko").write_bytes(ko(b""))
+    (mods / "kernel" / "zram.ko").write_bytes(ko(b"zsmalloc"))
+    (mods / "modules.builtin").write_text("")
+    return kv.KernelImage("fake", "6.12.0", tmp_path / "vmlinuz", mods)
+
+
+def _init_of(tmp_path: Path, cells: list[kv.VmCell]) -> str:
+    if not kv.BUSYBOX.exists():
+        pytest.skip("busybox-static not installed")
+    driver = tmp_path / "driver"
+    driver.write_bytes(b"\x7fELF")
+    for c in cells:
+        c.trace.write_bytes(b"t")
+    out = tmp_path / "i.cpio"
+    kv.build_initramfs(out, _fake_kernel(tmp_path), driver, cells, None, 4096)
+    d = tmp_path / "x"
+    d.mkdir()
+    subprocess.run([str(kv.BUSYBOX), "cpio", "-i", "-d"], stdin=open(out, "rb"), cwd=d, check=True, capture_output=True)
+    return (d / "init").read_text()
+
+
+def test_swap_cells_get_their_device_and_the_host_s_settings_in_the_vm(tmp_path):
+    """The /init of a file cell, a zram cell, a brd cell and a zswap cell: swap readahead off and
+    swappiness 60 for all; memory.swap.max 0 only for the file cell; zram loaded after zsmalloc and
+    sized by the host's rule; the brd and zswap cells swap on the extra RAM disk; zswap enabled
+    with memory.zswap.max at its share of the limit, its counters read around the driver, and off
+    again after; every device taken down after its cell."""
+    lim = 16 << 20
+    cells = [
+        kv.VmCell(tmp_path / "a.tlt", 100, 0, lim),
+        kv.VmCell(tmp_path / "b.tlt", 0, 1000, lim, "zram"),
+        kv.VmCell(tmp_path / "c.tlt", 10, 1000, lim, "brd"),
+        kv.VmCell(tmp_path / "d.tlt", 10, 1000, lim, "zswap"),
+    ]
+    init = _init_of(tmp_path, cells)
+    assert "echo 0 > /proc/sys/vm/page-cluster" in init and "echo 60 > /proc/sys/vm/swappiness" in init
+    assert init.index("insmod /lib/modules/zsmalloc.ko") < init.index("insmod /lib/modules/zram.ko num_devices=1")
+    swap_pages = cells[1].swap_bytes // 4096
+    assert cells[1].swap_bytes == 1000 * 4096 * 5 // 4 + (16 << 20)
+    assert f"insmod /lib/modules/brd.ko rd_nr=5 rd_size={swap_pages * 4} max_part=0" in init
+    per_cell = init.split("C=/sys/fs/cgroup/kc")[1:]
+    assert "memory.swap.max" in per_cell[0] and all("memory.swap.max" not in c for c in per_cell[1:])
+    assert f"echo {cells[1].swap_bytes} > /sys/block/zram0/disksize" in per_cell[1]
+    assert "swapoff /dev/zram0" in per_cell[1] and "zram0/reset" in per_cell[1]
+    assert "swapon /dev/ram4" in per_cell[2] and "swapoff /dev/ram4" in per_cell[2]
+    assert f"echo {lim // 256} > $C/memory.zswap.max" in per_cell[3] and "echo N > $Z/enabled" in per_cell[3]
+    assert per_cell[3].count("TIERLAB-VM-ZSWAP 3") == 2 and "TIERLAB-VM-ZSWAP" not in per_cell[2]
+    assert all("memory.pressure" in c for c in per_cell)
+    assert "mount -t debugfs" in init
+
+
+def test_a_cell_s_pressure_and_zswap_counters_are_read_from_the_console():
+    console = "\n".join(
+        [
+            "TIERLAB-VM-ZSWAP 1 0 ./stored_pages:0 ./reject_reclaim_fail:2 ./pool_total_size:0 ",
+            "TIERLAB-VM-PSI 0 some avg10=0.00 avg60=0.00 avg300=0.00 total=11 full avg10=0.00 total=7 ",
+            "TIERLAB-VM-PSI 1 some avg10=1.50 avg60=0.20 avg300=0.00 total=12345 "
+            "full avg10=1.00 avg60=0.10 avg300=0.00 total=6789 ",
+            "TIERLAB-VM-ZSWAP 1 1 ./stored_pages:40 ./reject_reclaim_fail:9 ./pool_total_size:8192 ",
+        ]
+    )
+    x = kv.cell_extras(console, 1)
+    assert x["psi"] == {"some": 12345, "full": 6789}
+    assert x["zswap"] == {
+        0: {"stored_pages": 0, "reject_reclaim_fail": 2, "pool_total_size": 0},
+        1: {"stored_pages": 40, "reject_reclaim_fail": 9, "pool_total_size": 8192},
+    }
+    assert kv.cell_extras(console, 0)["psi"] == {"some": 11, "full": 7}
+    d = kc.zswap_counts(
+        {"zswpout": 5, "pswpout": 1}, {"zswpout": 105, "zswpin": 30, "zswpwb": 20, "pswpout": 41, "pswpin": 4},
+        x["zswap"][0], x["zswap"][1],
+    )  # fmt: skip
+    # 100 stored, 40 written to the device of which 20 were zswap's write-backs: 120 pages left memory
+    assert d["swap_outs"] == 120 and d["swap_ins"] == 34 and d["zswap_written_back"] == 20
+    assert d["zswap_rejected"] == 7
+
+
+def test_swap_on_a_file_is_refused_under_qemu_and_brd_on_the_host(tmp_path):
+    with pytest.raises(kc.KernelCheckUnavailable, match="--swap file under --kernel: expected zram, brd, zswap"):
+        kc.kernel_check(workloads=["anon_zipf"], limits_mib=[16], swap=["file"], kernel="debian:6.12", workdir=tmp_path)
+    with pytest.raises(kc.KernelCheckUnavailable, match="--swap brd .* is for cells under --kernel"):
+        kc.kernel_check(workloads=["anon_zipf"], limits_mib=[16], swap=["brd"], workdir=tmp_path)
+
+
 def test_a_bad_kernel_name_is_refused_plainly(tmp_path):
     with pytest.raises(kc.KernelCheckUnavailable, match="expected debian:6.1, debian:6.12 or the path"):
         kv.fetch_kernel(str(tmp_path / "no-such-vmlinuz"))
@@ -113,6 +203,29 @@ def test_a_quick_cell_runs_in_the_vm_and_counts_every_first_touch(tmp_path):
     assert loop <= cell["kernel_misses"] <= refs
     assert cell["release"].startswith("6.12") and 0 < cell["capacity_pages"] < 16 * 256
     assert df["references"].iloc[0] == refs
+    assert _vm_left(tmp_path) == []
+
+
+@needs_vm
+def test_anonymous_cells_swap_in_the_vm_as_the_models_predict(tmp_path):
+    """anon_loop (a loop over 1.1 times memory) on zram and on brd under 6.12's MGLRU: every
+    reference after the first pass misses in the kernel and in both models (the same swap-ins,
+    exactly), and the synchronous devices' swap-ins free their slots, so the pages are written
+    again (swap-outs within 5% of mglru's and linux-two-list's with sync_swap). The zram cell's
+    pool, the group's memory.pressure, and nothing left behind."""
+    df = kc.kernel_check(
+        workloads=["anon_loop"], limits_mib=[16], swap=["zram", "brd"], policies=["mglru", "linux-two-list"],
+        scale=0.25, workdir=tmp_path, kernel="debian:6.12",
+    )  # fmt: skip
+    for cell in df.attrs["cells"]:
+        assert cell["kernel_swap_ins"] > 1000 and cell["kernel_kswapd_scans"] == 0, cell
+        assert "psi_some_us" in cell and cell["psi_full_us"] <= cell["psi_some_us"]
+    zram = df.attrs["cells"][0]
+    assert zram["kernel_zram_pages"] > 0 and zram["kernel_zram_pool_pages"] > 0
+    ins = df[df["metric"] == "swap_ins"]
+    assert (ins["model"] == ins["kernel"]).all(), ins
+    outs = df[df["metric"] == "swap_outs"]
+    assert (outs["error"].abs() <= 0.05).all(), outs
     assert _vm_left(tmp_path) == []
 
 

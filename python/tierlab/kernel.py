@@ -65,7 +65,8 @@ class Cell:
 
     workload: str
     limit_mib: int
-    swap: str | None = None  # None, "file", "zram" or "zswap" (zswap in front of a swap file)
+    # None, "file", "zram" or "zswap" (zswap in front of a swap file); under QEMU "brd" (a RAM disk)
+    swap: str | None = None
     scale: float = 1.0  # multiplies the number of references (a quick run uses less)
     seed: int = 1
     trace: str | None = None
@@ -225,6 +226,13 @@ FILE_ACCESS_BY_FORMAT = {
     "vscsi": "read",
     "android": "read",
 }
+
+
+def touched_anon_pages(trace: Path) -> int:
+    """The anonymous pages a cell's written trace references: its first touches. A workload need not
+    touch every page of its mapping (``app_switch`` at a reduced scale launches fewer apps than it
+    maps), and a page never touched is never charged or faulted."""
+    return int(trace_footprint(str(trace))["anon_pages"])
 
 
 def two_list_for(trace: str, trace_format: str | None = None) -> tuple[str, str]:
@@ -514,6 +522,24 @@ def _zswap_stats() -> dict[str, int]:
     return out
 
 
+def zswap_counts(vm0: dict, vm1: dict, zs0: dict, zs1: dict) -> dict[str, int]:
+    """A zswap cell's counts from /proc/vmstat and zswap's debugfs counters before and after.
+
+    A page zswap stores is not written to the device (``zswpout``, no ``pswpout``); a load from it
+    is no ``pswpin`` (``zswpin``); a page zswap writes back to the device (``zswpwb``) is counted in
+    ``pswpout`` as well, so the pages that left memory are ``zswpout + pswpout - zswpwb``."""
+    d = {k: vm1.get(k, 0) - vm0.get(k, 0) for k in ("zswpout", "zswpin", "zswpwb", "pswpout", "pswpin")}
+    return {
+        "swap_outs": d["pswpout"] + d["zswpout"] - d["zswpwb"],
+        "swap_ins": d["pswpin"] + d["zswpin"],
+        "zswap_stored": d["zswpout"],
+        "zswap_loads": d["zswpin"],
+        "zswap_written_back": d["zswpwb"],
+        "zswap_rejected": sum(zs1.get(k, 0) - zs0.get(k, 0) for k in zs1 if k.startswith("reject_")),
+        "zswap_pool_limit_hit": zs1.get("pool_limit_hit", 0) - zs0.get("pool_limit_hit", 0),
+    }
+
+
 @contextlib.contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
     """SIGTERM tears down like Ctrl-C does."""
@@ -719,19 +745,11 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
         "large_folios": counts["large_folios"],
     }
     if cell.swap == "zswap":
-        # a page zswap stores is not written to the device (pswpout); a load from it is no pswpin
-        d = {k: vm1.get(k, 0) - vm0.get(k, 0) for k in ("zswpout", "zswpin", "zswpwb")}
-        kernel["swap_outs"] += d["zswpout"]
-        kernel["swap_ins"] += d["zswpin"]
-        kernel["zswap_stored"] = d["zswpout"]
-        kernel["zswap_loads"] = d["zswpin"]
-        kernel["zswap_written_back"] = d["zswpwb"]
-        kernel["zswap_rejected"] = sum(zs1.get(k, 0) - zs0.get(k, 0) for k in zs1 if k.startswith("reject_"))
-        kernel["zswap_pool_limit_hit"] = zs1.get("pool_limit_hit", 0) - zs0.get("pool_limit_hit", 0)
+        kernel.update(zswap_counts(vm0, vm1, zs0, zs1))
     if anon_pages:
         # anonymous misses: the first touch of each page plus every swap-in (file misses are the
         # page-cache insertions)
-        kernel["misses"] += anon_pages + kernel["swap_ins"]
+        kernel["misses"] += touched_anon_pages(trace_path) + kernel["swap_ins"]
     kernel["anon_charged_pages"] = (ms1.get("rss", 0) - ms0.get("rss", 0)) // PAGE
     kernel.update(zram)
     readyd = {
@@ -773,21 +791,29 @@ METRICS = {
 
 
 def _for_device(spec: str, swap: str | None) -> str:
-    """linux-two-list set up for the cell's swap device: on zram a swap-in frees the page's slot
-    (``sync_swap``, the policy's doc); zswap's loads are exclusive (``zswap_load`` frees the entry
-    and marks the folio dirty), so a page swapped in from zswap is written again too. A property
-    of the device the run set up, not a fit."""
-    if swap not in ("zram", "zswap") or not spec.startswith(TWO_LIST_NAME) or "sync_swap" in spec:
+    """linux-two-list and mglru set up for the cell's swap device: on a synchronous device (zram,
+    brd) a swap-in frees the page's slot (``sync_swap``, the policies' doc); zswap's loads are
+    exclusive (``zswap_load`` frees the entry and marks the folio dirty), so a page swapped in from
+    zswap is written again too. A property of the device the run set up, not a fit."""
+    name = next((n for n in SYNC_SWAP_POLICIES if spec == n or spec.startswith(n + "(")), None)
+    if swap not in SYNC_SWAP_DEVICES or name is None or "sync_swap" in spec:
         return spec
-    if spec == TWO_LIST_NAME:
-        return f"{TWO_LIST_NAME}(sync_swap=true)"
-    if spec.startswith(TWO_LIST_NAME + "(") and spec.endswith(")"):
-        inner = spec[len(TWO_LIST_NAME) + 1 : -1].strip()
-        return f"{TWO_LIST_NAME}({inner + ',' if inner else ''}sync_swap=true)"
+    if spec == name:
+        return f"{name}(sync_swap=true)"
+    if spec.endswith(")"):
+        inner = spec[len(name) + 1 : -1].strip()
+        return f"{name}({inner + ',' if inner else ''}sync_swap=true)"
     return spec
 
 
 TWO_LIST_NAME = "linux-two-list"
+#: the swap devices on which a swap-in frees the page's slot or entry: zram and brd are
+#: synchronous block devices (QUEUE_FLAG_SYNCHRONOUS in 6.1's zram.c and brd.c,
+#: BLK_FEAT_SYNCHRONOUS in 6.12's), so do_swap_page reads around the swap cache and frees the slot;
+#: zswap's loads are exclusive
+SYNC_SWAP_DEVICES = ("zram", "brd", "zswap")
+#: the models with a ``sync_swap`` setting
+SYNC_SWAP_POLICIES = ("linux-two-list", "mglru")
 
 
 def cells_for(
@@ -864,8 +890,8 @@ def kernel_check(
     count (refaults, evictions, pages dirtied, large folios, ...).
 
     ``kernel`` (``debian:6.1``, ``debian:6.12`` or a vmlinuz path) runs each cell in that kernel
-    under QEMU instead (``tierlab.kernel_vm``; file cells), with ``lru_gen`` "on"/"off" setting
-    MGLRU (None: the kernel's default)."""
+    under QEMU instead (``tierlab.kernel_vm``; swap devices there: zram, brd, zswap), with
+    ``lru_gen`` "on"/"off" setting MGLRU (None: the kernel's default)."""
     from tierlab import api
 
     pols = DEFAULT_POLICIES if policies is None else policies
@@ -878,12 +904,22 @@ def kernel_check(
     if kernel is not None:
         from tierlab import kernel_vm
 
+        bad = sorted({c.swap for c in cells if c.swap and c.swap not in kernel_vm.VM_SWAP})
+        if bad:
+            raise KernelCheckUnavailable(
+                f"--swap {bad[0]} under --kernel: expected {', '.join(kernel_vm.VM_SWAP)} "
+                "(brd: swap on a RAM disk in the VM; the VM has no disk for a swap file)"
+            )
         pols, vm = kernel_vm.vm_policies(policies), kernel_vm.prepare(kernel, workdir, progress)
         if workloads is None:  # under QEMU the default is the file cells
             cells = [c for c in cells if not c.swap]
     else:
         vm = None
         needs = {c.swap for c in cells if c.swap}
+        if "brd" in needs:
+            raise KernelCheckUnavailable(
+                "--swap brd (a RAM disk) is for cells under --kernel; on the host: file, zram, zswap"
+            )
         missing = missing_features(needs)
         if missing:
             raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))

@@ -16,8 +16,11 @@ The method (docs/kernel-check.md, "Kernels under QEMU"):
   driver, the trace, the brd module (and zram's, when asked), and an ``/init`` script that mounts
   cgroup v2 and tracefs, loads brd (a RAM disk of the data file's size: read and written with
   buffered I/O it gives page-cache pages with no file system), sets ``lru_gen/enabled``, makes a
-  ``memory.max`` group at the cell's limit (``memory.swap.max`` 0 for file cells), enables the
-  page-cache tracepoints, drops caches and runs the driver. The driver prints its snapshots and
+  ``memory.max`` group at the cell's limit (``memory.swap.max`` 0 for file cells; for a swap
+  cell its device: zram0, swap on one more brd disk, or zswap in front of it with
+  ``memory.zswap.max``; ``vm.page-cluster`` 0), enables the page-cache tracepoints, drops
+  caches and runs the driver; after it, prints the group's ``memory.pressure`` (and zswap's
+  debugfs counters) and takes the swap device down. The driver prints its snapshots and
   the trace counts as JSON between markers on the serial console; the VM powers off.
   ``qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 1``, niced, dies with its parent
   (``PR_SET_PDEATHSIG``); the temporary directory is removed afterwards, also on error and
@@ -308,12 +311,14 @@ INIT = """#!/bin/busybox sh
 fail() {{ echo "{error}$*"; poweroff -f; }}
 mount -t tracefs nodev /sys/kernel/tracing || fail "tracefs"
 mount -t cgroup2 none /sys/fs/cgroup || fail "cgroup2"
-for m in {modules}; do insmod /lib/modules/$m.ko || fail "insmod $m"; done
-{brd}
+{insmods}
 [ -b /dev/ram0 ] || fail "no /dev/ram0 (brd)"
 {lru_gen}
 echo 60 > /proc/sys/vm/swappiness
-[ -w /sys/module/zswap/parameters/enabled ] && echo N > /sys/module/zswap/parameters/enabled
+echo 0 > /proc/sys/vm/page-cluster
+Z=/sys/module/zswap/parameters
+[ -w $Z/enabled ] && echo N > $Z/enabled
+{swap_init}
 echo +memory > /sys/fs/cgroup/cgroup.subtree_control || fail "memory controller"
 T=/sys/kernel/tracing
 echo 0 > $T/tracing_on; echo {buffer_kb} > $T/buffer_size_kb
@@ -323,16 +328,51 @@ echo "lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null) release=$(uname 
 poweroff -f
 """
 
-#: One cell: a fresh memory.max group and RAM disk, an empty trace, caches dropped, the driver.
+#: One cell: a fresh memory.max group and RAM disk, its swap device (anonymous and mixed cells),
+#: an empty trace, caches dropped, the driver; then the group's own memory.pressure and zswap's
+#: debugfs counters, and the swap device taken down.
 CELL = """C=/sys/fs/cgroup/kc{i}
 mkdir $C && echo {limit} > $C/memory.max || fail "memory.max"
-[ -e $C/memory.swap.max ] && echo 0 > $C/memory.swap.max
+{swap_on}
 echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/tracing_on
 sync; echo 3 > /proc/sys/vm/drop_caches
 echo "TIERLAB-VM-CELL {i}"
+{zswap_pre}
 /driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
+echo "TIERLAB-VM-PSI {i} $(tr '\\n' ' ' < $C/memory.pressure)"
+{zswap_post}
+{swap_off}
 rmdir $C
 """
+
+#: The swap device of one cell, by kind (docs/kernel-check.md, "Kernels under QEMU"): zram0 sized
+#: for the cell, or a brd RAM disk (/dev/ram{swap_disk}) with zswap in front of it or not. A swap
+#: cell's group keeps memory.swap.max at its default (max); a file cell's is 0.
+SWAP_ON = {
+    None: "[ -e $C/memory.swap.max ] && echo 0 > $C/memory.swap.max",
+    "zram": (
+        'echo {swap_bytes} > /sys/block/zram0/disksize || fail "zram disksize"\n'
+        'mkswap /dev/zram0 >/dev/null && swapon /dev/zram0 || fail "swapon zram0"'
+    ),
+    "brd": 'mkswap /dev/ram{swap_disk} >/dev/null && swapon /dev/ram{swap_disk} || fail "swapon ram{swap_disk}"',
+    "zswap": (
+        'echo Y > $Z/enabled || fail "zswap enabled"\n'
+        'echo {zswap_max} > $C/memory.zswap.max || fail "memory.zswap.max"\n'
+        'mkswap /dev/ram{swap_disk} >/dev/null && swapon /dev/ram{swap_disk} || fail "swapon ram{swap_disk}"'
+    ),
+}
+SWAP_OFF = {
+    None: "",
+    "zram": 'swapoff /dev/zram0 || fail "swapoff zram0"\necho 1 > /sys/block/zram0/reset',
+    "brd": 'swapoff /dev/ram{swap_disk} || fail "swapoff ram{swap_disk}"',
+    "zswap": 'swapoff /dev/ram{swap_disk} || fail "swapoff ram{swap_disk}"\necho N > $Z/enabled',
+}
+ZSWAP_STATS = "echo \"TIERLAB-VM-ZSWAP {i} {when} $(cd /sys/kernel/debug/zswap && grep -r . . | tr '\\n' ' ')\""
+#: the swap devices a cell can have under QEMU
+VM_SWAP = ("zram", "brd", "zswap")
+#: memory.zswap.max of a zswap cell, as a share of its memory.max: small, so that the cell's
+#: pool reaches it (the workload's pages compress about 90:1) and zswap must reject or write back
+ZSWAP_MAX_SHARE = 1 / 256
 
 
 def _lru_gen_script(lru_gen: str | None) -> str:
@@ -354,6 +394,14 @@ class VmCell:
     file_pages: int
     anon_pages: int
     limit_bytes: int
+    swap: str | None = None  # one of VM_SWAP, or None
+
+    @property
+    def swap_bytes(self) -> int:
+        """The swap device's size: the host's rule, 1.25 times the anonymous pages plus 16 MiB, so
+        that swap stays below half full (``vm_swap_full`` would free slots on swap-in)."""
+        anon = self.anon_pages * PAGE
+        return anon + anon // 4 + (16 << 20)
 
 
 def _stripped(exe: Path, tmp: Path) -> bytes:
@@ -374,22 +422,64 @@ def build_initramfs(
     """The cells' initramfs: busybox, the driver, each cell's trace, brd and its dependencies, and
     an /init that runs the cells one after another (each on its own RAM disk, so no page cache or
     shadow entry of one cell meets the next) and powers off."""
+    swaps = {c.swap for c in cells if c.swap}
+    for c in cells:
+        if c.swap and c.swap not in VM_SWAP:
+            raise kc.KernelCheckUnavailable(
+                f"swap '{c.swap}' under --kernel: expected {', '.join(VM_SWAP)} (brd: a RAM disk in the VM)"
+            )
+    # one RAM disk per cell for its data, and one more for the brd and zswap cells' swap
+    swap_disk = len(cells)
+    rd_pages = max([1, *(c.file_pages for c in cells)])
+    rd_pages = max([rd_pages, *(c.swap_bytes // PAGE for c in cells if c.swap in ("brd", "zswap"))])
+    wanted = [("brd", f"rd_nr={len(cells) + 1} rd_size={rd_pages * PAGE // 1024} max_part=0")]
+    if "zram" in swaps:
+        wanted.append(("zram", "num_devices=1"))
     mods: list[tuple[str, bytes]] = []
-    if not _builtin(kernel, "brd"):
+    lines = []
+    for name, args in wanted:
+        if _builtin(kernel, name):
+            if name == "brd":
+                continue  # built in: rd_nr and rd_size are boot parameters, not set here
+            lines.append(f'[ -e /sys/block/{name}0 ] || fail "{name} built in without a device"')
+            continue
         if kernel.modules is None:
-            raise kc.KernelCheckUnavailable(f"{kernel.name}: no modules tree beside it, and brd is not built in")
-        mods = module_chain(kernel.modules, "brd")
-    rd_kib = max(1, max(c.file_pages for c in cells)) * PAGE // 1024
-    brd_args = f"rd_nr={len(cells)} rd_size={rd_kib} max_part=0"
-    brd = f'insmod /lib/modules/brd.ko {brd_args} || fail "insmod brd"' if mods else ""
+            raise kc.KernelCheckUnavailable(f"{kernel.name}: no modules tree beside it, and {name} is not built in")
+        have = {n for n, _ in mods}
+        for n, data in module_chain(kernel.modules, name):
+            if n in have:
+                continue
+            mods.append((n, data))
+            extra = f" {args}" if n == name else ""
+            lines.append(f'insmod /lib/modules/{n}.ko{extra} || fail "insmod {n}"')
+    swap_init = ""
+    if "zswap" in swaps:
+        swap_init = (
+            '[ -w $Z/enabled ] || fail "no zswap in this kernel"\n'
+            'mount -t debugfs none /sys/kernel/debug || fail "debugfs"'
+        )
+
+    def cell_script(i: int, c: VmCell) -> str:
+        fill = {"swap_bytes": c.swap_bytes, "swap_disk": swap_disk, "zswap_max": int(c.limit_bytes * ZSWAP_MAX_SHARE)}
+        zs = (lambda when: ZSWAP_STATS.format(i=i, when=when)) if c.swap == "zswap" else (lambda when: "")
+        return CELL.format(
+            i=i,
+            limit=c.limit_bytes,
+            anon_pages=c.anon_pages,
+            swap_on=SWAP_ON[c.swap].format(**fill),
+            swap_off=SWAP_OFF[c.swap].format(**fill),
+            zswap_pre=zs(0),
+            zswap_post=zs(1),
+        )
+
     init = INIT.format(
         error=ERROR,
-        modules=" ".join(n for n, _ in mods[:-1]),
-        brd=brd,
+        insmods="\n".join(lines),
         lru_gen=_lru_gen_script(lru_gen),
+        swap_init=swap_init,
         buffer_kb=buffer_kb,
         events=" ".join(TRACE_EVENTS),
-        cells="".join(CELL.format(i=i, limit=c.limit_bytes, anon_pages=c.anon_pages) for i, c in enumerate(cells)),
+        cells="".join(cell_script(i, c) for i, c in enumerate(cells)),
     )
     d, x, r = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755, stat.S_IFREG | 0o644
     entries = [("bin", d, b""), ("lib", d, b""), ("lib/modules", d, b"")]
@@ -436,7 +526,8 @@ def cleanup_stale(workdir: Path = kc.DEFAULT_WORKDIR) -> list[str]:
 
 
 def run_vm(kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, progress=None) -> tuple[list[dict], str]:
-    """Boots the kernel with the initramfs; returns each cell's JSON (in order) and the console."""
+    """Boots the kernel with the initramfs; returns each cell's JSON (in order) and the console
+    (where :func:`cell_extras` finds each cell's memory.pressure and zswap counters)."""
     cmd = [
         QEMU, "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", "1", "-m", str(mem_mib),
         "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
@@ -487,7 +578,33 @@ def run_vm(kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, prog
     return out, text
 
 
-def _result(cell: kc.Cell, spec: dict, vc: VmCell, out: dict, kernel: KernelImage, console: str, trace: Path):
+def cell_extras(console: str, i: int) -> dict:
+    """What ``/init`` printed for cell ``i`` around the driver: the group's memory.pressure totals
+    (``psi``: some/full, µs, from the group's creation to the driver's exit) and zswap's debugfs
+    counters before and after (``zswap``: 0 and 1 -> name -> value)."""
+    out: dict = {"psi": {}, "zswap": {}}
+    for line in console.splitlines():
+        parts = line.split()
+        if len(parts) < 2 or parts[1] != str(i):
+            continue
+        if parts[0] == "TIERLAB-VM-PSI":
+            for kind, rest in re.findall(r"(some|full) ([^sf]*)", " ".join(parts[2:])):
+                m = re.search(r"total=(\d+)", rest)
+                if m:
+                    out["psi"][kind] = int(m.group(1))
+        elif parts[0] == "TIERLAB-VM-ZSWAP" and len(parts) >= 3:
+            kv = {}
+            for f in parts[3:]:
+                name, _, val = f.removeprefix("./").partition(":")
+                if val.lstrip("-").isdigit():
+                    kv[name] = int(val)
+            out["zswap"][int(parts[2])] = kv
+    return out
+
+
+def _result(
+    cell: kc.Cell, spec: dict, vc: VmCell, out: dict, kernel: KernelImage, console: str, trace: Path, index: int
+):
     """The kernel's counts of one cell, as :func:`tierlab.kernel.run_cell` gives them on the host
     (cgroup v2 names: ``file_dirty``/``file_writeback``; ``kernel`` is the kmem the run charged)."""
     counts = out["trace"]
@@ -508,14 +625,26 @@ def _result(cell: kc.Cell, spec: dict, vc: VmCell, out: dict, kernel: KernelImag
         "swap_ins": delta(vm0, vm1, "pswpin"),
         "swap_outs": delta(vm0, vm1, "pswpout"),
         "major_faults": delta(ms0, ms1, "pgmajfault"),
+        "anon_charged_pages": delta(ms0, ms1, "anon") // PAGE,
         "large_folios": counts["large_folios"],
         "pgscan": delta(ms0, ms1, "pgscan"),
         "pgsteal": delta(ms0, ms1, "pgsteal"),
         # kswapd scans only under global pressure: nonzero means the VM itself ran short
         "kswapd_scans": delta(vm0, vm1, "pgscan_kswapd"),
     }
+    extras = cell_extras(console, index)
+    if vc.swap == "zswap":
+        zs = extras["zswap"]
+        kernel_counts.update(kc.zswap_counts(vm0, vm1, zs.get(0, {}), zs.get(1, {})))
+        # the group's own zswap counters (memory.stat), beside the system-wide ones
+        for k in ("zswpout", "zswpin", "zswpwb"):
+            kernel_counts[f"cg_{k}"] = delta(ms0, ms1, k)
+        kernel_counts["zswap_pool_bytes"] = ms1.get("zswap", 0)
+        kernel_counts["zswapped_bytes"] = ms1.get("zswapped", 0)
+    if vc.swap == "zram":
+        kernel_counts.update(kc.parse_mm_stat(done.get("zram_mm_stat", "")))
     if vc.anon_pages:
-        kernel_counts["misses"] = vc.anon_pages + kernel_counts["swap_ins"]
+        kernel_counts["misses"] += kc.touched_anon_pages(trace) + kernel_counts["swap_ins"]
     m = re.search(r"lru_gen=(\S*) release=(\S+)", console)
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
@@ -526,7 +655,8 @@ def _result(cell: kc.Cell, spec: dict, vc: VmCell, out: dict, kernel: KernelImag
         "lru_gen": m.group(1) if m else "",
         "pressure_memory": done.get("pressure_memory", ""),
     }
-    return kc.CellResult(cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace)
+    psi = extras["psi"] or None
+    return kc.CellResult(cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace, None, psi)
 
 
 def run_cells(
@@ -537,8 +667,10 @@ def run_cells(
     :class:`tierlab.kernel.CellResult` the host does, its trace kept (in ``keep_traces`` or a
     temporary file of ``workdir`` the caller removes) for the replay."""
     for c in cells:
-        if c.swap:
-            raise kc.KernelCheckUnavailable(f"{c.name}: swap cells do not run under QEMU yet (file cells only)")
+        if c.swap and c.swap not in VM_SWAP:
+            raise kc.KernelCheckUnavailable(
+                f"{c.name}: swap '{c.swap}' under --kernel: expected {', '.join(VM_SWAP)} (brd: a RAM disk in the VM)"
+            )
     keep_traces = keep_traces or [None] * len(cells)
     workdir.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{VM_PREFIX}{os.getpid()}-", dir=workdir))
@@ -551,7 +683,7 @@ def run_cells(
             traces.append(path)
             info = json.loads(_core.kernel_references(json.dumps(spec), str(path)))
             specs.append(spec)
-            vcs.append(VmCell(path, info["file_pages"], info["anon_pages"], cell.limit_mib << 20))
+            vcs.append(VmCell(path, info["file_pages"], info["anon_pages"], cell.limit_mib << 20, cell.swap))
             refs = max(refs, info["references"])
             total += info["references"]
         # ~120 bytes a trace line in the ring buffer; three events at most per reference
@@ -561,7 +693,10 @@ def run_cells(
         # The RAM disks keep every page written to them (brd frees nothing until unloaded), all
         # cells' together: room for all of them, so that the VM never reclaims globally and only
         # the cell's memory.max decides (kswapd_scans in the cell details is 0 when so).
+        # The brd swap disk keeps what was swapped to it (no discard) and zram's pool what it
+        # holds: room for the largest swap device too.
         disks = sum(v.file_pages for v in vcs) + max(v.anon_pages for v in vcs)
+        disks += max([0, *(v.swap_bytes // PAGE for v in vcs if v.swap)])
         mem = 192 + initrd.stat().st_size // (1 << 20) + buffer_kb // 1024
         mem += disks * PAGE // (1 << 20) + max(c.limit_mib for c in cells)
         # TCG issues some thousands of 4 KiB reads a second on a loaded machine: a generous bound
@@ -575,8 +710,8 @@ def run_cells(
             n = f"{len(outs)} of {len(cells)}"
             raise RuntimeError(f"the VM ({kernel.name}) reported {n} cells; the console ends:\n{tail}")
         results = [
-            _result(c, sp, vc, o, kernel, console, t)
-            for c, sp, vc, o, t in zip(cells, specs, vcs, outs, traces, strict=True)
+            _result(c, sp, vc, o, kernel, console, t, i)
+            for i, (c, sp, vc, o, t) in enumerate(zip(cells, specs, vcs, outs, traces, strict=True))
         ]
         traces = []  # handed to the caller
         return results

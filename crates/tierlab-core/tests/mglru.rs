@@ -466,3 +466,43 @@ fn rejects_bad_parameters() {
         assert!(Mglru::build(&cfg, &ctx).is_err());
     }
 }
+
+#[test]
+fn sync_swap_rewrites_a_page_swapped_in_by_a_load() {
+    // Capacity 4, anonymous pages only: pages 1-4 stored, page 5 evicts page
+    // 1 dirty (written to swap; aging_runs_when_eviction_is_no_longer_possible
+    // works the order out). A load of 1 swaps it in; it is never stored to
+    // again, and new pages push it out once more. On a swap file its slot is
+    // kept (clean: nothing to write); on zram or brd the swap-in freed the
+    // slot (do_swap_page, SWP_SYNCHRONOUS_IO), so it is written again.
+    for sync in [false, true] {
+        let mut d = mglru(
+            4,
+            MglruConfig {
+                sync_swap: sync,
+                ..Default::default()
+            },
+        );
+        for p in 1..=5 {
+            d.go(p, W, A);
+        }
+        assert_eq!(d.sink.evicted, vec![(1, true)]);
+        d.go(1, R, A);
+        let mut p = 6;
+        while d.sink.evicted.iter().filter(|e| e.0 == 1).count() < 2 {
+            d.go(p, W, A);
+            p += 1;
+            assert!(p < 40, "page 1 never evicted again");
+        }
+        let again: Vec<bool> = d
+            .sink
+            .evicted
+            .iter()
+            .filter(|e| e.0 == 1)
+            .map(|e| e.1)
+            .collect();
+        assert_eq!(again, vec![true, sync], "sync_swap {sync}");
+        // every other eviction is of a page stored since it came in: dirty
+        assert!(d.sink.evicted.iter().all(|e| e.0 == 1 || e.1));
+    }
+}

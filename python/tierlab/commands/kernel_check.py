@@ -58,9 +58,10 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--swap",
         action="append",
-        choices=["file", "zram", "zswap"],
+        choices=["file", "zram", "zswap", "brd"],
         help="swap for the anonymous and mixed workloads: a swap file, zram0, or zswap in front of a swap file "
-        "(default file and zram)",
+        "(default file and zram); with --kernel: zram, brd (a RAM disk in the VM) or zswap in front of brd with "
+        "memory.zswap.max at 1/256 of the limit (default zram and brd)",
     )
     p.add_argument(
         "-t",
@@ -88,7 +89,8 @@ def add_parser(sub) -> None:
         "--kernel",
         metavar="KERNEL",
         help="boot this kernel under QEMU and run the cells there: debian:6.1, debian:6.12 or a vmlinuz path "
-        "(file cells; the Debian packages are downloaded and cached; docs/kernel-check.md)",
+        "(the file cells unless -w or --trace is given; the Debian packages are downloaded and cached; "
+        "docs/kernel-check.md)",
     )
     p.add_argument("--lru-gen", choices=["on", "off"], help="with --kernel: MGLRU on or off (default: the kernel's)")
     p.add_argument(
@@ -113,7 +115,7 @@ def run(args) -> int:
         df = kc.kernel_check(
             workloads=args.workload,
             limits_mib=limits,
-            swap=args.swap or ("file", "zram"),
+            swap=args.swap or (("zram", "brd") if args.kernel else ("file", "zram")),
             policies=args.policy,
             scale=scale,
             seed=args.seed,

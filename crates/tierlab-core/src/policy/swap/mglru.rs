@@ -185,6 +185,10 @@ pub struct MglruConfig {
     /// Which kernel's MGLRU: "6.14" (6.14-6.18, the default) or "6.1"
     /// (6.1-6.13, before the "rework refs" series; see the module doc).
     pub version: MglruVersion,
+    /// The swap device is synchronous (zram, brd: SWP_SYNCHRONOUS_IO), so a
+    /// swap-in does not keep the page's swap slot and the page is written
+    /// again when it is next evicted (as `linux-two-list`'s `sync_swap`).
+    pub sync_swap: bool,
 }
 
 /// The kernel versions whose MGLRU differs in a way the model follows.
@@ -207,6 +211,7 @@ impl Default for MglruConfig {
             min_ttl: 0,
             reclaim_batch: 1,
             version: MglruVersion::V6_14,
+            sync_swap: false,
         }
     }
 }
@@ -288,6 +293,8 @@ pub struct Mglru {
     reclaim_batch: usize,
     /// `version = "6.1"`: the rules of 6.1-6.13.
     v6_1: bool,
+    /// `MglruConfig::sync_swap`.
+    sync_swap: bool,
     max_seq: u64,
     min_seq: [u64; 2],
     /// Birth time of each generation slot.
@@ -354,6 +361,7 @@ impl PolicyDef for Mglru {
             min_ttl: cfg.min_ttl,
             reclaim_batch: cfg.reclaim_batch as usize,
             v6_1: cfg.version == MglruVersion::V6_1,
+            sync_swap: cfg.sync_swap,
             max_seq: MIN_NR_GENS + 1,
             min_seq: [0; 2],
             timestamps: [0; MAX_NR_GENS as usize],
@@ -750,7 +758,12 @@ impl Mglru {
             if ws {
                 p.flags |= WORKINGSET;
             }
-            if write {
+            // A swap-in from a synchronous device bypasses the swap cache and
+            // frees the slot (do_swap_page: SWP_SYNCHRONOUS_IO with a swap
+            // count of 1, then swap_free_nr): reclaim must write the page
+            // again (add_to_swap dirties it). The swap-in path is the same
+            // with MGLRU as with the two lists.
+            if write || (anon && self.sync_swap && st.shadow_seq != NO_SHADOW) {
                 p.flags |= DIRTY;
             }
         }
