@@ -11,10 +11,11 @@
 //! consistent) and the engine ends the run with the error after the batch ([`Policy::failed`]).
 //! The core stays free of any foreign-language runtime; the callbacks are plain trait methods.
 //!
-//! In object-size mode the engine runs the same callbacks through
-//! [`crate::policy::object::external::ObjExternal`] instead (`External::into_object_mode`,
-//! chosen once per run): it keeps the bytes in use as well and asks for victims until the
-//! missed object fits.
+//! Both modes are one [`ExternalCache`], generic over what it holds per resident key ([`Held`]):
+//! [`External`] holds a [`Frame`] per page and counts pages; in object-size mode the engine runs
+//! the same callbacks through [`crate::policy::object::external::ObjExternal`]
+//! (`External::into_object_mode`, chosen once per run), which holds each object's frame and
+//! admitted size, counts bytes, and asks for victims until the missed object fits.
 
 use crate::error::Error;
 use crate::policy::{Frame, Policy};
@@ -87,23 +88,79 @@ pub trait Host: Send + Sync {
     fn enter(&self, body: &mut dyn FnMut());
 }
 
-/// A [`Policy`] that delegates its decisions to an [`ExternalPolicy`].
-pub struct External {
+/// What [`ExternalCache`] holds per resident key and counts against its capacity: in page mode a
+/// [`Frame`] (one page), in object-size mode the frame and the size the object was admitted with
+/// ([`crate::policy::object::external::Resident`]).
+pub trait Held: Send + 'static {
+    /// What a key is called in error messages ("page", "object").
+    const NOUN: &'static str;
+    /// What `r`'s key would count against the capacity if admitted now.
+    fn size_of(r: &PageRef) -> u64;
+    /// The entry of `r`'s key, admitted now.
+    fn admit(r: &PageRef) -> Self;
+    /// What the entry counts against the capacity.
+    fn size(&self) -> u64;
+    fn frame(&self) -> &Frame;
+    fn frame_mut(&mut self) -> &mut Frame;
+}
+
+impl Held for Frame {
+    const NOUN: &'static str = "page";
+    #[inline]
+    fn size_of(_r: &PageRef) -> u64 {
+        1
+    }
+    #[inline]
+    fn admit(r: &PageRef) -> Frame {
+        Frame::of(r)
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        1
+    }
+    #[inline]
+    fn frame(&self) -> &Frame {
+        self
+    }
+    #[inline]
+    fn frame_mut(&mut self) -> &mut Frame {
+        self
+    }
+}
+
+/// A [`Policy`] that delegates its decisions to an [`ExternalPolicy`], keeping residency itself:
+/// the keys resident with their [`Held`] entries and what they use of the capacity (pages, or
+/// bytes in object-size mode). One rule serves both modes: a resident key hits; a key larger
+/// than the whole capacity, or any miss after a callback failed, bypasses; any other miss asks
+/// for victims until the key fits, then inserts it. In page mode every key is one page, so a
+/// miss with memory full asks for exactly one victim.
+pub struct ExternalCache<H> {
     name: String,
-    cap: usize,
+    /// Capacity in pages (page mode) or bytes (object-size mode).
+    cap: u64,
     inner: Box<dyn ExternalPolicy>,
-    resident: HashMap<u64, Frame>,
+    resident: HashMap<u64, H>,
+    /// What the resident keys use of `cap`.
+    used: u64,
     failure: CallbackFailure,
 }
 
-impl External {
-    /// `name` appears in results and in error messages.
-    pub fn new(name: impl Into<String>, capacity: usize, inner: Box<dyn ExternalPolicy>) -> Self {
-        External {
-            name: name.into(),
-            cap: capacity,
+/// A policy defined outside the crate, in page mode.
+pub type External = ExternalCache<Frame>;
+
+impl<H> ExternalCache<H> {
+    pub(crate) fn with_map(
+        name: String,
+        cap: u64,
+        inner: Box<dyn ExternalPolicy>,
+        resident: HashMap<u64, H>,
+    ) -> Self {
+        ExternalCache {
+            name,
+            cap,
             inner,
-            resident: HashMap::with_capacity(capacity.min(1 << 20)),
+            resident,
+            used: 0,
             failure: CallbackFailure::default(),
         }
     }
@@ -116,27 +173,47 @@ impl External {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
+
+impl External {
+    /// `name` appears in results and in error messages.
+    pub fn new(name: impl Into<String>, capacity: usize, inner: Box<dyn ExternalPolicy>) -> Self {
+        let resident = HashMap::with_capacity(capacity.min(1 << 20));
+        ExternalCache::with_map(name.into(), capacity as u64, inner, resident)
+    }
 
     /// Memory size in pages.
     pub fn capacity(&self) -> usize {
-        self.cap
-    }
-
-    fn fail(&mut self, what: &str, page: u64, msg: String) {
-        self.failure.set(&self.name, what, "page", page, &msg);
+        self.cap as usize
     }
 
     /// Its name, capacity and callbacks, for the same policy in object-size mode
     /// (`External::into_object_mode`, in [`crate::policy::object::external`]).
     pub(crate) fn into_parts(self) -> (String, usize, Box<dyn ExternalPolicy>) {
-        (self.name, self.cap, self.inner)
+        (self.name, self.cap as usize, self.inner)
+    }
+}
+
+impl<H: Held> ExternalCache<H> {
+    fn fail(&mut self, what: &str, key: u64, msg: String) {
+        self.failure.set(&self.name, what, H::NOUN, key, &msg);
+    }
+
+    /// What the resident keys use of the capacity (pages, or bytes in object-size mode).
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// The capacity (pages, or bytes in object-size mode).
+    pub(crate) fn cap(&self) -> u64 {
+        self.cap
     }
 }
 
 /// The first failed callback of a policy defined outside the crate, in either mode: once set,
 /// the policy makes no more callbacks, and its error goes to the engine once ([`Policy::failed`]).
 #[derive(Default)]
-pub(crate) struct CallbackFailure {
+struct CallbackFailure {
     error: Option<Error>,
     /// The error has been handed to the engine.
     reported: bool,
@@ -144,12 +221,12 @@ pub(crate) struct CallbackFailure {
 
 impl CallbackFailure {
     /// Whether a callback has failed (and its error is not handed over yet).
-    pub(crate) fn is_set(&self) -> bool {
+    fn is_set(&self) -> bool {
         self.error.is_some()
     }
 
     /// Records `policy 'NAME': WHAT(NOUN ID) failed: MSG` (one line).
-    pub(crate) fn set(&mut self, name: &str, what: &str, noun: &str, id: u64, msg: &str) {
+    fn set(&mut self, name: &str, what: &str, noun: &str, id: u64, msg: &str) {
         self.error = Some(Error::Policy(format!(
             "policy '{name}': {what}({noun} {id}) failed: {}",
             msg.replace('\n', " ")
@@ -157,7 +234,7 @@ impl CallbackFailure {
     }
 
     /// The error, the first time it is asked for.
-    pub(crate) fn take(&mut self) -> Option<Error> {
+    fn take(&mut self) -> Option<Error> {
         if self.reported {
             return None;
         }
@@ -167,47 +244,47 @@ impl CallbackFailure {
     }
 }
 
-impl Policy for External {
+impl<H: Held> Policy for ExternalCache<H> {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let page = r.page();
-        if self.failure.is_set() || self.cap == 0 {
-            if let Some(f) = self.resident.get_mut(&page) {
-                f.dirty |= r.is_write();
-                sink.hit(r, 0);
-            } else {
-                sink.miss_bypass(r);
-            }
-            return;
-        }
-        if let Some(f) = self.resident.get_mut(&page) {
-            f.dirty |= r.is_write();
+        let key = r.page();
+        if let Some(h) = self.resident.get_mut(&key) {
+            h.frame_mut().dirty |= r.is_write();
             sink.hit(r, 0);
-            if let Err(e) = self.inner.hit_at(page, RefInfo::of(r)) {
-                self.fail("on_hit", page, e);
+            if !self.failure.is_set() {
+                if let Err(e) = self.inner.hit_at(key, RefInfo::of(r)) {
+                    self.fail("on_hit", key, e);
+                }
             }
             return;
         }
-        if self.resident.len() >= self.cap {
-            let victim = match self.inner.evict_at(page, RefInfo::of(r)) {
+        let size = H::size_of(r);
+        if self.failure.is_set() || size > self.cap {
+            sink.miss_bypass(r);
+            return;
+        }
+        while self.used + size > self.cap {
+            let victim = match self.inner.evict_at(key, RefInfo::of(r)) {
                 Ok(v) => v,
                 Err(e) => {
-                    self.fail("evict", page, e);
+                    self.fail("evict", key, e);
                     sink.miss_bypass(r);
                     return;
                 }
             };
-            let Some(f) = self.resident.remove(&victim) else {
+            let Some(h) = self.resident.remove(&victim) else {
                 let msg = format!("returned {victim}, which is not resident");
-                self.fail("evict", page, msg);
+                self.fail("evict", key, msg);
                 sink.miss_bypass(r);
                 return;
             };
-            sink.evict(f.out(0));
+            self.used -= h.size();
+            sink.evict(h.frame().out(0));
         }
-        self.resident.insert(page, Frame::of(r));
+        self.resident.insert(key, H::admit(r));
+        self.used += size;
         sink.miss(r, 0);
-        if let Err(e) = self.inner.miss_at(page, RefInfo::of(r)) {
-            self.fail("on_miss", page, e);
+        if let Err(e) = self.inner.miss_at(key, RefInfo::of(r)) {
+            self.fail("on_miss", key, e);
         }
     }
 

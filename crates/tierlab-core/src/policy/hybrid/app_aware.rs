@@ -49,12 +49,12 @@
 //! up its victim the entry before its new LRU end is prefetched. Memory: 32 bytes per distinct page,
 //! whatever the memory size.
 
-use super::{hybrid_ctx, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
+use super::{hybrid_ctx, owned_entry_in_fields, Meter, DRAM, PAPER_DRAM_RATIO, PCM};
 use crate::error::Result;
 use crate::policy::id_list::{id_links_in_field, prefetch_before, prefetch_neighbours, IdList};
 use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::{Event, Kind};
 use serde::{Deserialize, Serialize};
 
@@ -98,6 +98,7 @@ struct Entry {
     kind: Kind,
 }
 id_links_in_field!(Entry);
+owned_entry_in_fields!(Entry);
 const _: () = assert!(std::mem::size_of::<Entry>() == 32);
 
 const EMPTY: Entry = Entry {
@@ -225,17 +226,7 @@ impl AppAware {
         let e = &mut self.entries[v as usize];
         e.resident = false;
         let e = *e;
-        self.meter.evict_owned(
-            sink,
-            PageOut {
-                id: v,
-                page: e.page,
-                kind: e.kind,
-                dirty: e.dirty,
-                tier,
-            },
-            e.owner,
-        );
+        self.meter.evict_entry(sink, v, &e, tier);
         self.prefetch_victim(tier, sink);
     }
 

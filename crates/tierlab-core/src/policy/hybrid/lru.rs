@@ -16,7 +16,8 @@
 //! `promote = false` a PCM hit only refreshes the page's recency and it stays in
 //! PCM.
 //!
-//! Layout (as [`super::two_q`], sharing its [`super::PageEntry`] and [`super::DramOrder`]):
+//! Layout (as [`super::two_q`]: both keep their pages in one [`super::HybridPages`], whose
+//! entries their own lists link through, and take a hit, a new page and a victim the same way):
 //! everything about a page is one 32-byte entry per page id
 //! (page ids are dense): its links in the LRU stack and in DRAM's recency order, whether it is
 //! resident and whether it is in DRAM, its page number, kind, dirty bit and owner (the app of
@@ -27,12 +28,12 @@
 //! loading the entry before the new back. Memory: 32 bytes per distinct page, whatever the
 //! memory size.
 
-use super::{hybrid_ctx, DramOrder, Meter, PageEntry, ABSENT, OWN as S, PAPER_DRAM_RATIO};
+use super::{hybrid_ctx, DramOrder, HybridPages, Meter, ABSENT, OWN as S, PAPER_DRAM_RATIO};
 use crate::error::Result;
 use crate::policy::id_list::{prefetch_before, prefetch_neighbours, IdList};
 use crate::policy::list::{prefetch, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
@@ -59,11 +60,8 @@ const RESIDENT: u8 = 1;
 
 pub struct HybridLru {
     cap: usize,
-    promote: bool,
-    entries: Vec<PageEntry>,
     stack: IdList<S>,
-    dram: DramOrder,
-    meter: Meter,
+    pages: HybridPages,
 }
 
 impl PolicyDef for HybridLru {
@@ -78,11 +76,8 @@ impl PolicyDef for HybridLru {
         let (d, _) = hybrid_ctx(Self::NAME, ctx, cfg.dram_ratio)?;
         Ok(HybridLru {
             cap: ctx.capacity,
-            promote: cfg.promote,
-            entries: Vec::new(),
             stack: IdList::default(),
-            dram: DramOrder::new(d),
-            meter: Meter::default(),
+            pages: HybridPages::new(d, cfg.promote),
         })
     }
 }
@@ -94,89 +89,70 @@ impl HybridLru {
     }
     /// Resident pages, MRU first.
     pub fn resident_pages(&self) -> Vec<u64> {
+        let entries = &self.pages.entries;
         self.stack
-            .iter(&self.entries)
-            .map(|id| self.entries[id as usize].page)
+            .iter(entries)
+            .map(|id| entries[id as usize].page)
             .collect()
     }
     /// Resident pages whose `in_dram` is `dram`, MRU first (in the stack's order).
     fn stack_pages(&self, dram: bool) -> Vec<u64> {
+        let entries = &self.pages.entries;
         self.stack
-            .iter(&self.entries)
-            .map(|id| &self.entries[id as usize])
+            .iter(entries)
+            .map(|id| &entries[id as usize])
             .filter(|e| e.in_dram == dram)
             .map(|e| e.page)
             .collect()
     }
     /// Page ids in DRAM, in DRAM's own recency order (MRU first).
     pub fn dram_ids(&self) -> Vec<PageId> {
-        self.dram.ids(&self.entries)
+        self.pages.dram.ids(&self.pages.entries)
     }
     /// Pages in PCM, most recently used first.
     pub fn pcm_pages(&self) -> Vec<u64> {
         self.stack_pages(false)
     }
     pub fn meter(&self) -> &Meter {
-        &self.meter
+        &self.pages.meter
     }
 
     /// Evicts the stack's LRU page from whichever tier holds it.
     #[inline]
     fn evict<S: Sink>(&mut self, sink: &mut S) {
-        let v = self.stack.pop_back(&mut self.entries);
+        let entries = &mut self.pages.entries;
+        let v = self.stack.pop_back(entries);
         debug_assert!(v != NIL, "full memory has a victim");
-        let e = self.entries[v as usize];
-        let tier = self.dram.leave(&mut self.entries, v);
-        self.entries[v as usize].state = ABSENT;
-        self.meter.evict_owned(
-            sink,
-            PageOut {
-                id: v,
-                page: e.page,
-                kind: e.kind,
-                dirty: e.dirty,
-                tier,
-            },
-            e.owner,
-        );
+        entries[v as usize].state = ABSENT;
+        self.pages.evict(v, sink);
         // The next victim's entry (a speed hint): the back entry is cached by now or on its
         // way; start loading the one before it.
-        prefetch_before(&self.entries, self.stack.tail(), S);
+        prefetch_before(&self.pages.entries, self.stack.tail(), S);
     }
 }
 
 impl Policy for HybridLru {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        prefetch(&self.entries, far as usize);
+        let entries = &self.pages.entries;
+        prefetch(entries, far as usize);
         // `near`'s entry arrived since it was `far`: load the entries a hit on it rewrites (its
         // neighbours in the stack and in DRAM's order).
-        if let Some(e) = self.entries.get(near as usize) {
+        if let Some(e) = entries.get(near as usize) {
             if e.state == RESIDENT {
-                prefetch_neighbours(&self.entries, e, S);
+                prefetch_neighbours(entries, e, S);
             }
-            DramOrder::prefetch_neighbours(&self.entries, e);
+            DramOrder::prefetch_neighbours(entries, e);
         }
     }
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.meter.begin_unowned(r);
+        self.pages.meter.begin_unowned(r);
         let id = r.id;
-        let e = &mut self.entries[id as usize];
-        if e.state == RESIDENT {
-            e.dirty |= r.is_write();
-            e.owner = r.app();
-            self.stack.move_to_front(&mut self.entries, id);
-            let tier = self.dram.hit(
-                &mut self.entries,
-                &mut self.meter,
-                id,
-                r.page(),
-                self.promote,
-                sink,
-            );
-            self.meter.hit(sink, r, tier);
+        if self.pages.entries[id as usize].state == RESIDENT {
+            self.stack.move_to_front(&mut self.pages.entries, id);
+            self.pages.hit(r, sink);
             return;
         }
         if self.cap == 0 {
@@ -186,32 +162,15 @@ impl Policy for HybridLru {
         if self.stack.len() == self.cap {
             self.evict(sink);
         }
-        let e = &mut self.entries[id as usize];
-        e.page = r.page();
-        e.kind = r.kind();
-        e.dirty = r.is_write();
-        e.owner = r.app();
-        e.state = RESIDENT;
-        self.stack.push_front(&mut self.entries, id);
-        let tier = self.dram.place(
-            &mut self.entries,
-            &mut self.meter,
-            id,
-            r.page(),
-            false,
-            sink,
-        );
-        self.meter.miss(sink, r, tier);
+        self.pages.insert(r, RESIDENT, &mut self.stack, sink);
     }
 
     fn event<S: Sink>(&mut self, e: &Event, _sink: &mut S) {
-        self.meter.event(e);
+        self.pages.meter.event(e);
     }
 
     fn grow(&mut self, n: usize) {
-        if self.entries.len() < n {
-            self.entries.resize(n, PageEntry::EMPTY);
-        }
+        self.pages.grow(n);
     }
 
     fn resident(&self) -> usize {
@@ -219,6 +178,6 @@ impl Policy for HybridLru {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        self.meter.counters()
+        self.pages.meter.counters()
     }
 }

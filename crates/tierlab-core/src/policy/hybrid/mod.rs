@@ -269,6 +269,19 @@ impl Meter {
             self.c[M::MigrationsDown as usize] += 1;
         }
     }
+    /// Reports and counts page `id` leaving memory from `tier`, as its entry `e` (which keeps
+    /// the page's owner, see [`Meter::begin_unowned`]) describes it.
+    #[inline]
+    pub(crate) fn evict_entry<S: Sink, E: OwnedEntry>(
+        &mut self,
+        sink: &mut S,
+        id: PageId,
+        e: &E,
+        tier: u8,
+    ) {
+        let (p, owner) = e.leaving(id, tier);
+        self.evict_owned(sink, p, owner);
+    }
     /// Reports and counts a page leaving memory for storage.
     #[inline]
     pub fn evict<S: Sink>(&mut self, sink: &mut S, p: PageOut) {
@@ -288,6 +301,33 @@ impl Meter {
         );
     }
 }
+
+/// A per-page entry that keeps its page's number, kind, dirty bit and owner (the app of its
+/// latest reference): what [`Meter::evict_entry`] reports of the page leaving memory.
+pub(crate) trait OwnedEntry {
+    /// Page `id`, this entry's, as it leaves `tier`, and its owner.
+    fn leaving(&self, id: PageId, tier: u8) -> (PageOut, u32);
+}
+
+/// Implements [`OwnedEntry`] for an entry type with `page`, `kind`, `dirty` and `owner` fields.
+macro_rules! owned_entry_in_fields {
+    ($entry:ty) => {
+        impl $crate::policy::hybrid::OwnedEntry for $entry {
+            #[inline(always)]
+            fn leaving(&self, id: $crate::sim::PageId, tier: u8) -> ($crate::sim::PageOut, u32) {
+                let p = $crate::sim::PageOut {
+                    id,
+                    page: self.page,
+                    kind: self.kind,
+                    dirty: self.dirty,
+                    tier,
+                };
+                (p, self.owner)
+            }
+        }
+    };
+}
+use owned_entry_in_fields;
 
 /// The link pairs of a [`PageEntry`]: its place in the policy's own residency order (the LRU
 /// stack, or the one 2Q queue it is in) and in DRAM's recency order.
@@ -314,6 +354,7 @@ pub(crate) struct PageEntry {
     pub kind: Kind,
 }
 id_links_in_field!(PageEntry);
+owned_entry_in_fields!(PageEntry);
 const _: () = assert!(std::mem::size_of::<PageEntry>() == 32);
 
 impl PageEntry {
@@ -426,6 +467,94 @@ impl DramOrder {
     pub fn prefetch_neighbours(entries: &[PageEntry], e: &PageEntry) {
         if e.in_dram {
             prefetch_neighbours(entries, e, IN_DRAM);
+        }
+    }
+}
+
+/// What `hybrid-lru` and `hybrid-2q` keep besides their own residency lists: the [`PageEntry`]s
+/// (which those lists link through, link pair [`OWN`]), DRAM's order, the [`Meter`], and the
+/// steps both take the same way: a hit's DRAM placement, a new page's entry and placement, a
+/// victim leaving memory.
+#[derive(Debug)]
+pub(crate) struct HybridPages {
+    pub entries: Vec<PageEntry>,
+    pub dram: DramOrder,
+    pub meter: Meter,
+    /// Whether a PCM hit migrates the page to DRAM.
+    promote: bool,
+}
+
+impl HybridPages {
+    pub fn new(dram_frames: usize, promote: bool) -> HybridPages {
+        HybridPages {
+            entries: Vec::new(),
+            dram: DramOrder::new(dram_frames),
+            meter: Meter::default(),
+            promote,
+        }
+    }
+
+    /// A hit by `r` on its resident page (the policy has updated its own order): the page is
+    /// dirty from a write on, belongs to `r`'s app, moves up in DRAM (or from PCM, when
+    /// promoting) and the hit is reported from the tier it ends in.
+    #[inline]
+    pub fn hit<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        let e = &mut self.entries[r.id as usize];
+        e.dirty |= r.is_write();
+        e.owner = r.app();
+        let tier = self.dram.hit(
+            &mut self.entries,
+            &mut self.meter,
+            r.id,
+            r.page(),
+            self.promote,
+            sink,
+        );
+        self.meter.hit(sink, r, tier);
+    }
+
+    /// `r`'s page, missed, enters memory (the policy has made room): its entry is filled, it is
+    /// held as `state` at the MRU end of the policy's `list` and placed at DRAM's MRU end
+    /// (demoting DRAM's LRU page), and the miss is reported from the tier it ends in.
+    #[inline]
+    pub fn insert<S: Sink>(
+        &mut self,
+        r: &PageRef,
+        state: u8,
+        list: &mut IdList<OWN>,
+        sink: &mut S,
+    ) {
+        let e = &mut self.entries[r.id as usize];
+        e.page = r.page();
+        e.kind = r.kind();
+        e.dirty = r.is_write();
+        e.owner = r.app();
+        e.state = state;
+        list.push_front(&mut self.entries, r.id);
+        let tier = self.dram.place(
+            &mut self.entries,
+            &mut self.meter,
+            r.id,
+            r.page(),
+            false,
+            sink,
+        );
+        self.meter.miss(sink, r, tier);
+    }
+
+    /// Victim `v`, already unlinked from the policy's order, leaves memory from whichever tier
+    /// holds it (its `state` is the policy's to set).
+    #[inline]
+    pub fn evict<S: Sink>(&mut self, v: PageId, sink: &mut S) {
+        let e = self.entries[v as usize];
+        let tier = self.dram.leave(&mut self.entries, v);
+        self.meter.evict_entry(sink, v, &e, tier);
+    }
+
+    /// Page ids below `n` may now appear.
+    pub fn grow(&mut self, n: usize) {
+        if self.entries.len() < n {
+            self.entries.resize(n, PageEntry::EMPTY);
         }
     }
 }

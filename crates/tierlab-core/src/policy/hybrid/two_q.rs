@@ -23,15 +23,16 @@
 //! leaves memory). A reference reads that one entry instead of an id -> slot table, a ghost
 //! table, a DRAM table, the meter's owner table and a node per list; the prefetch hint loads
 //! it 16 references ahead and its neighbours in Am / A1out and in DRAM 6 ahead. Memory: 32
-//! bytes per distinct page, whatever the memory size. [`super::lru::HybridLru`] keeps the same entry
-//! ([`super::PageEntry`]) and places pages in DRAM through the same [`super::DramOrder`].
+//! bytes per distinct page, whatever the memory size. [`super::lru::HybridLru`] keeps its pages in the same
+//! [`super::HybridPages`] (entries, DRAM's order, meter) and takes a hit, a new page and a victim
+//! through it the same way.
 
-use super::{hybrid_ctx, DramOrder, Meter, PageEntry, ABSENT, OWN as Q, PAPER_DRAM_RATIO};
+use super::{hybrid_ctx, DramOrder, HybridPages, Meter, ABSENT, OWN as Q, PAPER_DRAM_RATIO};
 use crate::error::Result;
 use crate::policy::id_list::{prefetch_before, prefetch_neighbours, IdList};
 use crate::policy::list::{prefetch, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::Event;
 use serde::{Deserialize, Serialize};
 
@@ -68,13 +69,10 @@ pub struct HybridTwoQ {
     cap: usize,
     kin: usize,
     kout: usize,
-    promote: bool,
-    entries: Vec<PageEntry>,
     a1in: IdList<Q>,
     am: IdList<Q>,
     a1out: IdList<Q>,
-    dram: DramOrder,
-    meter: Meter,
+    pages: HybridPages,
     ghost_hits: u64,
 }
 
@@ -102,13 +100,10 @@ impl PolicyDef for HybridTwoQ {
             cap,
             kin: ((cap as f64 * cfg.kin).round() as usize).max(1),
             kout: (cap as f64 * cfg.kout).round() as usize,
-            promote: cfg.promote,
-            entries: Vec::new(),
             a1in: IdList::default(),
             am: IdList::default(),
             a1out: IdList::default(),
-            dram: DramOrder::new(d),
-            meter: Meter::default(),
+            pages: HybridPages::new(d, cfg.promote),
             ghost_hits: 0,
         })
     }
@@ -116,14 +111,15 @@ impl PolicyDef for HybridTwoQ {
 
 impl HybridTwoQ {
     pub fn meter(&self) -> &Meter {
-        &self.meter
+        &self.pages.meter
     }
 
     /// Pages of A1in (newest first) and Am (MRU first).
     pub fn queues(&self) -> (Vec<u64>, Vec<u64>) {
+        let entries = &self.pages.entries;
         let pages = |l: &IdList<Q>| {
-            l.iter(&self.entries)
-                .map(|id| self.entries[id as usize].page)
+            l.iter(entries)
+                .map(|id| entries[id as usize].page)
                 .collect::<Vec<_>>()
         };
         (pages(&self.a1in), pages(&self.am))
@@ -131,24 +127,25 @@ impl HybridTwoQ {
 
     /// Page ids in DRAM, MRU first.
     pub fn dram_ids(&self) -> Vec<PageId> {
-        self.dram.ids(&self.entries)
+        self.pages.dram.ids(&self.pages.entries)
     }
 
     /// Keeps evicted page `id` as A1out's newest ghost, forgetting the oldest when A1out is
     /// full.
     #[inline]
     fn remember(&mut self, id: PageId) {
+        let entries = &mut self.pages.entries;
         if self.kout == 0 {
-            self.entries[id as usize].state = ABSENT;
+            entries[id as usize].state = ABSENT;
             return;
         }
         if self.a1out.len() == self.kout {
-            let g = self.a1out.pop_back(&mut self.entries);
-            self.entries[g as usize].state = ABSENT;
-            prefetch_before(&self.entries, self.a1out.tail(), Q);
+            let g = self.a1out.pop_back(entries);
+            entries[g as usize].state = ABSENT;
+            prefetch_before(entries, self.a1out.tail(), Q);
         }
-        self.entries[id as usize].state = GHOST;
-        self.a1out.push_front(&mut self.entries, id);
+        entries[id as usize].state = GHOST;
+        self.a1out.push_front(entries, id);
     }
 
     /// Evicts the 2Q victim.
@@ -156,33 +153,21 @@ impl HybridTwoQ {
     fn evict<S: Sink>(&mut self, sink: &mut S) {
         let from_a1in = self.a1in.len() > self.kin || self.am.is_empty();
         let v = if from_a1in {
-            self.a1in.pop_back(&mut self.entries)
+            self.a1in.pop_back(&mut self.pages.entries)
         } else {
-            self.am.pop_back(&mut self.entries)
+            self.am.pop_back(&mut self.pages.entries)
         };
         debug_assert!(v != NIL, "full memory has a victim");
-        let e = self.entries[v as usize];
-        let tier = self.dram.leave(&mut self.entries, v);
-        self.meter.evict_owned(
-            sink,
-            PageOut {
-                id: v,
-                page: e.page,
-                kind: e.kind,
-                dirty: e.dirty,
-                tier,
-            },
-            e.owner,
-        );
+        self.pages.evict(v, sink);
         if from_a1in {
             self.remember(v);
         } else {
-            self.entries[v as usize].state = ABSENT;
+            self.pages.entries[v as usize].state = ABSENT;
         }
         // The next victims' entries (a speed hint): each queue's back entry is cached by now
         // or on its way; start loading the one before it.
         for t in [self.a1in.tail(), self.am.tail()] {
-            prefetch_before(&self.entries, t, Q);
+            prefetch_before(&self.pages.entries, t, Q);
         }
     }
 }
@@ -190,39 +175,29 @@ impl HybridTwoQ {
 impl Policy for HybridTwoQ {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        prefetch(&self.entries, far as usize);
+        let entries = &self.pages.entries;
+        prefetch(entries, far as usize);
         // `near`'s entry arrived since it was `far`: load the entries a reference to it
         // rewrites (its neighbours in Am, which a hit moves it out of, or in A1out, which a
         // ghost hit unlinks it from; and in DRAM's order).
-        if let Some(e) = self.entries.get(near as usize) {
+        if let Some(e) = entries.get(near as usize) {
             if e.state == AM || e.state == GHOST {
-                prefetch_neighbours(&self.entries, e, Q);
+                prefetch_neighbours(entries, e, Q);
             }
-            DramOrder::prefetch_neighbours(&self.entries, e);
+            DramOrder::prefetch_neighbours(entries, e);
         }
     }
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.meter.begin_unowned(r);
+        self.pages.meter.begin_unowned(r);
         let id = r.id;
-        let e = &mut self.entries[id as usize];
-        let state = e.state;
+        let state = self.pages.entries[id as usize].state;
         if state == A1IN || state == AM {
-            e.dirty |= r.is_write();
-            e.owner = r.app();
             if state == AM {
-                self.am.move_to_front(&mut self.entries, id);
+                self.am.move_to_front(&mut self.pages.entries, id);
             }
-            let tier = self.dram.hit(
-                &mut self.entries,
-                &mut self.meter,
-                id,
-                r.page(),
-                self.promote,
-                sink,
-            );
-            self.meter.hit(sink, r, tier);
+            self.pages.hit(r, sink);
             return;
         }
         if self.cap == 0 {
@@ -232,43 +207,25 @@ impl Policy for HybridTwoQ {
         let in_am = state == GHOST;
         if in_am {
             self.ghost_hits += 1;
-            self.a1out.unlink(&mut self.entries, id);
-            self.entries[id as usize].state = ABSENT;
+            self.a1out.unlink(&mut self.pages.entries, id);
+            self.pages.entries[id as usize].state = ABSENT;
         }
         if self.a1in.len() + self.am.len() == self.cap {
             self.evict(sink);
         }
-        let e = &mut self.entries[id as usize];
-        e.page = r.page();
-        e.kind = r.kind();
-        e.dirty = r.is_write();
-        e.owner = r.app();
         if in_am {
-            e.state = AM;
-            self.am.push_front(&mut self.entries, id);
+            self.pages.insert(r, AM, &mut self.am, sink);
         } else {
-            e.state = A1IN;
-            self.a1in.push_front(&mut self.entries, id);
+            self.pages.insert(r, A1IN, &mut self.a1in, sink);
         }
-        let tier = self.dram.place(
-            &mut self.entries,
-            &mut self.meter,
-            id,
-            r.page(),
-            false,
-            sink,
-        );
-        self.meter.miss(sink, r, tier);
     }
 
     fn event<S: Sink>(&mut self, e: &Event, _sink: &mut S) {
-        self.meter.event(e);
+        self.pages.meter.event(e);
     }
 
     fn grow(&mut self, n: usize) {
-        if self.entries.len() < n {
-            self.entries.resize(n, PageEntry::EMPTY);
-        }
+        self.pages.grow(n);
     }
 
     fn resident(&self) -> usize {
@@ -276,7 +233,7 @@ impl Policy for HybridTwoQ {
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        let mut c = self.meter.counters();
+        let mut c = self.pages.meter.counters();
         c.push(("ghost_hits", self.ghost_hits));
         c
     }

@@ -2,9 +2,9 @@
 //! [`ExternalPolicy`] callbacks of [`crate::policy::external`], with capacity and residency in
 //! bytes, as the built-in variants of this module count them.
 //!
-//! [`ObjExternal`] keeps the resident objects (frame and admitted size) and the bytes they use,
-//! and follows [`super::ObjectCache`]'s steps (libCacheSim's `cache_get_base`), asking the
-//! callbacks only which object goes:
+//! [`ObjExternal`] is page mode's [`ExternalCache`] holding a [`Resident`] per object (its frame
+//! and admitted size) and counting the bytes they use; it follows [`super::ObjectCache`]'s steps
+//! (libCacheSim's `cache_get_base`), asking the callbacks only which object goes:
 //!
 //! - a request for a resident object is a hit ([`ExternalPolicy::hit_at`]); the object keeps the
 //!   size it was admitted with (libCacheSim's `cache_find_base` does not update it), so the bytes
@@ -21,31 +21,48 @@
 //! resident objects still hit, later misses bypass, and the engine ends the run with the error
 //! ([`Policy::failed`]), which names the policy, the callback and the object.
 
-use crate::error::Error;
-use crate::policy::external::{CallbackFailure, External, ExternalPolicy, RefInfo};
-use crate::policy::{Frame, Policy};
-use crate::sim::{PageRef, Sink};
+use crate::policy::external::{ExternalCache, ExternalPolicy, Held};
+use crate::policy::Frame;
+use crate::sim::PageRef;
 use std::collections::HashMap;
 
 /// A resident object: its frame and the size it was admitted with.
-struct Resident {
+pub struct Resident {
     f: Frame,
     size: u64,
 }
 
-/// A policy defined outside the crate, in object-size mode (see the module doc).
-pub struct ObjExternal {
-    name: String,
-    /// Capacity in bytes.
-    cap: u64,
-    inner: Box<dyn ExternalPolicy>,
-    resident: HashMap<u64, Resident>,
-    /// Bytes of the resident objects.
-    used: u64,
-    failure: CallbackFailure,
+impl Held for Resident {
+    const NOUN: &'static str = "object";
+    #[inline]
+    fn size_of(r: &PageRef) -> u64 {
+        r.size()
+    }
+    #[inline]
+    fn admit(r: &PageRef) -> Resident {
+        Resident {
+            f: Frame::of(r),
+            size: r.size(),
+        }
+    }
+    #[inline]
+    fn size(&self) -> u64 {
+        self.size
+    }
+    #[inline]
+    fn frame(&self) -> &Frame {
+        &self.f
+    }
+    #[inline]
+    fn frame_mut(&mut self) -> &mut Frame {
+        &mut self.f
+    }
 }
 
-impl External {
+/// A policy defined outside the crate, in object-size mode (see the module doc).
+pub type ObjExternal = ExternalCache<Resident>;
+
+impl crate::policy::external::External {
     /// The same policy in object-size mode (capacity in bytes): the engine's choice, once per
     /// run, when `RunOptions::object_sizes` is set.
     pub fn into_object_mode(self) -> ObjExternal {
@@ -57,105 +74,23 @@ impl External {
 impl ObjExternal {
     /// `name` appears in results and error messages; `capacity` is in bytes.
     pub fn new(name: impl Into<String>, capacity: u64, inner: Box<dyn ExternalPolicy>) -> Self {
-        ObjExternal {
-            name: name.into(),
-            cap: capacity,
-            inner,
-            resident: HashMap::new(),
-            used: 0,
-            failure: CallbackFailure::default(),
-        }
-    }
-
-    /// The runtime its callbacks need around a batch ([`ExternalPolicy::host`]).
-    pub fn host(&self) -> Option<std::sync::Arc<dyn crate::policy::external::Host>> {
-        self.inner.host()
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
+        ExternalCache::with_map(name.into(), capacity, inner, HashMap::new())
     }
 
     /// Capacity in bytes.
     pub fn capacity(&self) -> u64 {
-        self.cap
-    }
-
-    /// Bytes of the resident objects.
-    pub fn used(&self) -> u64 {
-        self.used
-    }
-
-    fn fail(&mut self, what: &str, object: u64, msg: String) {
-        self.failure.set(&self.name, what, "object", object, &msg);
-    }
-}
-
-impl Policy for ObjExternal {
-    fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        let object = r.page();
-        if let Some(o) = self.resident.get_mut(&object) {
-            o.f.dirty |= r.is_write();
-            sink.hit(r, 0);
-            if !self.failure.is_set() {
-                if let Err(e) = self.inner.hit_at(object, RefInfo::of(r)) {
-                    self.fail("on_hit", object, e);
-                }
-            }
-            return;
-        }
-        let size = r.size();
-        if self.failure.is_set() || size > self.cap {
-            sink.miss_bypass(r);
-            return;
-        }
-        while self.used + size > self.cap {
-            let victim = match self.inner.evict_at(object, RefInfo::of(r)) {
-                Ok(v) => v,
-                Err(e) => {
-                    self.fail("evict", object, e);
-                    sink.miss_bypass(r);
-                    return;
-                }
-            };
-            let Some(o) = self.resident.remove(&victim) else {
-                let msg = format!("returned {victim}, which is not resident");
-                self.fail("evict", object, msg);
-                sink.miss_bypass(r);
-                return;
-            };
-            self.used -= o.size;
-            sink.evict(o.f.out(0));
-        }
-        self.resident.insert(
-            object,
-            Resident {
-                f: Frame::of(r),
-                size,
-            },
-        );
-        self.used += size;
-        sink.miss(r, 0);
-        if let Err(e) = self.inner.miss_at(object, RefInfo::of(r)) {
-            self.fail("on_miss", object, e);
-        }
-    }
-
-    fn resident(&self) -> usize {
-        self.resident.len()
-    }
-
-    fn failed(&mut self) -> Option<Error> {
-        self.failure.take()
+        self.cap()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::external::External;
+    use crate::policy::external::{External, RefInfo};
     use crate::policy::object::testing::{replay_objects, replay_runner, sized_batch};
+    use crate::policy::Policy;
     use crate::sim::engine::external_instance;
+    use crate::sim::Sink;
     use std::sync::{Arc, Mutex};
 
     type Log = Arc<Mutex<Vec<(char, u64, RefInfo)>>>;
