@@ -36,8 +36,6 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import tierlab
-
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TIERLAB_SHARED", REPO.parent / "shared"))
 
@@ -54,6 +52,8 @@ SYSTEMS = {
 
 
 def run_one(trace: str, spec: str, family: str, size: str) -> tuple[float, int, int]:
+    import tierlab
+
     df = tierlab.run(trace, policies=[spec], sizes=[size], system=SYSTEMS.get(family), threads=1)
     row = df.iloc[0]
     return float(row["policy_seconds"]), int(row["accesses"]), int(row["misses"])
@@ -93,6 +93,8 @@ def main() -> None:
     ap.add_argument("--json", help="also write the results as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every run as it ends")
     args = ap.parse_args()
+
+    import tierlab
 
     reg = tierlab.policies()
     families = dict(zip(reg["name"], reg["family"], strict=True))
