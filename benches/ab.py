@@ -33,11 +33,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-SHARED = Path(os.environ.get("TIERLAB_SHARED", REPO.parent / "shared"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from policies import REAL, SYSTEMS, ZIPF  # noqa: E402
+from policies import SYSTEMS, cell_args  # noqa: E402
 
 
 def worker() -> None:
@@ -119,10 +117,7 @@ def main() -> None:
     ap.add_argument("--b", default=sys.executable, help="Python interpreter of build B")
     ap.add_argument("--a-path", help="put first on build A's PYTHONPATH (a directory holding tierlab)")
     ap.add_argument("--b-path", help="put first on build B's PYTHONPATH")
-    ap.add_argument("--traces", nargs="+", default=["real", "zipf"], choices=["real", "zipf"])
-    ap.add_argument("--real", default=str(SHARED / REAL), help="the real trace")
-    ap.add_argument("--zipf", default=ZIPF, help="the synthetic trace spec")
-    ap.add_argument("--fractions", nargs="+", default=["1%", "10%", "30%"])
+    cell_args(ap)
     ap.add_argument("--pairs", type=int, default=5, help="pairs per cell")
     ap.add_argument("--policies", nargs="+", help="policy specs (default: every registered non-learned policy)")
     ap.add_argument("--json", help="also write every pair as JSON here")

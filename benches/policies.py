@@ -77,12 +77,17 @@ def metadata(memory_bin: Path, zipf: str, specs: list[str]) -> dict[str, tuple[f
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def cell_args(ap: argparse.ArgumentParser) -> None:
+    """The options naming the cells: traces and sizes (shared with ``ab.py``)."""
     ap.add_argument("--traces", nargs="+", default=["real", "zipf"], choices=["real", "zipf"])
     ap.add_argument("--real", default=str(SHARED / REAL), help="the real trace")
     ap.add_argument("--zipf", default=ZIPF, help="the synthetic trace spec")
     ap.add_argument("--fractions", nargs="+", default=["1%", "10%", "30%"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cell_args(ap)
     ap.add_argument("--repeats", type=int, default=5, help="pairs per cell (a 25 ms lru run can catch a spike)")
     ap.add_argument("--policies", nargs="+", help="policy specs (default: every registered policy)")
     ap.add_argument(

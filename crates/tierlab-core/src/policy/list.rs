@@ -408,6 +408,7 @@ impl SlotFrames {
     pub fn len(&self) -> usize {
         self.ids.len()
     }
+    /// No slot made yet.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()

@@ -87,9 +87,11 @@ impl Default for WTinyLfuConfig {
         WTinyLfuConfig {
             window: 0.01,
             protected: 0.8,
+            // The sketch: 4 rows of `next_pow2(C)` counters, reset every `10 C` samples.
             depth: 4,
             sample: 10,
             width: 0,
+            // The paper's rules.
             libcachesim: false,
         }
     }
@@ -140,12 +142,15 @@ impl Node {
 }
 
 pub struct WTinyLfu {
+    /// libCacheSim's rules.
     lcs: bool,
+    /// Capacity (pages, or bytes with object sizes).
     cap: u64,
     /// Window size, main size, and the bounds of probation and protected.
     wcap: u64,
     main_cap: u64,
     seg_max: [u64; 3],
+    /// Per segment (window, probation, protected): its occupancy and its LRU list.
     used: [u64; 3],
     lists: [List; 3],
     arena: Arena<Node>,
