@@ -74,6 +74,22 @@ impl<K: Ord + Copy> IndexedHeap<K> {
         prefetch(&self.pos, slot as usize);
     }
 
+    /// Starts loading `slot`'s heap entry and its first children (a sift from there reads
+    /// them), if `slot` is in the heap: its position should be cached ([`Self::prefetch_pos`]).
+    /// Returns whether it is in the heap.
+    #[inline(always)]
+    pub fn prefetch_entry(&self, slot: u32) -> bool {
+        match self.pos.get(slot as usize) {
+            Some(&p) if p != NIL => {
+                let i = p as usize;
+                prefetch(&self.heap, i);
+                prefetch(&self.heap, D * i + 1);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Adds `slot` (not in the heap) with `key`.
     #[inline]
     pub fn push(&mut self, slot: u32, key: K) {
@@ -326,6 +342,32 @@ impl<K: Ord + Copy + Default> RunHeap<K> {
     pub fn prefetch(&self, slot: u32) {
         self.heap.prefetch_pos(slot);
         prefetch(&self.run, slot as usize);
+    }
+
+    /// The run's first two slots ([`NIL`] where there are none): after a pop from the run the
+    /// next victims, whose metadata a policy may start loading.
+    #[inline(always)]
+    pub fn run_front(&self) -> (u32, u32) {
+        if self.head == NIL {
+            return (NIL, NIL);
+        }
+        (self.head, self.run[self.head as usize].2)
+    }
+
+    /// After [`Self::prefetch`] (whose loads should be cached): starts loading what an update
+    /// of `slot` touches next, its heap entry and first children, or its neighbours in the run.
+    #[inline(always)]
+    pub fn prefetch_place(&self, slot: u32) {
+        if !self.heap.prefetch_entry(slot) {
+            if let Some(&(_, p, n)) = self.run.get(slot as usize) {
+                if p != NIL {
+                    prefetch(&self.run, p as usize);
+                }
+                if n != NIL {
+                    prefetch(&self.run, n as usize);
+                }
+            }
+        }
     }
 }
 

@@ -39,8 +39,10 @@
 //!
 //! Per resident page: a 32-byte node (page, id, kind, dirty, count, below), a 24-byte run entry,
 //! a 24-byte heap entry and a 4-byte heap position; per distinct page a 4-byte table entry. A
-//! hit follows id -> slot -> position -> heap entry: the replay loop's prefetch hint loads the
-//! table entry 16 references ahead, and 6 ahead the node, position and run entry.
+//! hit follows id -> slot -> position -> heap entry: the replay loop's three prefetch stages load
+//! them one after the other (`far`: the table entry; `mid`: the node, position and run entry;
+//! `near`: the heap entry and its first children, or the run neighbours), and an eviction starts
+//! loading the next victims' table entry and nodes from the run's front.
 
 use crate::error::Result;
 use crate::policy::heap::{IndexedHeap, RunHeap};
@@ -170,7 +172,16 @@ impl Lfuda {
 impl Policy for Lfuda {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
-        self.table.prefetch_ahead(near, far, |s| {
+        // Three stages: `far`'s table entry, `mid`'s node and place (below), `near`'s heap
+        // entry or run neighbours, found through its place.
+        self.table
+            .prefetch_ahead(near, far, |s| self.main.prefetch_place(s));
+    }
+
+    const PREFETCH_MID: bool = true;
+    #[inline(always)]
+    fn prefetch_mid(&self, mid: PageId) {
+        self.table.prefetch_through(mid, |s| {
             prefetch(&self.nodes, s as usize);
             self.main.prefetch(s);
         });
@@ -240,6 +251,17 @@ impl Policy for Lfuda {
             let f = self.nodes[v as usize].f;
             self.table.clear(f.id);
             sink.evict(f.out(0));
+            // A speed hint for a miss-heavy trace, where most victims are the run's front: the
+            // next one's node was loaded at the previous eviction, so its table entry (which its
+            // eviction clears) can be; the one after it gets its node and run entry loaded.
+            let (first, second) = self.main.run_front();
+            if first != NIL {
+                self.table.prefetch(self.nodes[first as usize].f.id);
+            }
+            if second != NIL {
+                prefetch(&self.nodes, second as usize);
+                self.main.prefetch(second);
+            }
             self.nodes[v as usize] = Node {
                 f: Frame::of(r),
                 freq: 1,

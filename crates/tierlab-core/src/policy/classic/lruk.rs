@@ -29,8 +29,10 @@
 //! heap entry, a 4-byte heap position and a dirty bit kept apart ([`SlotBits`]: a hit of a
 //! page with K known references reads its table entry, history, position and heap entries,
 //! not its frame); per distinct page: a 4-byte table entry and its K reference times (8 bytes
-//! each). The replay loop's prefetch hint loads a page's table entry and history 16 references
-//! ahead, and 6 ahead its heap position or, in the infinite class, its frame. A miss whose victim is the heap's
+//! each). The replay loop's three prefetch stages load a hit's chain one after the other
+//! (`far`: table entry and history; `mid`: the position, or the frame in the infinite class;
+//! `near`: the heap entry and its first children), and an eviction from the infinite class
+//! starts loading the next victims' frames and table entry. A miss whose victim is the heap's
 //! root and whose page has K known references puts the page in the victim's place (one sift
 //! down, where a pop and a push took two sifts; the heap's keys are distinct, so the order of
 //! its minima is the same).
@@ -158,10 +160,19 @@ impl Policy for LruK {
     #[inline(always)]
     fn prefetch(&self, near: PageId, far: PageId) {
         prefetch(&self.hist, far as usize * self.k);
-        // `near`'s history is cached by now: a page in the heap needs its position, one in the
-        // infinite class its frame's links.
+        // `near`'s position (loaded by `prefetch_mid`) leads to its heap entry.
         self.table.prefetch_ahead(near, far, |s| {
-            match self.hist.get(near as usize * self.k + self.k - 1) {
+            self.finite.prefetch_entry(s);
+        });
+    }
+
+    const PREFETCH_MID: bool = true;
+    #[inline(always)]
+    fn prefetch_mid(&self, mid: PageId) {
+        // `mid`'s history is cached by now: a page in the heap needs its position, one in the
+        // infinite class its frame's links.
+        self.table.prefetch_through(mid, |s| {
+            match self.hist.get(mid as usize * self.k + self.k - 1) {
                 Some(0) => self.frames.prefetch(s),
                 _ => self.finite.prefetch_pos(s),
             }
@@ -199,6 +210,19 @@ impl Policy for LruK {
             let s = match self.infinite.front() {
                 Some(s) => {
                     self.infinite.unlink(&mut self.frames, s);
+                    // A speed hint for a miss-heavy trace: the next victim's frame was loaded
+                    // at the previous eviction, so its table entry (and its history, cleared
+                    // without `history`) can be; the one after it gets its frame loaded.
+                    if let Some(first) = self.infinite.front() {
+                        let id = self.frames.get(first).id;
+                        self.table.prefetch(id);
+                        if !self.history {
+                            prefetch(&self.hist, id as usize * self.k);
+                        }
+                        if let Some(second) = self.infinite.next_of(&self.frames, first) {
+                            self.frames.prefetch(second);
+                        }
+                    }
                     s
                 }
                 None => {
