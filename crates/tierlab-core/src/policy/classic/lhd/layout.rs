@@ -28,6 +28,14 @@ pub(super) const WARMUP_CANDIDATES: usize = 8;
 pub(super) const WARMUP_RECONFIGURATIONS: u32 = 50;
 /// Candidates drawn (and prefetched) before the first of them is ranked.
 pub(super) const BATCH: usize = 32;
+/// At most this many of the next eviction's draws are foreseen and their tags prefetched.
+pub(super) const FORESEE: usize = 32;
+/// The end of an eviction prefetches the samples of the eviction this many ahead.
+pub(super) const AHEAD: usize = 2;
+/// Resident objects from which the end of an eviction prefetches the rest ([`Cold`], 16 bytes)
+/// of the next evictions' samples as well as their stamps: 1 MB of it, a common L2 size (below
+/// it the entries stay cached between evictions).
+pub(super) const COLD_PREFETCH_MIN: usize = (1 << 20) / std::mem::size_of::<Cold>();
 
 /// Bits of a [`Stamp`] below its timestamp.
 pub(super) const FLAG_BITS: u32 = 8;

@@ -40,9 +40,10 @@
 //! hit ages, page), plus its size with object sizes: 24 B per resident page in page mode, and a
 //! 4-byte key -> index entry per distinct key, which an eviction does not clear (a key is resident
 //! when its entry is below the resident count and the `Cold` entry there holds the key). The
-//! hits, evictions and densities tables are class-major, about 2.6 MB touched. The running
-//! compare is branch-free (`select_unpredictable`). None of the layout changes a decision
-//! (tests/policy_counts.rs pins them).
+//! hits, evictions and densities tables are class-major, about 2.6 MB touched. The end of an
+//! eviction prefetches the stamps (and, above 1 MB of `Cold` entries, those too) of the eviction
+//! after next's samples; the running compare is branch-free (`select_unpredictable`). None of the
+//! layout changes a decision (tests/policy_counts.rs pins them).
 
 mod core;
 mod layout;

@@ -3,7 +3,7 @@
 
 use super::core::LhdCore;
 use super::layout::*;
-use crate::policy::list::{prefetch, NIL};
+use crate::policy::list::{prefetch, prefetch_unchecked, NIL};
 use crate::policy::sampling::IndexSampler;
 use crate::policy::Frame;
 use crate::trace::Kind;
@@ -173,8 +173,10 @@ impl LhdCore {
         (*victim, *rank) = self.rank_recent::<UNIT>(v, d);
     }
 
-    /// [`LhdCore::rank_batches`] in page mode, same victim: the drawn indices are of `0..n`,
-    /// `n` the capacity and the number of stamps, which the caller checked. The drawn ones and the recent admissions are ranked
+    /// [`LhdCore::rank_batches`] in page mode, same victim: the drawn indices (of `0..n`, `n`
+    /// the capacity and the number of stamps, which the caller checked) were read two
+    /// evictions ahead to prefetch their stamps (see the end of `evict_with`), and the recent
+    /// admissions' are in the CPU's cache. The drawn ones and the recent admissions are ranked
     /// as two independent chains of compares, then the latter's least wins only if strictly
     /// less (it comes after all of the former's), as ranking them in one sequence does.
     #[inline(always)]
@@ -234,6 +236,7 @@ impl LhdCore {
         let sampled = candidates < n;
         // Page mode's samples are indices of `0..capacity`, made when generated.
         let indexed = UNIT && self.samples.range != 0;
+        let look = candidates.min(FORESEE);
         let mut victim = usize::MAX;
         let mut rank = f32::MAX;
         if !sampled {
@@ -246,7 +249,10 @@ impl LhdCore {
                 }
             }
         } else {
-            self.samples.ensure(candidates);
+            // This eviction's candidates, and the next one's draws (whose stamps were
+            // prefetched at the eviction before) and the one after it's (prefetched at the
+            // end of this one): one test for the buffer.
+            self.samples.ensure(AHEAD * candidates + look);
             if indexed {
                 assert!(
                     n == self.samples.range,
@@ -254,9 +260,9 @@ impl LhdCore {
                 );
                 (victim, rank) = self.rank_unit(candidates);
             } else {
-                // A batch at a time: the batch's indices, their stamps prefetched, then the
-                // ranking. The stamps are random places in an array larger than the CPU's caches
-                // once the cache is large.
+                // A batch at a time: the batch's indices, their stamps prefetched (mostly
+                // loaded already, see the end), then the ranking. The stamps are random places
+                // in an array larger than the CPU's caches once the cache is large.
                 self.rank_batches::<UNIT>(candidates, n, &mut victim, &mut rank);
             }
             self.samples.head += candidates;
@@ -302,6 +308,31 @@ impl LhdCore {
         }
         if let Some(moved) = self.cold.get(victim) {
             self.pos[moved.key as usize] = victim as u32;
+        }
+        // Foresee: the next eviction draws the next `candidates` outputs (their stamps were
+        // prefetched at the end of the eviction before), the one after it the following ones,
+        // from `0..n` again if the cache is full then (always in page mode). The latter's stamps
+        // are loaded now, at least an access ahead of the eviction before theirs. And the rest
+        // of them: the victim's is read at once (its key, its page), a dependent miss to memory
+        // per eviction if not loaded by then. Only where the rest is larger than the CPU's L2
+        // (where it is not, the loads are there already).
+        if sampled {
+            let cold = n >= COLD_PREFETCH_MIN;
+            let load = |i: usize| {
+                prefetch_unchecked(&self.stamps, i);
+                if cold {
+                    prefetch_unchecked(&self.cold, i);
+                }
+            };
+            if indexed {
+                for &i in self.samples.idx_window((AHEAD - 1) * candidates, look) {
+                    load(i as usize);
+                }
+            } else {
+                for &r in &self.samples.ahead()[(AHEAD - 1) * candidates..][..look] {
+                    load(IndexSampler::index_of(r, n));
+                }
+            }
         }
         Frame {
             page: c.page,

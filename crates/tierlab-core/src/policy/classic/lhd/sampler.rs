@@ -10,13 +10,15 @@ use crate::policy::sampling::IndexSampler;
 pub(super) const SAMPLE_BUF: usize = 512;
 
 /// The eviction samples' stream: outputs of an [`IndexSampler`], generated a block at a time into
-/// a buffer. With object sizes the buffer holds raw 64-bit outputs,
+/// a buffer so that the policy can see the next evictions' draws before it makes them (and
+/// prefetch the tags they will sample). With object sizes the buffer holds raw 64-bit outputs,
 /// each becoming an index of `0..n` only when it is drawn ([`IndexSampler::index_of`], `n` the
 /// resident objects then), so the draws are exactly those of `IndexSampler::fill(n, ..)`
 /// whatever `n` was when they were generated. In page mode every sampled eviction draws from
 /// `0..capacity` (the cache is full), so the buffer holds those indices, drawn by
-/// `IndexSampler::fill(capacity, ..)` a block at a time, and the ranking reads them with no
-/// multiply (the same draws: `indexed_samples_are_the_fill_of_the_range`).
+/// `IndexSampler::fill(capacity, ..)` a block at a time: the end of an eviction, which
+/// prefetches the eviction after next's samples, and the ranking read the same indices, with
+/// no multiply in either (the same draws: `indexed_samples_are_the_fill_of_the_range`).
 pub(super) struct Samples {
     pub(super) sampler: IndexSampler,
     /// 0: `raw` holds raw outputs; else `idx` holds indices of `0..range`.
