@@ -22,6 +22,15 @@
 //! index is `(a + i*b) mod 2^32 mod counters`. [`FreqSketch`] hashes the page number once with
 //! XXH64 (seed 0): the low half picks the key's counter block and doorkeeper word, the high
 //! half its counters and bits within them by double hashing (Kirsch & Mitzenmacher 2006).
+//!
+//! [`FreqSketch`] also answers W-TinyLFU's admission test with less reading, always with the
+//! plain estimate's answer (tested): a remembered estimate
+//! ([`FreqSketch::estimate_remembered`]), an estimate from a note taken at the key's last
+//! record and a stamp per counter block ([`FreqSketch::record_noting`],
+//! [`FreqSketch::estimate_noted`]), and a comparison that reads the doorkeeper only when the
+//! counters leave it open ([`FreqSketch::exceeds_hashed`]).
+
+use crate::policy::list::prefetch;
 
 const P1: u64 = 0x9E37_79B1_85EB_CA87;
 const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
@@ -64,6 +73,40 @@ pub struct FreqSketch {
     samples: u64,
     sample_size: u64,
     resets: u64,
+    /// [`FreqSketch::estimate_remembered`]'s last estimate: the key's hash, its estimate, and
+    /// its counter block and doorkeeper word, which a record must not have touched since.
+    memo: Memo,
+    /// Per counter block, the sample count of the last record that incremented a counter in
+    /// it ([`FreqSketch::record_noting`]).
+    stamps: Vec<u32>,
+    /// Whether sample counts fit the stamps (`W < 2^32`).
+    stamping: bool,
+}
+
+/// What [`FreqSketch::record_noting`] notes about a key just recorded: the sample count of
+/// that record and the smallest of its counters after it; [`Noted::NONE`] when nothing can be
+/// said (a reset came with the record, or `W` is too large for 32-bit stamps).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Noted {
+    pub stamp: u32,
+    pub min: u8,
+}
+
+impl Noted {
+    pub const NONE: Noted = Noted {
+        stamp: 0,
+        min: u8::MAX,
+    };
+}
+
+/// One remembered estimate (see [`FreqSketch::estimate_remembered`]).
+#[derive(Clone, Copy)]
+struct Memo {
+    h: u64,
+    est: u32,
+    block: usize,
+    word: usize,
+    valid: bool,
 }
 
 /// Counter ceiling: 4-bit counters.
@@ -157,6 +200,15 @@ impl FreqSketch {
             samples: 0,
             sample_size,
             resets: 0,
+            memo: Memo {
+                h: 0,
+                est: 0,
+                block: 0,
+                word: 0,
+                valid: false,
+            },
+            stamps: vec![0; blocks],
+            stamping: sample_size < u32::MAX as u64,
         }
     }
 
@@ -204,30 +256,120 @@ impl FreqSketch {
         }
     }
 
+    /// Starts loading the counter block and doorkeeper word of `key` (a hint, no state
+    /// change): the replay loop calls it a few references ahead, so that on a large cache,
+    /// whose sketch and doorkeeper are far larger than the CPU's caches, `record` does not wait
+    /// for memory.
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.prefetch_hashed(Self::hash(key))
+    }
+
+    /// [`FreqSketch::prefetch`] of the key whose [`FreqSketch::hash`] is `h`.
+    #[inline(always)]
+    pub fn prefetch_hashed(&self, h: u64) {
+        let s = self.spot(h);
+        prefetch(&self.counters, s.block);
+        prefetch(&self.door, s.word);
+    }
+
+    /// Starts loading only the counter block of the key whose hash is `h` (a hint): what
+    /// [`FreqSketch::exceeds_hashed`] reads first, and mostly alone.
+    #[inline(always)]
+    pub fn prefetch_counters_hashed(&self, h: u64) {
+        prefetch(&self.counters, self.spot(h).block);
+    }
+
     /// Records one access to `key` (a sample).
     pub fn record(&mut self, key: u64) {
         self.record_hashed(Self::hash(key))
     }
 
-    /// [`FreqSketch::record`] of the key whose [`FreqSketch::hash`] is `h`: its counters are
-    /// incremented if it is in the doorkeeper, else it is put there; one sample.
+    /// [`FreqSketch::record`] of the key whose [`FreqSketch::hash`] is `h`.
     #[inline(always)]
     pub fn record_hashed(&mut self, h: u64) {
-        let p = self.place(h);
-        let door = &mut self.door[p.word as usize];
-        if *door & p.bits == p.bits {
-            let s = self.spot(h);
-            let b = &mut self.counters[p.block as usize];
-            for i in 0..self.depth {
-                b.bump(Self::counter(&s, i));
-            }
+        self.record_at::<false>(self.place(h));
+    }
+
+    /// [`FreqSketch::record_hashed`], noting this record's sample count and the key's smallest
+    /// counter after it. Until the next reset the key stays in the doorkeeper (only a reset
+    /// clears it), so while no later record has incremented a counter in its block (the
+    /// block's stamp is at most this record's) its estimate is that counter plus 1
+    /// ([`FreqSketch::estimate_noted`]): the counter block is read now, while the replay
+    /// loop's hint has it in cache, instead of at the admission test.
+    #[inline(always)]
+    pub fn record_noting(&mut self, h: u64) -> Noted {
+        self.record_at::<true>(self.place(h))
+    }
+
+    /// The record of the key at `p`, in one pass. With `NOTE` ([`FreqSketch::record_noting`])
+    /// the smallest counter is taken from the values the increment writes (the key's `depth`
+    /// places in its block are distinct: the step is odd, so `c + i d mod 64` differ for
+    /// `i < 64`), or read when the record only sets doorkeeper bits; without it
+    /// ([`FreqSketch::record_hashed`]) nothing is noted and a record that only sets doorkeeper
+    /// bits reads no counter block (a memory access on a large sketch).
+    #[inline(always)]
+    fn record_at<const NOTE: bool>(&mut self, p: Place) -> Noted {
+        let (block, word) = (p.block as usize, p.word as usize);
+        // A remembered estimate whose counter block or doorkeeper word this record may change
+        // is forgotten (conservatively: another key's counters in the same block too).
+        if block == self.memo.block || word == self.memo.word {
+            self.memo.valid = false;
+        }
+        let door = &mut self.door[word];
+        let min = if *door & p.bits == p.bits {
+            let s = self.spot(p.h);
+            let b = &mut self.counters[block];
+            // Branch-free: hot keys' counters sit at the ceiling half the time.
+            let mut bump = |i: u32| b.bump(Self::counter(&s, i));
+            let min = if self.depth == 4 {
+                let [x, y, z, w] = [0, 1, 2, 3].map(&mut bump);
+                x.min(y).min(z.min(w))
+            } else {
+                (0..self.depth).map(bump).fold(MAX_COUNT, u8::min)
+            };
+            // Sample counts stay below `W` (a reset halves them), so they fit when stamping.
+            self.stamps[block] = (self.samples + 1) as u32;
+            min
         } else {
             *door |= p.bits;
-        }
+            if NOTE {
+                self.min_count(&self.spot(p.h)) as u8
+            } else {
+                MAX_COUNT
+            }
+        };
         self.samples += 1;
         if self.samples >= self.sample_size {
             self.reset();
+            return Noted::NONE;
         }
+        if !NOTE || !self.stamping {
+            return Noted::NONE;
+        }
+        Noted {
+            stamp: self.samples as u32,
+            min,
+        }
+    }
+
+    /// The estimate of the key whose hash is `h` from what [`FreqSketch::record_noting`]
+    /// noted at its last record, when that still holds (no reset since, which the caller
+    /// vouches for by dropping notes at a reset, and no increment in its block since);
+    /// `None` otherwise.
+    #[inline(always)]
+    pub fn estimate_noted(&self, h: u64, noted: Noted) -> Option<u32> {
+        if noted.min == Noted::NONE.min {
+            return None;
+        }
+        let block = self.spot(h).block;
+        (self.stamps[block] <= noted.stamp).then_some(noted.min as u32 + 1)
+    }
+
+    /// Starts loading what [`FreqSketch::estimate_noted`] reads (a hint).
+    #[inline(always)]
+    pub fn prefetch_noted(&self, h: u64) {
+        prefetch(&self.stamps, self.spot(h).block);
     }
 
     /// Estimated frequency of `key` (count-min over the rows, plus 1 if in the doorkeeper).
@@ -241,6 +383,45 @@ impl FreqSketch {
         let s = self.spot(h);
         let bits = Self::door_bits(&s);
         self.min_count(&s) + (self.door[s.word] & bits == bits) as u32
+    }
+
+    /// Whether the estimate of the key whose [`FreqSketch::hash`] is `h` exceeds `k`, i.e.
+    /// `estimate_hashed(h) > k`, reading the doorkeeper only when the counters leave it open:
+    /// the estimate is the counters' minimum `m` plus 0 or 1, so `m > k` admits and `m < k`
+    /// rejects whatever the doorkeeper holds. W-TinyLFU's admission test on a miss-heavy
+    /// trace mostly decides on the counters (the candidate's minimum is mostly below the
+    /// victim's estimate), which saves the doorkeeper word, a cache line at random.
+    #[inline(always)]
+    pub fn exceeds_hashed(&self, h: u64, k: u32) -> bool {
+        let s = self.spot(h);
+        let m = self.min_count(&s);
+        if m != k {
+            return m > k;
+        }
+        let bits = Self::door_bits(&s);
+        self.door[s.word] & bits == bits
+    }
+
+    /// [`FreqSketch::estimate_hashed`], remembered: asked again for the same key while no
+    /// record has touched its counter block or doorkeeper word and no reset has happened, it
+    /// answers from memory (the estimate is a function of those two lines alone, so the
+    /// answer is the same). W-TinyLFU's main victim mostly stays the victim for many
+    /// admission tests.
+    #[inline(always)]
+    pub fn estimate_remembered(&mut self, h: u64) -> u32 {
+        if self.memo.valid && self.memo.h == h {
+            return self.memo.est;
+        }
+        let s = self.spot(h);
+        let est = self.estimate_hashed(h);
+        self.memo = Memo {
+            h,
+            est,
+            block: s.block,
+            word: s.word,
+            valid: true,
+        };
+        est
     }
 
     /// The smallest of the key's `depth` counters.
@@ -263,6 +444,7 @@ impl FreqSketch {
             b.halve();
         }
         self.door.fill(0);
+        self.memo.valid = false;
         self.samples /= 2;
         self.resets += 1;
     }
@@ -354,6 +536,21 @@ impl LcsCbf {
     #[inline(always)]
     fn ab(h: u64) -> (u32, u32) {
         (h as u32, (h >> 32) as u32)
+    }
+
+    /// Starts loading the counters of `key` (a hint, see [`FreqSketch::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch(&self, key: u64) {
+        self.prefetch_hashed(Self::hash(key))
+    }
+
+    /// [`LcsCbf::prefetch`] of the key whose [`LcsCbf::hash`] is `h`.
+    #[inline(always)]
+    pub fn prefetch_hashed(&self, h: u64) {
+        let (a, b) = Self::ab(h);
+        for i in 0..self.hashes {
+            prefetch(&self.counters, self.index(a, b, i));
+        }
     }
 
     pub fn add(&mut self, key: u64) {
@@ -473,6 +670,95 @@ mod tests {
         c.decay();
         assert!(c.estimate(42) >= 2);
         assert_eq!(c.decays(), 1);
+    }
+
+    #[test]
+    fn shortcuts_answer_as_the_estimate() {
+        // A small sketch (64 items: 4 blocks, W = 128 samples, so collisions and resets are
+        // frequent) under a skewed random sequence of records: every shortcut of the admission
+        // test must give the plain estimate's answer, and the noted estimate must be available
+        // often (else it would save nothing; with 4 blocks a block is often written).
+        let mut s = FreqSketch::new(64, 0, 4, 2);
+        let mut x = 3u64;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        // Per key: what its last record noted, and the reset count then.
+        let mut notes: std::collections::HashMap<u64, (Noted, u64)> = Default::default();
+        let (mut noted_hits, mut checks) = (0, 0);
+        for _ in 0..20_000 {
+            let key = next(300) * next(300) / 300;
+            let h = FreqSketch::hash(key);
+            let resets = s.resets();
+            notes.insert(key, (s.record_noting(h), resets));
+            // A victim and a candidate among the keys recorded so far.
+            let (v, c) = (next(300) * next(300) / 300, next(300) * next(300) / 300);
+            let (hv, hc) = (FreqSketch::hash(v), FreqSketch::hash(c));
+            let k = s.estimate_hashed(hv);
+            assert_eq!(s.estimate_remembered(hv), k);
+            assert_eq!(s.estimate_remembered(hv), k);
+            let e = s.estimate_hashed(hc);
+            for j in [k.saturating_sub(1), k, k + 1] {
+                assert_eq!(s.exceeds_hashed(hc, j), e > j);
+            }
+            if let Some(&(n, at)) = notes.get(&c) {
+                // The policy drops notes at a reset; so does this test.
+                if at == s.resets() {
+                    checks += 1;
+                    if let Some(ne) = s.estimate_noted(hc, n) {
+                        assert_eq!(ne, e, "key {c}");
+                        noted_hits += 1;
+                    }
+                }
+            }
+        }
+        assert!(s.resets() > 100);
+        assert!(noted_hits * 10 > checks, "{noted_hits} of {checks}");
+        // Nothing noted when a record brings a reset.
+        let mut t = FreqSketch::new(1, 0, 4, 1);
+        assert_eq!(t.record_noting(FreqSketch::hash(9)), Noted::NONE);
+        assert_eq!(t.resets(), 1);
+    }
+
+    #[test]
+    fn record_notes_the_smallest_counter() {
+        // The one-pass record (increment and smallest counter together) against the plain
+        // estimate just after it, which is that counter plus the doorkeeper's 1, at the
+        // unrolled default depth and the general one; keys collide in 4 blocks, counters
+        // saturate and resets come every 128 samples.
+        for depth in [4, 3, 7] {
+            let mut s = FreqSketch::new(64, 0, depth, 2);
+            let mut x = 5u64;
+            let (mut noted, mut increments) = (0, 0);
+            for _ in 0..20_000 {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let key = ((x >> 33) % 200) * ((x >> 13) % 200) / 200;
+                let h = FreqSketch::hash(key);
+                let sp = s.spot(h);
+                let bits = FreqSketch::door_bits(&sp);
+                let increments_now = s.door[sp.word] & bits == bits;
+                let resets = s.resets();
+                let n = s.record_noting(h);
+                if s.resets() != resets {
+                    assert_eq!(n, Noted::NONE);
+                    continue;
+                }
+                assert_eq!(n.stamp as u64, s.samples);
+                assert_eq!(
+                    n.min as u32 + 1,
+                    s.estimate_hashed(h),
+                    "depth {depth} key {key}"
+                );
+                noted += 1;
+                increments += increments_now as u32;
+            }
+            assert!(noted > 15_000 && increments > 3_000, "{noted} {increments}");
+        }
     }
 
     #[test]

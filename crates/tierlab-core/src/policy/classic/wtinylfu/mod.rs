@@ -55,15 +55,36 @@
 //! consider several window objects in the libCacheSim variant). Memory: a list node per resident
 //! object (with its page's hash, so admission tests do not hash again), the sketch and
 //! doorkeeper (about 14 bytes per page of capacity), and a 4-byte id -> slot entry per distinct
-//! page. The sketch's layout is described in `tinylfu_sketch.rs`.
+//! page. On a large cache each sketch lookup is a cache miss, so the replay loop hints each
+//! reference's sketch line and doorkeeper word 16 references ahead ([`Policy::prefetch_ref`]), a
+//! miss takes its page's hash from that hint (`HashCache`), and after a miss the next candidates'
+//! and the victim's sketch entries (in the libCacheSim variant too: its ten filter counters each)
+//! are loaded ahead. Speed only: every decision is the same. The sketch's layout is described in
+//! `tinylfu_sketch.rs`.
+//!
+//! The admission test (paper rules) reads little; each shortcut gives the answer of comparing the
+//! two estimates, and a test in `tinylfu_sketch.rs` checks each against the plain estimate:
+//! - the victim's estimate is remembered by the sketch while no record touches its counter
+//!   block or doorkeeper word ([`FreqSketch::estimate_remembered`]): the victim mostly stays
+//!   the victim for many tests;
+//! - the candidate's estimate comes from its node: a record notes the sample count and the
+//!   key's smallest counter ([`FreqSketch::record_noting`], when the counter block is in cache
+//!   anyway), the sketch stamps each counter block with the sample count of its last increment,
+//!   and until the next reset the key stays in the doorkeeper, so while its block's stamp is
+//!   not later than the note the estimate is that counter plus 1 (the window's notes are
+//!   dropped at a reset). Otherwise the counters are read first and the doorkeeper word only
+//!   when they leave the answer open ([`FreqSketch::exceeds_hashed`]);
+//! - after a miss the next candidate but one gets its block's stamp loaded (or its counter
+//!   block when it has no note), and the victim's lines are hinted only when it changed.
 
-use super::tinylfu_sketch::{FreqSketch, LcsCbf};
+use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -101,8 +122,8 @@ const WINDOW: usize = 0;
 const PROBATION: usize = 1;
 const PROTECTED: usize = 2;
 
-/// A page's node: its frame's fields and the sketch's hash of its page (32 bytes, with its
-/// links 40).
+/// A page's node: its frame's fields written out (with the policy's own bytes in what would
+/// be the frame's padding, so a node is 32 bytes and with its links 40).
 #[derive(Debug, Clone, Copy)]
 struct Node {
     page: u64,
@@ -111,22 +132,28 @@ struct Node {
     id: PageId,
     /// Size (page mode: 1; object sizes are `u32`).
     size: u32,
+    /// Paper rules, window nodes: what the sketch noted at the page's last record
+    /// ([`Noted`]), so that its admission test mostly needs no counter block.
+    stamp: u32,
     kind: Kind,
     dirty: bool,
     seg: u8,
+    min: u8,
 }
 
 impl Node {
     #[inline(always)]
-    fn new(r: &PageRef, h: u64, size: u64) -> Node {
+    fn new(r: &PageRef, h: u64, size: u64, noted: Noted) -> Node {
         Node {
             page: r.page(),
             h,
             id: r.id,
             size: size as u32,
+            stamp: noted.stamp,
             kind: r.kind(),
             dirty: r.is_write(),
             seg: 0,
+            min: noted.min,
         }
     }
     #[inline(always)]
@@ -137,6 +164,57 @@ impl Node {
             kind: self.kind,
             dirty: self.dirty,
             tier: 0,
+        }
+    }
+    #[inline(always)]
+    fn noted(&self) -> Noted {
+        Noted {
+            stamp: self.stamp,
+            min: self.min,
+        }
+    }
+}
+
+/// The sketch's hashes of the pages the replay loop hinted last ([`Policy::prefetch_ref`],
+/// which hashes a page to load its counters and doorkeeper word), so that a miss, about
+/// [`crate::policy::PREFETCH_FAR`] references later, does not hash the page again (XXH64's
+/// chain of five multiplications stood between the reference and the doorkeeper test, whose
+/// branch goes either way on a miss-heavy trace): direct-mapped by page id, each entry holding
+/// the page it is for; an entry of another page is not used. A speed hint only: the hash is a
+/// function of the page, so the answer is the same either way.
+struct HashCache {
+    e: [(Cell<u64>, Cell<u64>); HASH_CACHE],
+}
+
+/// Entries in [`HashCache`]: page ids are dense and numbered in first-seen order, so the
+/// pages hinted within a few references rarely share an entry.
+const HASH_CACHE: usize = 256;
+
+impl HashCache {
+    /// A cache of `hash` (the paper's sketch's or libCacheSim's filter's), which its callers
+    /// pass again to [`HashCache::get`].
+    fn new(hash: fn(u64) -> u64) -> Self {
+        // Every entry holds a page and its hash (page 0), so a match is always right.
+        let h0 = hash(0);
+        HashCache {
+            e: std::array::from_fn(|_| (Cell::new(0), Cell::new(h0))),
+        }
+    }
+    #[inline(always)]
+    fn put(&self, id: PageId, page: u64, h: u64) {
+        let e = &self.e[id as usize % HASH_CACHE];
+        e.0.set(page);
+        e.1.set(h);
+    }
+    /// The hash of `page` (whose id is `id`): the entry's when it is `page`'s, else worked
+    /// out.
+    #[inline(always)]
+    fn get(&self, id: PageId, page: u64, hash: impl FnOnce(u64) -> u64) -> u64 {
+        let e = &self.e[id as usize % HASH_CACHE];
+        if e.0.get() == page {
+            e.1.get()
+        } else {
+            hash(page)
         }
     }
 }
@@ -159,6 +237,12 @@ pub struct WTinyLfu {
     /// filter (likewise), as two fields so the hot paths do not match on a variant.
     sketch: FreqSketch,
     cbf: LcsCbf,
+    /// The main victim whose sketch entries [`WTinyLfu::prefetch_admission`] last loaded.
+    hinted_victim: u32,
+    /// The sketch's (or the filter's) hashes of recently hinted pages ([`HashCache`]).
+    hashes: HashCache,
+    /// The sketch's resets when the window's notes were last checked.
+    resets_seen: u64,
     main_hits: u64,
     decay_every: u64,
     admitted: u64,
@@ -224,6 +308,13 @@ impl PolicyDef for WTinyLfu {
             table: SlotTable::default(),
             sketch,
             cbf,
+            hinted_victim: NIL,
+            hashes: HashCache::new(if cfg.libcachesim {
+                LcsCbf::hash
+            } else {
+                FreqSketch::hash
+            }),
+            resets_seen: 0,
             main_hits: 0,
             decay_every,
             admitted: 0,
@@ -276,10 +367,50 @@ impl WTinyLfu {
     }
 
     /// TinyLFU's admission test (paper rules): whether candidate `c`'s estimate is higher than
-    /// victim `v`'s.
-    #[inline]
-    fn admits(&self, c: u32, v: u32) -> bool {
-        self.sketch.estimate_hashed(self.node(c).h) > self.sketch.estimate_hashed(self.node(v).h)
+    /// victim `v`'s. The victim's estimate is remembered by the sketch (it mostly stays the
+    /// victim for many tests), the candidate's comes from its node's note when that still
+    /// holds ([`FreqSketch::estimate_noted`]), else from its counters first
+    /// ([`FreqSketch::exceeds_hashed`]); the answer is the same as comparing two estimates.
+    #[inline(always)]
+    fn admits(&mut self, c: u32, v: u32) -> bool {
+        let (hc, hv) = (self.node(c).h, self.node(v).h);
+        let k = self.sketch.estimate_remembered(hv);
+        match self.sketch.estimate_noted(hc, self.node(c).noted()) {
+            Some(e) => e > k,
+            None => self.sketch.exceeds_hashed(hc, k),
+        }
+    }
+
+    // ---- the paper's rules ----
+
+    /// A sample of the page whose hash is `h` (paper rules).
+    #[inline(always)]
+    fn record(&mut self, h: u64) {
+        self.sketch.record_hashed(h);
+        self.after_record();
+    }
+
+    /// [`WTinyLfu::record`], noting what a window node keeps ([`FreqSketch::record_noting`]).
+    #[inline(always)]
+    fn record_noting(&mut self, h: u64) -> Noted {
+        let noted = self.sketch.record_noting(h);
+        self.after_record();
+        noted
+    }
+
+    /// After a reset of the sketch the window's notes are stale: they are dropped (a walk of
+    /// the window, 1% of the cache, once per `W` samples).
+    #[inline(always)]
+    fn after_record(&mut self) {
+        if self.sketch.resets() != self.resets_seen {
+            self.resets_seen = self.sketch.resets();
+            let mut cur = self.lists[WINDOW].front();
+            while let Some(s) = cur {
+                let n = self.arena.get_mut(s);
+                (n.stamp, n.min) = (Noted::NONE.stamp, Noted::NONE.min);
+                cur = self.lists[WINDOW].next_of(&self.arena, s);
+            }
+        }
     }
 
     /// Probation hit: to protected; protected's overflow back to probation's MRU end.
@@ -293,6 +424,52 @@ impl WTinyLfu {
             self.unlink(t);
             self.link(t, PROBATION);
         }
+        // The next demotion's node and the one before it (a speed hint).
+        self.lists[PROTECTED].prefetch_back(&self.arena, |_| {});
+    }
+
+    /// A speed hint after a miss, so that on a large cache (whose sketch, doorkeeper and
+    /// nodes are far larger than the CPU's caches) the next admission tests do not wait for
+    /// memory: the window's candidate after next gets its sketch entries (paper rules: its
+    /// counter block only, see [`WTinyLfu::admits`]) and table entry loaded, the one after
+    /// that its node (a pipeline: each is read one miss after its load began), and the main
+    /// victim, when it is not the one hinted last time, its sketch entries, table entry and
+    /// the node after it. Changes nothing but the record of the hinted victim.
+    #[inline(always)]
+    fn prefetch_admission(&mut self) {
+        let w = &self.lists[WINDOW];
+        if let Some(p) = w.back().and_then(|c| w.prev_of(&self.arena, c)) {
+            let n = self.node(p);
+            if self.lcs {
+                self.cbf.prefetch_hashed(n.h);
+            } else if n.min != Noted::NONE.min {
+                self.sketch.prefetch_noted(n.h);
+            } else {
+                self.sketch.prefetch_counters_hashed(n.h);
+            }
+            self.table.prefetch(n.id);
+            if let Some(q) = w.prev_of(&self.arena, p) {
+                self.arena.prefetch(q);
+            }
+        }
+        let main = if self.lists[PROBATION].is_empty() {
+            &self.lists[PROTECTED]
+        } else {
+            &self.lists[PROBATION]
+        };
+        let v = main.back().unwrap_or(NIL);
+        if v == self.hinted_victim {
+            return;
+        }
+        self.hinted_victim = v;
+        main.prefetch_back(&self.arena, |v| {
+            if self.lcs {
+                self.cbf.prefetch_hashed(v.h);
+            } else {
+                self.sketch.prefetch_hashed(v.h);
+            }
+            self.table.prefetch(v.id);
+        });
     }
 
     /// Moves window overflow into the main cache through TinyLFU's admission test.
@@ -417,6 +594,20 @@ impl Policy for WTinyLfu {
             .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
     }
 
+    const PREFETCH_REFS: bool = true;
+    #[inline(always)]
+    fn prefetch_ref(&self, r: &PageRef) {
+        if self.lcs {
+            let h = LcsCbf::hash(r.page());
+            self.cbf.prefetch_hashed(h);
+            self.hashes.put(r.id, r.page(), h);
+        } else {
+            let h = FreqSketch::hash(r.page());
+            self.sketch.prefetch_hashed(h);
+            self.hashes.put(r.id, r.page(), h);
+        }
+    }
+
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
         if slot != NIL {
@@ -438,12 +629,18 @@ impl Policy for WTinyLfu {
                 }
             } else {
                 match seg {
+                    WINDOW => {
+                        let noted = self.record_noting(h);
+                        let n = self.arena.get_mut(slot);
+                        (n.stamp, n.min) = (noted.stamp, noted.min);
+                        self.lists[WINDOW].move_to_front(&mut self.arena, slot);
+                    }
                     PROBATION => {
-                        self.sketch.record_hashed(h);
+                        self.record(h);
                         self.promote(slot);
                     }
                     s => {
-                        self.sketch.record_hashed(h);
+                        self.record(h);
                         self.lists[s].move_to_front(&mut self.arena, slot);
                     }
                 }
@@ -452,7 +649,7 @@ impl Policy for WTinyLfu {
         }
         let size = r.size();
         if self.lcs {
-            let h = LcsCbf::hash(r.page());
+            let h = self.hashes.get(r.id, r.page(), LcsCbf::hash);
             if size > self.cap || size > self.wcap || size > self.seg_max[PROBATION] {
                 sink.miss_bypass(r);
                 return;
@@ -460,23 +657,25 @@ impl Policy for WTinyLfu {
             while self.used.iter().sum::<u64>() + size > self.cap {
                 self.lcs_evict(sink);
             }
-            let s = self.arena.alloc(Node::new(r, h, size));
+            let s = self.arena.alloc(Node::new(r, h, size, Noted::NONE));
             self.table.set(r.id, s);
             self.link(s, WINDOW);
             self.cbf.add_hashed(h);
             sink.miss(r, 0);
+            self.prefetch_admission();
         } else {
-            let h = FreqSketch::hash(r.page());
-            self.sketch.record_hashed(h);
+            let h = self.hashes.get(r.id, r.page(), FreqSketch::hash);
+            let noted = self.record_noting(h);
             if size > self.cap {
                 sink.miss_bypass(r);
                 return;
             }
             sink.miss(r, 0);
-            let s = self.arena.alloc(Node::new(r, h, size));
+            let s = self.arena.alloc(Node::new(r, h, size, noted));
             self.table.set(r.id, s);
             self.link(s, WINDOW);
             self.drain_window(sink);
+            self.prefetch_admission();
         }
     }
 

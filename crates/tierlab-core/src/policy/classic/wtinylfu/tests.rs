@@ -1,6 +1,24 @@
 use crate::policy::object::testing::replay_objects;
 use crate::sim::check::replay_spec_ids;
 
+#[test]
+fn hash_cache_answers_the_hash() {
+    use super::{FreqSketch, HashCache, LcsCbf, HASH_CACHE};
+    for hash in [FreqSketch::hash as fn(u64) -> u64, LcsCbf::hash] {
+        let c = HashCache::new(hash);
+        // Fresh, every entry is page 0's; another page is hashed.
+        assert_eq!(c.get(5, 0, |_| unreachable!()), hash(0));
+        assert_eq!(c.get(5, 77, hash), hash(77));
+        c.put(5, 77, hash(77));
+        assert_eq!(c.get(5, 77, |_| unreachable!()), hash(77));
+        // The same entry for another page is not its hash.
+        let other = 5 + HASH_CACHE as u32;
+        assert_eq!(c.get(other, 78, hash), hash(78));
+        c.put(other, 78, hash(78));
+        assert_eq!(c.get(5, 77, hash), hash(77));
+    }
+}
+
 /// Rows wide enough that the few pages of a hand-worked trace do not collide.
 const WIDE: &str = "wtinylfu(width=1024)";
 
