@@ -409,7 +409,6 @@ impl SlotFrames {
         self.ids.len()
     }
     /// No slot made yet.
-    #[inline]
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }
