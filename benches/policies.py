@@ -36,8 +36,6 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import tierlab
-
 REPO = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("TIERLAB_SHARED", REPO.parent / "shared"))
 
@@ -54,6 +52,8 @@ SYSTEMS = {
 
 
 def run_one(trace: str, spec: str, family: str, size: str) -> tuple[float, int, int]:
+    import tierlab
+
     df = tierlab.run(trace, policies=[spec], sizes=[size], system=SYSTEMS.get(family), threads=1)
     row = df.iloc[0]
     return float(row["policy_seconds"]), int(row["accesses"]), int(row["misses"])
@@ -77,12 +77,17 @@ def metadata(memory_bin: Path, zipf: str, specs: list[str]) -> dict[str, tuple[f
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def cell_args(ap: argparse.ArgumentParser) -> None:
+    """The options naming the cells: traces and sizes (shared with ``ab.py``)."""
     ap.add_argument("--traces", nargs="+", default=["real", "zipf"], choices=["real", "zipf"])
     ap.add_argument("--real", default=str(SHARED / REAL), help="the real trace")
     ap.add_argument("--zipf", default=ZIPF, help="the synthetic trace spec")
     ap.add_argument("--fractions", nargs="+", default=["1%", "10%", "30%"])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cell_args(ap)
     ap.add_argument("--repeats", type=int, default=5, help="pairs per cell (a 25 ms lru run can catch a spike)")
     ap.add_argument("--policies", nargs="+", help="policy specs (default: every registered policy)")
     ap.add_argument(
@@ -93,6 +98,8 @@ def main() -> None:
     ap.add_argument("--json", help="also write the results as JSON here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every run as it ends")
     args = ap.parse_args()
+
+    import tierlab
 
     reg = tierlab.policies()
     families = dict(zip(reg["name"], reg["family"], strict=True))

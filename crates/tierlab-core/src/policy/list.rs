@@ -408,7 +408,7 @@ impl SlotFrames {
     pub fn len(&self) -> usize {
         self.ids.len()
     }
-    #[inline]
+    /// No slot made yet.
     pub fn is_empty(&self) -> bool {
         self.ids.is_empty()
     }

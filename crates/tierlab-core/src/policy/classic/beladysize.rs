@@ -35,16 +35,15 @@
 //! `next` alone: same draws, same victim (no two resident objects share a next use, so the
 //! maximum does not depend on the order of the probes). Then every eviction happens in a full
 //! cache, so the next eviction's probes are drawn (all 128, `IndexSampler`, several at once) at
-//! the end of this one, the same draws in the same order, and an eviction ranks its probes
-//! with `Argmin::first_max_at` (`policy/sampling.rs`: AVX-512 gathers of 8 next-access times
-//! and a running maximum without a branch, tested equal to scalar loads). With sizes the probes
+//! the end of this one, the same draws in the same order, and an eviction keeps the first
+//! probe of latest next use. With sizes the probes
 //! are scored one by one from the same stream (drawn again from where the stream stood if the
 //! draws ahead were made for another number of resident objects; more than 4,096 probes are
 //! drawn at the eviction, a buffer at a time, and scored one by one).
 
 use crate::error::Result;
 use crate::policy::list::{prefetch, SlotTable, NIL};
-use crate::policy::sampling::{Argmin, IndexSampler};
+use crate::policy::sampling::IndexSampler;
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageRef, Sink, NEVER};
 use serde::{Deserialize, Serialize};
@@ -72,7 +71,7 @@ pub struct BeladySize {
     used: u64,
     samples: u32,
     /// Resident objects, dense by slot: `next[i]`, `sizes[i]` and `frames[i]` are slot `i`'s.
-    /// A probe reads `next` alone (8 bytes a slot: what a gather loads), the frames only the
+    /// A probe reads `next` alone (8 bytes a slot), the frames only the
     /// victim's eviction.
     next: Vec<u64>,
     /// Sizes, empty while every resident object has size 1 (always in page mode), so that an
@@ -84,7 +83,6 @@ pub struct BeladySize {
     non_unit: usize,
     table: SlotTable,
     sampler: IndexSampler,
-    argmin: Argmin,
     /// This eviction's draws.
     drawn: Vec<u32>,
     /// The next eviction's draws from `0..ahead_len`, made (and prefetched) at the end of the
@@ -117,7 +115,6 @@ impl PolicyDef for BeladySize {
             table: SlotTable::default(),
             before_ahead: sampler.clone(),
             sampler,
-            argmin: Argmin::default(),
             drawn: vec![0; (cfg.samples as usize).min(AHEAD_MAX)],
             ahead: vec![0; (cfg.samples as usize).min(AHEAD_MAX)],
             ahead_len: 0,
@@ -167,17 +164,24 @@ impl BeladySize {
         // is either the hit, updated, or the miss, not resident), so `next - now` never
         // saturates and the highest score is the latest `next`, the first drawn on a tie as
         // with the scores (a tie is the same object drawn twice: no two resident objects share
-        // a next use). Same draws, same victim, one gathered load and compare per probe.
-        let best = self.drawn[self.argmin.first_max_at(&self.next, &self.drawn)] as usize;
+        // a next use). Same draws, same victim, one load and compare per probe.
+        let (mut at, mut latest) = (0, 0);
+        for (k, &d) in self.drawn.iter().enumerate() {
+            let next = self.next[d as usize];
+            if next > latest {
+                (at, latest) = (k, next);
+            }
+        }
+        let best = self.drawn[at] as usize;
         debug_assert!(
             self.next[best] > now,
             "a resident object's next use is after now"
         );
         // With unit sizes every eviction happens in a full cache (`n` = capacity), so the next
         // one's probes are drawn now, the same draws in the same order as drawing them then:
-        // the draws' arithmetic then overlaps this eviction's loads (the gathers', the victim's
-        // frame and table entry) instead of running ahead of the next eviction's gathers, which
-        // wait on it. Their lines are not prefetched (that measured slower).
+        // the draws' arithmetic then overlaps this eviction's loads (the probes', the victim's
+        // frame and table entry) instead of running ahead of the next eviction's probes, which
+        // wait on it.
         prefetch(&self.frames, best);
         self.before_ahead = self.sampler.clone();
         self.sampler.fill(n, &mut self.ahead);
@@ -403,7 +407,7 @@ mod tests {
     fn sampled_decisions_are_the_plain_rules() {
         // Unit sizes, then a stretch where a third of the requests go to objects of 2-6 units
         // (never requested after it, so they all leave and the unit path returns), then unit
-        // sizes again: evictions alternate between the gathered unit path with its draws made
+        // sizes again: evictions alternate between the unit path with its draws made
         // one eviction ahead and the sized path, which must take the same stream (the draws
         // ahead when the range is the same, else redrawn from where the stream stood). Any
         // draw out of order, wrong tie or lost size would change the counts.

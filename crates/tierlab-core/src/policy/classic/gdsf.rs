@@ -262,8 +262,8 @@ mod tests {
     #[test]
     fn agrees_with_the_scan_model() {
         for round in 0..2000u64 {
-            let cap = 1 + round as usize % 6;
             let pages = skewed_pages(round, 30 + round as usize % 150, 6, 30, 3);
+            let cap = 1 + round as usize % 6;
             let cfg = GdsfConfig {
                 cost: [1.0, 0.3, 1e6][(round as usize / 6) % 3],
                 libcachesim: round % 2 == 0,

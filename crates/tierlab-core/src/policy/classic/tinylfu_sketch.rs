@@ -1,4 +1,4 @@
-//! The frequency sketches behind W-TinyLFU (see `wtinylfu.rs`).
+//! The frequency sketches behind W-TinyLFU (see `wtinylfu/mod.rs`).
 //!
 //! - [`FreqSketch`]: TinyLFU as Einziger, Friedman & Manes describe it ("TinyLFU: A Highly
 //!   Efficient Cache Admission Policy", ACM ToS 13(4), 2017): a count-min sketch (Section 3.4;
@@ -41,7 +41,7 @@ const P5: u64 = 0x27D4_EB2F_1656_67C5;
 /// XXH64 (Collet's specification) of `key`'s 8 little-endian bytes with `seed`: equal to
 /// `xxhash_rust::xxh64::xxh64(&key.to_le_bytes(), seed)` (tested), written out for this one
 /// input length so that it inlines into the sketch lookups (the crate's general function is
-/// an out-of-line call that was 14% of W-TinyLFU's time).
+/// an out-of-line call).
 #[inline(always)]
 pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
     let mut h = seed.wrapping_add(P5).wrapping_add(8);
@@ -56,8 +56,7 @@ pub fn xxh64_u64(key: u64, seed: u64) -> u64 {
 
 /// Count-min sketch of 4-bit counters with reset and a doorkeeper (the paper's TinyLFU).
 ///
-/// Layout (the paper leaves it open; for speed; the estimates are a count-min sketch's all the
-/// same): the `depth` counters of one key lie in one 64-byte block aligned to a cache line, as
+/// Layout (the paper leaves it open; the estimates are a count-min sketch's all the same): the `depth` counters of one key lie in one 64-byte block aligned to a cache line, as
 /// in Caffeine's `FrequencySketch` (a blocked count-min sketch), at `depth` distinct places
 /// drawn by double hashing within the block, and its doorkeeper bits in one 64-bit word (a
 /// blocked Bloom filter): one cache line each per lookup.

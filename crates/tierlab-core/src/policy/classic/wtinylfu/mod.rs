@@ -103,16 +103,22 @@ pub struct WTinyLfuConfig {
     pub libcachesim: bool,
 }
 
+impl WTinyLfuConfig {
+    /// The paper's and Caffeine's parameters: a 1% window, 80% of the main cache protected, a
+    /// sketch of 4 rows of `next_pow2(C)` counters reset every `10 C` samples.
+    const PAPER: WTinyLfuConfig = WTinyLfuConfig {
+        window: 0.01,
+        protected: 0.8,
+        depth: 4,
+        sample: 10,
+        width: 0,
+        libcachesim: false,
+    };
+}
+
 impl Default for WTinyLfuConfig {
     fn default() -> Self {
-        WTinyLfuConfig {
-            window: 0.01,
-            protected: 0.8,
-            depth: 4,
-            sample: 10,
-            width: 0,
-            libcachesim: false,
-        }
+        Self::PAPER
     }
 }
 
@@ -218,14 +224,16 @@ impl HashCache {
 }
 
 pub struct WTinyLfu {
+    /// Per segment (window, probation, protected): its LRU list, occupancy and bound.
+    lists: [List; 3],
+    used: [u64; 3],
+    seg_max: [u64; 3],
+    /// libCacheSim's rules.
     lcs: bool,
+    /// Capacity (pages, or bytes with object sizes), window size and main size.
     cap: u64,
-    /// Window size, main size, and the bounds of probation and protected.
     wcap: u64,
     main_cap: u64,
-    seg_max: [u64; 3],
-    used: [u64; 3],
-    lists: [List; 3],
     arena: Arena<Node>,
     table: SlotTable,
     /// The paper's sketch (a minimal unused one in the libCacheSim variant) and libCacheSim's
