@@ -153,7 +153,7 @@ use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, NIL};
 use crate::policy::swap::linux_two_list::FileAccess;
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageOut, PageRef, Sink};
+use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::{Kind, Op};
 use serde::{Deserialize, Serialize};
 
@@ -330,6 +330,7 @@ pub struct Mglru {
 }
 
 mod ctrl;
+mod evict;
 mod external;
 mod gens;
 
@@ -508,200 +509,6 @@ impl Mglru {
 
     fn nr_gens(&self, t: usize) -> u64 {
         self.max_seq - self.min_seq[t] + 1
-    }
-
-    /// Evicts page `id` (already unlinked) from type `t`.
-    fn evict<S: Sink>(&mut self, id: u32, t: usize, sink: &mut S) {
-        let (refs, tier) = self.refs_tier(&self.pages[id as usize]);
-        let p = &mut self.pages[id as usize];
-        let ws = p.flags & WORKINGSET != 0;
-        self.evicted[t][tier] += 1;
-        let n = p.node;
-        p.node = NIL;
-        p.shadow_seq = self.min_seq[t];
-        p.shadow_refs = refs;
-        p.shadow_ws = ws;
-        let out = PageOut {
-            id,
-            page: p.page,
-            kind: if t == 0 { Kind::Anon } else { Kind::File },
-            dirty: p.flags & DIRTY != 0,
-            tier: 0,
-        };
-        p.flags &= ANON;
-        p.refs = 0;
-        self.arena.release(n);
-        self.resident -= 1;
-        self.c_reclaimed[t] += 1;
-        sink.evict(out);
-    }
-
-    /// One step of `scan_folios` + `shrink_folio_list` on the tail of type
-    /// `t`'s oldest generation. Returns whether a page was freed; None when
-    /// the type cannot be scanned (MIN_NR_GENS generations, or empty).
-    fn scan_one<S: Sink>(&mut self, t: usize, tier_idx: usize, sink: &mut S) -> Option<bool> {
-        if self.nr_gens(t) <= MIN_NR_GENS {
-            return None;
-        }
-        let old = slot(self.min_seq[t]);
-        let n = self.lists[old][t].back()?;
-        let id = *self.arena.get(n);
-        // The next scan takes the node before this one, and reads its page's state: a chain of
-        // two cache misses in a large cache. Start both now (the page's state as soon as that
-        // node arrives), and the node after it, while this page is sorted.
-        if let Some(prev) = self.lists[old][t].prev_of(&self.arena, n) {
-            crate::policy::list::prefetch(&self.pages, *self.arena.get(prev) as usize);
-            if let Some(next_prev) = self.lists[old][t].prev_of(&self.arena, prev) {
-                self.arena.prefetch(next_prev);
-            }
-        }
-        self.c_scanned[t] += 1;
-        let p = self.pages[id as usize];
-        let ws = p.flags & WORKINGSET != 0;
-        self.lists[old][t].unlink(&mut self.arena, n);
-        if self.v6_1 {
-            let (refs, tier) = self.refs_tier(&p);
-            if tier > tier_idx || refs == MAX_REFS {
-                // sort_folio -> folio_inc_gen: LRU_REFS_MASK and
-                // LRU_REFS_FLAGS cleared, to min_seq + 1.
-                let q = &mut self.pages[id as usize];
-                q.refs = 0;
-                q.flags &= !(REFERENCED | WORKINGSET);
-                self.link(id, self.min_seq[t] + 1, false);
-                self.protected[t][tier] += 1;
-                self.c_protected += 1;
-                return Some(false);
-            }
-            // isolate_folio.
-            let q = &mut self.pages[id as usize];
-            if q.flags & REFERENCED == 0 {
-                q.refs = 0;
-                q.flags &= !WORKINGSET;
-            }
-            q.flags &= !REFERENCED;
-        }
-        let tier = tier_from_refs(p.refs, ws);
-        // sort_folio: protected by its tier.
-        if !self.v6_1 && (tier > tier_idx || (p.refs == MAX_REFS && ws)) {
-            self.pages[id as usize].refs = 0;
-            self.link(id, self.min_seq[t] + 1, false);
-            if !(p.refs == MAX_REFS && ws) {
-                self.protected[t][tier] += 1;
-            }
-            self.c_protected += 1;
-            return Some(false);
-        }
-        // isolate_folio: refs cleared unless PG_referenced (refs == 0 here
-        // means no PG_referenced already).
-        // folio_check_references: the young bit via the rmap walk.
-        if p.flags & YOUNG != 0 {
-            self.pages[id as usize].flags &= !YOUNG;
-            if p.refs > 0 || ws {
-                // lru_gen_set_refs -> FOLIOREF_ACTIVATE: PG_workingset,
-                // refs cleared, PG_active -> max_seq.
-                let q = &mut self.pages[id as usize];
-                q.refs = 0;
-                q.flags |= WORKINGSET;
-                self.link(id, self.max_seq, false);
-                self.c_activated += 1;
-            } else {
-                // FOLIOREF_KEEP: lru_gen_set_refs sets PG_referenced. On
-                // the way back (evict_folios) an anon page goes to
-                // max_seq - 1 (lru_gen_folio_seq, not in the swap cache);
-                // a file page would land in the oldest generation, so it
-                // gets PG_active with its LRU_REFS_FLAGS cleared ("don't
-                // add rejected folios to the oldest generation"): also
-                // max_seq - 1, but without PG_referenced. Anon pages read
-                // back from swap stay in the swap cache in the kernel and
-                // would be treated as file pages here; not modelled.
-                self.pages[id as usize].refs = (t == 0) as u8;
-                self.link(id, self.max_seq - 1, false);
-                self.c_kept += 1;
-            }
-            return Some(false);
-        }
-        self.evict(id, t, sink);
-        Some(true)
-    }
-
-    /// Evicts the tail of the oldest non-empty generation (type `first`
-    /// first), whatever its tier or young bit: the way out when nothing
-    /// else frees a page (see the module documentation).
-    fn force_evict<S: Sink>(&mut self, first: usize, sink: &mut S) {
-        for t in [first, 1 - first] {
-            for seq in self.min_seq[t]..=self.max_seq {
-                if let Some(n) = self.lists[slot(seq)][t].back() {
-                    let id = *self.arena.get(n);
-                    self.lists[slot(seq)][t].unlink(&mut self.arena, n);
-                    self.c_scanned[t] += 1;
-                    self.c_forced += 1;
-                    self.evict(id, t, sink);
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Reclaims `reclaim_batch` pages (`try_to_shrink_lruvec` rounds).
-    fn reclaim<S: Sink>(&mut self, sink: &mut S) {
-        if self.min_ttl > 0 && self.working_set_protected(self.now) {
-            self.c_min_ttl_oom += 1;
-        }
-        let target = self.reclaim_batch.min(self.resident).max(1);
-        self.reclaim_pages(target, true, sink);
-    }
-
-    /// Frees up to `target` pages; without `force`, gives up (returning
-    /// fewer) where the forced eviction would have run.
-    fn reclaim_pages<S: Sink>(&mut self, target: usize, force: bool, sink: &mut S) -> usize {
-        let mut freed = 0;
-        // Bound on steps without progress before forcing an eviction.
-        let limit = 4 * self.resident + 64;
-        let mut idle = 0;
-        while freed < target {
-            let first = self.get_type_to_scan();
-            if idle > limit {
-                if !force {
-                    break;
-                }
-                self.force_evict(first, sink);
-                freed += 1;
-                idle = 0;
-                continue;
-            }
-            self.try_to_inc_min_seq();
-            if self.evictable_min_seq() + MIN_NR_GENS > self.max_seq {
-                // With swappiness 0 and no file pages this repeats until
-                // the bound above forces an eviction (the kernel OOM-kills).
-                self.age();
-                idle += 1;
-                continue;
-            }
-            let mut done = None;
-            for t in [first, 1 - first] {
-                if t == 0 && !self.anon_evictable() {
-                    continue;
-                }
-                let tier = self.get_tier_idx(t);
-                if let Some(f) = self.scan_one(t, tier, sink) {
-                    done = Some(f);
-                    break;
-                }
-            }
-            match done {
-                Some(true) => {
-                    freed += 1;
-                    idle = 0;
-                }
-                Some(false) => idle += 1,
-                None => {
-                    // Neither type can be scanned: age.
-                    self.age();
-                    idle += 1;
-                }
-            }
-        }
-        freed
     }
 
     /// A page comes in (a miss): refault feedback from its shadow, then
