@@ -27,8 +27,7 @@
 //! rounded down to integers).
 
 use crate::error::{Error, Result};
-use crate::policy::classic::opt::{Opt, OptConfig};
-use crate::policy::list::{SlotTable, NIL};
+use crate::policy::classic::opt::{FutureFrames, Opt, OptConfig};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageOut, PageRef, Sink, NEVER};
 use serde::{Deserialize, Serialize};
@@ -77,15 +76,12 @@ impl Sink for Tally {
 }
 
 pub struct OptWb {
-    cap: usize,
+    f: FutureFrames,
     read_cost: f64,
     write_cost: f64,
-    frames: Vec<Frame>,
-    next: Vec<u64>,
     /// (next use, slot) of clean and of dirty frames; stale entries skipped.
     clean: BinaryHeap<(u64, u32)>,
     dirty: BinaryHeap<(u64, u32)>,
-    table: SlotTable,
     misses: u64,
     writebacks: u64,
     min: Opt,
@@ -112,14 +108,11 @@ impl PolicyDef for OptWb {
             return Err(Error::config("policy 'opt-wb': read_cost must be > 0"));
         }
         Ok(OptWb {
-            cap: ctx.capacity,
+            f: FutureFrames::new(ctx.capacity),
             read_cost: cfg.read_cost,
             write_cost: cfg.write_cost,
-            frames: Vec::with_capacity(ctx.capacity),
-            next: Vec::with_capacity(ctx.capacity),
             clean: BinaryHeap::new(),
             dirty: BinaryHeap::new(),
-            table: SlotTable::default(),
             misses: 0,
             writebacks: 0,
             min: Opt::build(&OptConfig::default(), ctx)?,
@@ -147,18 +140,18 @@ impl OptWb {
     }
 
     fn push(&mut self, s: usize) {
-        let e = (self.next[s], s as u32);
-        if self.frames[s].dirty {
+        let e = (self.f.next[s], s as u32);
+        if self.f.frames[s].dirty {
             self.dirty.push(e);
         } else {
             self.clean.push(e);
         }
-        if self.clean.len() + self.dirty.len() > 4 * self.cap + 64 {
+        if self.clean.len() + self.dirty.len() > 4 * self.f.cap + 64 {
             self.clean.clear();
             self.dirty.clear();
-            for i in 0..self.frames.len() {
-                let e = (self.next[i], i as u32);
-                if self.frames[i].dirty {
+            for i in 0..self.f.frames.len() {
+                let e = (self.f.next[i], i as u32);
+                if self.f.frames[i].dirty {
                     self.dirty.push(e);
                 } else {
                     self.clean.push(e);
@@ -168,8 +161,8 @@ impl OptWb {
     }
 
     fn victim(&mut self, now: u64) -> usize {
-        let c = Self::top(&mut self.clean, &self.frames, &self.next, false);
-        let d = Self::top(&mut self.dirty, &self.frames, &self.next, true);
+        let c = Self::top(&mut self.clean, &self.f.frames, &self.f.next, false);
+        let d = Self::top(&mut self.dirty, &self.f.frames, &self.f.next, true);
         let pick_dirty = match (c, d) {
             (None, Some(_)) => true,
             (Some(_), None) | (None, None) => false,
@@ -206,46 +199,35 @@ impl OptWb {
 impl Policy for OptWb {
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         self.min.access(r, &mut self.tally);
-        let slot = self.table.get(r.id);
-        if slot != NIL {
-            let s = slot as usize;
-            self.frames[s].dirty |= r.is_write();
-            self.next[s] = r.next_use();
+        if let Some(s) = self.f.hit(r) {
             self.push(s);
             sink.hit(r, 0);
             return;
         }
         self.misses += 1;
-        if self.cap == 0 {
+        if self.f.cap == 0 {
             sink.miss_bypass(r);
             return;
         }
-        let s = if self.frames.len() < self.cap {
-            self.frames.push(Frame::of(r));
-            self.next.push(r.next_use());
-            self.frames.len() - 1
-        } else {
-            let s = self.victim(r.seq());
-            let v = self.frames[s];
-            self.table.clear(v.id);
-            self.writebacks += v.dirty as u64;
-            sink.evict(v.out(0));
-            self.frames[s] = Frame::of(r);
-            self.next[s] = r.next_use();
-            s
+        let s = match self.f.fill(r) {
+            Some(s) => s,
+            None => {
+                let s = self.victim(r.seq());
+                self.writebacks += self.f.replace(s, r, sink).dirty as u64;
+                s
+            }
         };
-        self.table.set(r.id, s as u32);
         self.push(s);
         sink.miss(r, 0);
     }
 
     fn grow(&mut self, n: usize) {
-        self.table.grow(n);
+        self.f.table.grow(n);
         self.min.grow(n);
     }
 
     fn resident(&self) -> usize {
-        self.frames.len()
+        self.f.frames.len()
     }
 
     fn counters(&self) -> Vec<(&'static str, u64)> {

@@ -2,20 +2,19 @@
 //! fits; an object with its reference count set loses one count and goes round again. Matches
 //! libCacheSim's `Clock` with sizes (its default one-bit counter; `bits` as in page mode).
 
-use super::{ObjectCache, Queue, Store};
+use super::{ListQueue, ListRule, ObjectCache, Store};
 use crate::error::{Error, Result};
 use crate::policy::classic::clock::ClockConfig;
 use crate::policy::list::List;
 use crate::policy::{PolicyCtx, PolicyDef};
-use crate::sim::PageRef;
 
-/// CLOCK's ring: front = most recently inserted (or passed over); the hand is at the back.
-pub struct ClockQueue {
-    q: List,
+/// CLOCK's rule over its ring (front = most recently inserted or passed over; the hand is at
+/// the back): a hit counts up to `max_freq`.
+pub struct ClockRule {
     max_freq: u64,
 }
 
-pub type ObjClock = ObjectCache<ClockQueue>;
+pub type ObjClock = ObjectCache<ListQueue<ClockRule>>;
 
 impl PolicyDef for ObjClock {
     const NAME: &'static str = "clock";
@@ -29,33 +28,31 @@ impl PolicyDef for ObjClock {
                 cfg.bits
             )));
         }
-        let q = ClockQueue {
-            q: List::default(),
+        let rule = ClockRule {
             max_freq: (1u64 << cfg.bits) - 1,
         };
-        Ok(ObjectCache::new(ctx.capacity, q))
+        Ok(ObjectCache::new(ctx.capacity, ListQueue::new(rule)))
     }
 }
 
-impl Queue for ClockQueue {
-    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+impl ListRule for ClockRule {
+    #[inline]
+    fn hit(&mut self, _q: &mut List, s: &mut Store, slot: u32) {
         let o = s.arena.get_mut(slot);
         o.freq = (o.freq + 1).min(self.max_freq);
     }
-    fn victim(&mut self, s: &mut Store) -> u32 {
+    #[inline]
+    fn victim(&mut self, q: &mut List, s: &mut Store) -> u32 {
         loop {
-            let v = self.q.back().expect("a cache over capacity is not empty");
+            let v = q.back().expect("a cache over capacity is not empty");
             let o = s.arena.get_mut(v);
             if o.freq == 0 {
-                self.q.unlink(&mut s.arena, v);
+                q.unlink(&mut s.arena, v);
                 return v;
             }
             o.freq -= 1;
-            self.q.move_to_front(&mut s.arena, v);
+            q.move_to_front(&mut s.arena, v);
         }
-    }
-    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
-        self.q.push_front(&mut s.arena, slot);
     }
 }
 

@@ -1,18 +1,17 @@
 //! FIFO with object sizes: evict the oldest objects until the missed object fits. Matches
 //! libCacheSim's `FIFO` with sizes (objects and bytes missed).
 
-use super::{ObjectCache, Queue, Store};
+use super::{ListQueue, ListRule, ObjectCache, Store};
 use crate::error::Result;
 use crate::policy::classic::fifo::FifoConfig;
 use crate::policy::list::List;
 use crate::policy::{PolicyCtx, PolicyDef};
-use crate::sim::PageRef;
 
-/// FIFO's queue: front = newest.
+/// FIFO's rule: a hit changes nothing; the victim is the oldest insertion.
 #[derive(Default)]
-pub struct FifoQueue(List);
+pub struct FifoRule;
 
-pub type ObjFifo = ObjectCache<FifoQueue>;
+pub type ObjFifo = ObjectCache<ListQueue<FifoRule>>;
 
 impl PolicyDef for ObjFifo {
     const NAME: &'static str = "fifo";
@@ -20,20 +19,13 @@ impl PolicyDef for ObjFifo {
     const SUMMARY: &'static str = "First in, first out (object sizes).";
     type Config = FifoConfig;
     fn build(_cfg: &FifoConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjectCache::new(ctx.capacity, FifoQueue::default()))
+        Ok(ObjectCache::new(ctx.capacity, ListQueue::default()))
     }
 }
 
-impl Queue for FifoQueue {
-    fn hit(&mut self, _s: &mut Store, _slot: u32, _r: &PageRef) {}
-    fn victim(&mut self, s: &mut Store) -> u32 {
-        self.0
-            .pop_back(&mut s.arena)
-            .expect("a cache over capacity is not empty")
-    }
-    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
-        self.0.push_front(&mut s.arena, slot);
-    }
+impl ListRule for FifoRule {
+    #[inline]
+    fn hit(&mut self, _q: &mut List, _s: &mut Store, _slot: u32) {}
 }
 
 #[cfg(test)]

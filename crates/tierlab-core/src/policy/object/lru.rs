@@ -1,18 +1,17 @@
 //! LRU with object sizes: evict the least recently used objects until the missed object fits.
 //! Matches libCacheSim's `LRU` with sizes (objects and bytes missed).
 
-use super::{ObjectCache, Queue, Store};
+use super::{ListQueue, ListRule, ObjectCache, Store};
 use crate::error::Result;
 use crate::policy::classic::lru::LruConfig;
 use crate::policy::list::List;
 use crate::policy::{PolicyCtx, PolicyDef};
-use crate::sim::PageRef;
 
-/// LRU's stack: front = most recent.
+/// LRU's rule: a hit moves the object to the front; the victim is the back (least recent).
 #[derive(Default)]
-pub struct LruQueue(List);
+pub struct LruRule;
 
-pub type ObjLru = ObjectCache<LruQueue>;
+pub type ObjLru = ObjectCache<ListQueue<LruRule>>;
 
 impl PolicyDef for ObjLru {
     const NAME: &'static str = "lru";
@@ -20,21 +19,14 @@ impl PolicyDef for ObjLru {
     const SUMMARY: &'static str = "Least recently used (object sizes).";
     type Config = LruConfig;
     fn build(_cfg: &LruConfig, ctx: &PolicyCtx) -> Result<Self> {
-        Ok(ObjectCache::new(ctx.capacity, LruQueue::default()))
+        Ok(ObjectCache::new(ctx.capacity, ListQueue::default()))
     }
 }
 
-impl Queue for LruQueue {
-    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
-        self.0.move_to_front(&mut s.arena, slot);
-    }
-    fn victim(&mut self, s: &mut Store) -> u32 {
-        self.0
-            .pop_back(&mut s.arena)
-            .expect("a cache over capacity is not empty")
-    }
-    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
-        self.0.push_front(&mut s.arena, slot);
+impl ListRule for LruRule {
+    #[inline]
+    fn hit(&mut self, q: &mut List, s: &mut Store, slot: u32) {
+        q.move_to_front(&mut s.arena, slot);
     }
 }
 

@@ -22,7 +22,7 @@ pub mod opt;
 pub mod s3fifo;
 pub mod sieve;
 
-use crate::policy::list::{Arena, NIL};
+use crate::policy::list::{Arena, List, NIL};
 use crate::policy::{Frame, Policy, PolicyDef, PolicyVisitor};
 use crate::sim::{PageRef, Sink};
 
@@ -160,6 +160,52 @@ pub trait Queue: Send + 'static {
     fn victim(&mut self, s: &mut Store) -> u32;
     /// `r`'s object was inserted in `slot`: link it.
     fn inserted(&mut self, s: &mut Store, slot: u32, r: &PageRef);
+}
+
+/// What differs between the one-list policies (FIFO, LRU, CLOCK, SIEVE): what a hit does and
+/// which object goes next. [`ListQueue`] links every new object at the front of its list.
+pub trait ListRule: Send + 'static {
+    /// `r` hit the object in `slot` of list `q`.
+    fn hit(&mut self, q: &mut List, s: &mut Store, slot: u32);
+    /// Chooses the next victim, unlinks it from `q` and returns its slot. Default: the back
+    /// (the oldest insertion).
+    #[inline]
+    fn victim(&mut self, q: &mut List, s: &mut Store) -> u32 {
+        q.pop_back(&mut s.arena)
+            .expect("a cache over capacity is not empty")
+    }
+}
+
+/// One list, front = newest insertion, ruled by `R`: the [`Queue`] of FIFO, LRU, CLOCK and
+/// SIEVE. O(1) per request but for the victim search `R` does.
+#[derive(Default)]
+pub struct ListQueue<R> {
+    q: List,
+    rule: R,
+}
+
+impl<R> ListQueue<R> {
+    pub fn new(rule: R) -> Self {
+        ListQueue {
+            q: List::default(),
+            rule,
+        }
+    }
+}
+
+impl<R: ListRule> Queue for ListQueue<R> {
+    #[inline]
+    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.rule.hit(&mut self.q, s, slot);
+    }
+    #[inline]
+    fn victim(&mut self, s: &mut Store) -> u32 {
+        self.rule.victim(&mut self.q, s)
+    }
+    #[inline]
+    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+        self.q.push_front(&mut s.arena, slot);
+    }
 }
 
 /// An object-size cache: the resident objects and the policy's [`Queue`] over them.

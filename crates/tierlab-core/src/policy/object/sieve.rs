@@ -2,20 +2,19 @@
 //! head, clearing visited bits, and evicts objects without one until the missed object fits;
 //! new objects enter at the head. Matches libCacheSim's `Sieve` with sizes.
 
-use super::{ObjectCache, Queue, Store};
+use super::{ListQueue, ListRule, ObjectCache, Store};
 use crate::error::Result;
 use crate::policy::classic::sieve::SieveConfig;
 use crate::policy::list::{List, NIL};
 use crate::policy::{PolicyCtx, PolicyDef};
-use crate::sim::PageRef;
 
-/// SIEVE's queue (front = head, newest) and its hand (NIL: start at the tail).
-pub struct SieveQueue {
-    q: List,
+/// SIEVE's rule over its queue (front = head, newest): a hit sets the visited bit; the hand
+/// (NIL: start at the tail) looks for the victim.
+pub struct SieveRule {
     hand: u32,
 }
 
-pub type ObjSieve = ObjectCache<SieveQueue>;
+pub type ObjSieve = ObjectCache<ListQueue<SieveRule>>;
 
 impl PolicyDef for ObjSieve {
     const NAME: &'static str = "sieve";
@@ -23,20 +22,19 @@ impl PolicyDef for ObjSieve {
     const SUMMARY: &'static str = "SIEVE (object sizes).";
     type Config = SieveConfig;
     fn build(_cfg: &SieveConfig, ctx: &PolicyCtx) -> Result<Self> {
-        let q = SieveQueue {
-            q: List::default(),
-            hand: NIL,
-        };
-        Ok(ObjectCache::new(ctx.capacity, q))
+        let rule = SieveRule { hand: NIL };
+        Ok(ObjectCache::new(ctx.capacity, ListQueue::new(rule)))
     }
 }
 
-impl Queue for SieveQueue {
-    fn hit(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
+impl ListRule for SieveRule {
+    #[inline]
+    fn hit(&mut self, _q: &mut List, s: &mut Store, slot: u32) {
         s.arena.get_mut(slot).freq = 1;
     }
-    fn victim(&mut self, s: &mut Store) -> u32 {
-        let tail = self.q.back().expect("a cache over capacity is not empty");
+    #[inline]
+    fn victim(&mut self, q: &mut List, s: &mut Store) -> u32 {
+        let tail = q.back().expect("a cache over capacity is not empty");
         let mut v = if self.hand == NIL { tail } else { self.hand };
         loop {
             let o = s.arena.get_mut(v);
@@ -44,14 +42,11 @@ impl Queue for SieveQueue {
                 break;
             }
             o.freq -= 1;
-            v = self.q.prev_of(&s.arena, v).unwrap_or(tail);
+            v = q.prev_of(&s.arena, v).unwrap_or(tail);
         }
-        self.hand = self.q.prev_of(&s.arena, v).unwrap_or(NIL);
-        self.q.unlink(&mut s.arena, v);
+        self.hand = q.prev_of(&s.arena, v).unwrap_or(NIL);
+        q.unlink(&mut s.arena, v);
         v
-    }
-    fn inserted(&mut self, s: &mut Store, slot: u32, _r: &PageRef) {
-        self.q.push_front(&mut s.arena, slot);
     }
 }
 
