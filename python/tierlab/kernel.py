@@ -14,6 +14,12 @@ the limit, less the usage charged when the driver is ready, less the kernel memo
 Everything a run sets up (cgroup, trace instance, swap file, zram device, vm.page-cluster) is torn
 down afterwards, also on error, Ctrl-C and SIGTERM; a run that was killed outright is cleaned up by
 the next one (``cleanup_stale``).
+
+The parts: ``tierlab.kernel_workloads`` (the workloads and cells), ``tierlab.kernel_host`` (the
+set-up and tear-down), ``tierlab.kernel_counts`` (the kernel's counts and their arithmetic) and
+``tierlab.kernel_report`` (the table, figures and HTML page); this module runs a cell and the
+whole check, and offers all their names (``__all__``). Cost: the driver's run and tierlab's replay
+of each cell, one ``api.run`` per cell over the listed policies.
 """
 
 from __future__ import annotations
@@ -21,242 +27,108 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import subprocess
 import tempfile
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from tierlab import _core
+from tierlab.kernel_counts import (
+    _psi_totals,
+    _read_trace,
+    _stat,
+    _zswap_stats,
+    parse_mm_stat,
+    zram_accounting,
+    zswap_counts,
+)
+from tierlab.kernel_host import (
+    CGROUP_ROOT,
+    DEBUGFS,
+    DEFAULT_WORKDIR,
+    PAGE,
+    PAGE_CLUSTER,
+    PREFIX,
+    STATE_FILE,
+    TRACE_EVENTS,
+    TRACEFS,
+    ZRAM,
+    ZSWAP_ENABLED,
+    KernelCheckUnavailable,
+    _drop_caches,
+    _fs_type,
+    _sigterm_as_interrupt,
+    _write,
+    cleanup_stale,
+    memory_cgroup,
+    page_cluster,
+    swap_device,
+    trace_instance,
+    zswap_on,
+)
+from tierlab.kernel_report import error_figure, summary, write_report
+from tierlab.kernel_workloads import (
+    ANON_WORKLOADS,
+    FILE_ACCESS_BY_FORMAT,
+    FILE_WORKLOADS,
+    WORKLOADS,
+    Cell,
+    _trace_label,
+    cells_for,
+    standard_cells,
+    touched_anon_pages,
+    trace_footprint,
+    two_list_for,
+)
 
-PAGE = 4096
-CGROUP_ROOT = Path("/sys/fs/cgroup/memory")
-TRACEFS = Path("/sys/kernel/tracing")
-ZRAM = Path("/sys/block/zram0")
-PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
-ZSWAP_ENABLED = Path("/sys/module/zswap/parameters/enabled")
-DEBUGFS = Path("/sys/kernel/debug")
-#: Names of everything a run creates start with this, so a later run can find leftovers.
-PREFIX = "tierlab-kcheck"
-#: Where a run notes the system settings it changed (zram, page-cluster) until it restores them.
-STATE_FILE = Path("/run") / f"{PREFIX}-state.json"
-DEFAULT_WORKDIR = Path("/var/tmp") / PREFIX
-
-
-class KernelCheckUnavailable(RuntimeError):
-    """The machine lacks what a kernel check needs; the message names each missing feature."""
-
-
-# ---------------------------------------------------------------------------------------------
-# workloads
-
-
-@dataclass(frozen=True)
-class Cell:
-    """One cell of the check: a workload at a memory limit, with a swap device or none.
-
-    A built-in workload is named (``WORKLOADS``); a user's workload is ``workload="trace"`` with
-    ``trace`` a file tierlab reads (``trace_format`` and ``trace_options`` as for ``tierlab run``)
-    or a generator spec, its first ``max_refs`` page references when given."""
-
-    workload: str
-    limit_mib: int
-    # None, "file", "zram" or "zswap" (zswap in front of a swap file); under QEMU "brd" (a RAM disk)
-    swap: str | None = None
-    scale: float = 1.0  # multiplies the number of references (a quick run uses less)
-    seed: int = 1
-    trace: str | None = None
-    trace_format: str | None = None
-    trace_options: tuple = ()  # (key, value) pairs
-    max_refs: int | None = None
-
-    @property
-    def name(self) -> str:
-        what = self.workload if self.trace is None else _trace_label(self.trace)
-        return f"{what}@{self.limit_mib}MiB" + (f"+{self.swap}" if self.swap else "")
-
-    def spec(self) -> dict:
-        """The workload's parameters, in pages, stated relative to the limit (docs/kernel-check.md)."""
-        if self.workload == "trace":
-            if not self.trace:
-                raise ValueError("a trace cell needs a trace (a file or a generator spec)")
-            return {
-                "workload": "trace",
-                "trace": self.trace,
-                "format": self.trace_format,
-                "options": dict(self.trace_options),
-                "max_refs": self.max_refs,
-            }
-        lp = self.limit_mib * (1 << 20) // PAGE
-        n = lambda k: max(1, int(k * lp * self.scale))  # noqa: E731 - references scale together
-        w = self.workload
-        if w == "zipf_read":
-            return {"workload": w, "file_pages": 4 * lp, "refs": n(16), "alpha": 0.99, "seed": self.seed}
-        if w == "hot_scan":
-            periods = max(2, round(4 * self.scale))  # a scan between hot phases needs two
-            return {
-                "workload": w,
-                "hot_pages": lp // 4,
-                "scan_pages": 2 * lp,
-                "hot_refs": 4 * lp,
-                "periods": periods,
-                "seed": self.seed,
-            }
-        if w == "loop_read":
-            loop = lp + lp // 10
-            return {"workload": w, "loop_pages": loop, "refs": max(2 * loop, n(5.5))}
-        if w == "mixed_read_write":
-            return {
-                "workload": w,
-                "file_pages": 4 * lp,
-                "refs": n(16),
-                "alpha": 0.99,
-                "write_share": 0.3,
-                "seed": self.seed,
-            }
-        if w == "anon_zipf":
-            return {
-                "workload": w,
-                "anon_pages": lp + lp // 2,
-                "refs": n(8),
-                "alpha": 0.99,
-                "write_share": 0.3,
-                "seed": self.seed,
-            }
-        if w == "anon_loop":
-            loop = lp + lp // 10
-            return {
-                "workload": w,
-                "anon_pages": loop,
-                "refs": max(2 * loop, n(4)),
-                "write_share": 0.3,
-                "seed": self.seed,
-            }
-        if w == "mixed_zipf":
-            return {
-                "workload": w,
-                "file_pages": 2 * lp,
-                "anon_pages": 3 * lp // 4,
-                "refs": n(12),
-                "anon_share": 0.5,
-                "alpha": 0.99,
-                "write_share": 0.3,
-                "seed": self.seed,
-            }
-        if w == "mixed_scan":
-            return {
-                "workload": w,
-                "anon_pages": 3 * lp // 4,
-                "scan_pages": 2 * lp,
-                "hot_refs": 2 * lp,
-                "periods": max(2, round(4 * self.scale)),
-                "alpha": 0.99,
-                "write_share": 0.3,
-                "seed": self.seed,
-            }
-        if w == "app_switch":
-            return {
-                "workload": w,
-                "apps": 4,
-                "file_pages_per_app": 2 * lp // 5,
-                "anon_pages_per_app": 3 * lp // 10,
-                "phases": max(4, round(12 * self.scale)),
-                "phase_refs": lp,
-                "anon_share": 0.5,
-                "alpha": 0.99,
-                "write_share": 0.3,
-                "seed": self.seed,
-            }
-        raise ValueError(f"unknown kernel-check workload '{w}'; known: {', '.join(WORKLOADS)}")
-
-
-#: The built-in workloads (presets); the anonymous and mixed ones run with each swap device.
-FILE_WORKLOADS = ["zipf_read", "hot_scan", "loop_read", "mixed_read_write"]
-ANON_WORKLOADS = ["anon_zipf", "anon_loop", "mixed_zipf", "mixed_scan", "app_switch"]
-WORKLOADS = FILE_WORKLOADS + ANON_WORKLOADS
-
-
-def _trace_label(trace: str) -> str:
-    name = Path(trace).name if Path(trace).exists() or "/" in trace else trace
-    return name if len(name) <= 40 else name[:37] + "..."
-
-
-def standard_cells(limits_mib: Sequence[int] = (32, 64), scale: float = 1.0) -> list[Cell]:
-    """The table of docs/kernel-check.md: every file workload at each limit, and each anonymous or
-    mixed workload with a swap file and with zram at each limit."""
-    return cells_for(None, limits_mib, ("file", "zram"), scale)
-
-
-def trace_footprint(trace: str, trace_format: str | None = None, options: dict | None = None, max_refs=None) -> dict:
-    """Reads a trace as kernel-check would and returns its ``file_pages``, ``anon_pages`` and
-    ``references`` (no root needed)."""
-    cell = Cell(
-        "trace",
-        0,
-        trace=trace,
-        trace_format=trace_format,
-        trace_options=tuple((options or {}).items()),
-        max_refs=max_refs,
-    )
-    fd, tmp = tempfile.mkstemp(prefix=f"{PREFIX}-", suffix=".tlt")
-    os.close(fd)
-    try:
-        return json.loads(_core.kernel_references(json.dumps(cell.spec()), tmp))
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-#: How the file pages of a trace were referenced, by format, and the linux-two-list
-#: ``file_access`` that models it (see the policy's doc): system-call reads and writes of an
-#: unmapped page cache for block and file-system traces; mapped executable text and data for
-#: memory traces captured from programs (lackey, tierlab capture).
-FILE_ACCESS_BY_FORMAT = {
-    "lackey": "exec",
-    "tlpages": "exec",
-    "addr": "exec",
-    "vfs": "read",
-    "blkparse": "read",
-    "msr": "read",
-    "spc": "read",
-    "vscsi": "read",
-    "android": "read",
-}
-
-
-def touched_anon_pages(trace: Path) -> int:
-    """The anonymous pages a cell's written trace references: its first touches. A workload need not
-    touch every page of its mapping (``app_switch`` at a reduced scale launches fewer apps than it
-    maps), and a page never touched is never charged or faulted."""
-    return int(trace_footprint(str(trace))["anon_pages"])
-
-
-def two_list_for(trace: str, trace_format: str | None = None) -> tuple[str, str]:
-    """The linux-two-list configuration that matches how ``trace``'s file pages were referenced,
-    and why; for a format that does not say (csv, txt, native, generators...) the reason names
-    the choice to make. kernel-check itself always replays file pages with pread/pwrite, so the
-    row it compares is ``file_access='read'`` whatever the trace."""
-    fmt = (
-        trace_format
-        or json.loads(_core.trace_info(json.dumps({"path": trace, "format": None, "options": {}}), 1))["format"]
-    )
-    fa = FILE_ACCESS_BY_FORMAT.get(fmt)
-    if fa == "exec":
-        return ("linux-two-list", f"{fmt}: file pages are mapped text and data (linux-two-list's default)")
-    if fa == "read":
-        return (
-            "linux-two-list(file_access='read')",
-            f"{fmt}: file pages are read and written through system calls (file_access='read')",
-        )
-    return (
-        "linux-two-list",
-        f"{fmt}: the format does not say how its file pages were referenced; pass "
-        "file_access='read' for read()/write(), 'mapped' for mapped data, 'exec' (the default) for text",
-    )
+#: What ``tierlab.kernel`` offers: the check, and the names of the modules it is built from.
+__all__ = [
+    "ANON_WORKLOADS",
+    "CGROUP_ROOT",
+    "DEBUGFS",
+    "DEFAULT_POLICIES",
+    "DEFAULT_WORKDIR",
+    "FILE_ACCESS_BY_FORMAT",
+    "FILE_WORKLOADS",
+    "METRICS",
+    "PAGE",
+    "PAGE_CLUSTER",
+    "PREFIX",
+    "STATE_FILE",
+    "SYNC_SWAP_DEVICES",
+    "SYNC_SWAP_POLICIES",
+    "TRACEFS",
+    "TRACE_EVENTS",
+    "TWO_LIST_NAME",
+    "WORKLOADS",
+    "ZRAM",
+    "ZSWAP_ENABLED",
+    "Cell",
+    "CellResult",
+    "KernelCheckUnavailable",
+    "cells_for",
+    "cleanup_stale",
+    "error_figure",
+    "kernel_check",
+    "memory_cgroup",
+    "missing_features",
+    "page_cluster",
+    "parse_mm_stat",
+    "run_cell",
+    "standard_cells",
+    "summary",
+    "swap_device",
+    "touched_anon_pages",
+    "trace_footprint",
+    "trace_instance",
+    "two_list_for",
+    "write_report",
+    "zram_accounting",
+    "zswap_counts",
+    "zswap_on",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,381 +159,8 @@ def missing_features(swap: set[str] | None = None) -> list[str]:
     return missing
 
 
-def _ensure_tracefs() -> None:
-    if (TRACEFS / "instances").is_dir():
-        return
-    subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=False, capture_output=True)
-    if not (TRACEFS / "instances").is_dir():
-        raise KernelCheckUnavailable(f"tracefs could not be mounted at {TRACEFS}")
-
-
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
-
-
-# ---------------------------------------------------------------------------------------------
-# set-up and tear-down, each a context manager that undoes itself
-
-
-def _load_state() -> dict:
-    try:
-        return json.loads(STATE_FILE.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _save_state(state: dict) -> None:
-    if state:
-        STATE_FILE.write_text(json.dumps(state))
-    else:
-        with contextlib.suppress(FileNotFoundError):
-            STATE_FILE.unlink()
-
-
-def _rmdir_retrying(path: Path) -> None:
-    """Removes a cgroup or trace-instance directory, waiting up to 2.5 s for what still holds it
-    (exiting tasks, readers of the trace) to let go; raises if it never does."""
-    for _ in range(50):
-        try:
-            path.rmdir()
-            return
-        except OSError:
-            time.sleep(0.05)
-    path.rmdir()
-
-
-def _remove_cgroup(path: Path) -> None:
-    if not path.exists():
-        return
-    with contextlib.suppress(OSError):
-        _write(path / "memory.force_empty", "0")
-    _rmdir_retrying(path)
-
-
-def _swapoff(dev: str) -> None:
-    if any(line.split()[0] == dev for line in Path("/proc/swaps").read_text().splitlines()[1:] if line.strip()):
-        subprocess.run(["swapoff", dev], check=True, capture_output=True)
-
-
-def cleanup_stale(workdir: Path = DEFAULT_WORKDIR) -> list[str]:
-    """Removes what an earlier run that was killed outright left behind; returns what it removed."""
-    removed = []
-    if CGROUP_ROOT.exists():
-        for cg in CGROUP_ROOT.glob(f"{PREFIX}-*"):
-            _remove_cgroup(cg)
-            removed.append(str(cg))
-    inst = TRACEFS / "instances"
-    if inst.is_dir():
-        for t in inst.glob(f"{PREFIX}-*"):
-            _rmdir_retrying(t)
-            removed.append(str(t))
-    if Path("/proc/swaps").exists():
-        for line in Path("/proc/swaps").read_text().splitlines()[1:]:
-            dev = line.split()[0] if line.strip() else ""
-            if dev.startswith(str(workdir)) or Path(dev).name.startswith(PREFIX):
-                _swapoff(dev)
-                with contextlib.suppress(FileNotFoundError):
-                    Path(dev).unlink()
-                removed.append(dev)
-    state = _load_state()
-    if state.get("zram"):
-        _swapoff("/dev/zram0")
-        _write(ZRAM / "reset", "1")
-        removed.append("/dev/zram0 (reset)")
-    if "page_cluster" in state:
-        _write(PAGE_CLUSTER, str(state["page_cluster"]))
-        removed.append(f"vm.page-cluster restored to {state['page_cluster']}")
-    if "zswap_enabled" in state:
-        _write(ZSWAP_ENABLED, state["zswap_enabled"])
-        removed.append(f"zswap enabled restored to {state['zswap_enabled']}")
-    if state.get("debugfs_mounted"):
-        subprocess.run(["umount", str(DEBUGFS)], check=False, capture_output=True)
-        removed.append(f"{DEBUGFS} unmounted")
-    _save_state({})
-    for f in workdir.glob(f"{PREFIX}-swap-*") if workdir.exists() else []:
-        f.unlink()
-        removed.append(str(f))
-    return removed
-
-
-@contextlib.contextmanager
-def memory_cgroup(limit_bytes: int) -> Iterator[Path]:
-    path = CGROUP_ROOT / f"{PREFIX}-{os.getpid()}-{time.monotonic_ns()}"
-    path.mkdir()
-    try:
-        _write(path / "memory.limit_in_bytes", str(limit_bytes))
-        yield path
-    finally:
-        _remove_cgroup(path)
-
-
-#: The tracepoints read, with the filter field naming the data file's inode.
-TRACE_EVENTS = {
-    "filemap/mm_filemap_add_to_page_cache": "i_ino",
-    "filemap/mm_filemap_delete_from_page_cache": "i_ino",
-    "writeback/writeback_dirty_folio": "ino",
-}
-
-
-@contextlib.contextmanager
-def trace_instance(inode: int, buffer_kb: int) -> Iterator[Path]:
-    """A private tracefs instance recording the events above for one inode (its own buffer, so the
-    global trace is untouched; removing the instance disables its events)."""
-    _ensure_tracefs()
-    path = TRACEFS / "instances" / f"{PREFIX}-{os.getpid()}"
-    path.mkdir()
-    try:
-        _write(path / "buffer_size_kb", str(buffer_kb))
-        for ev, fld in TRACE_EVENTS.items():
-            d = path / "events" / ev
-            if not d.exists():
-                raise KernelCheckUnavailable(f"tracepoint {ev} (kernel built without it?)")
-            _write(d / "filter", f"{fld} == {inode}")
-            _write(d / "enable", "1")
-        _write(path / "tracing_on", "1")
-        yield path
-    finally:
-        with contextlib.suppress(OSError):
-            _write(path / "tracing_on", "0")
-        _rmdir_retrying(path)
-
-
-@contextlib.contextmanager
-def page_cluster(value: int) -> Iterator[None]:
-    """Sets vm.page-cluster (swap readahead) for the run and restores it."""
-    old = int(PAGE_CLUSTER.read_text())
-    state = _load_state()
-    state.setdefault("page_cluster", old)
-    _save_state(state)
-    _write(PAGE_CLUSTER, str(value))
-    try:
-        yield
-    finally:
-        _write(PAGE_CLUSTER, str(old))
-        state = _load_state()
-        state.pop("page_cluster", None)
-        _save_state(state)
-
-
-@contextlib.contextmanager
-def swap_device(kind: str, size_bytes: int, workdir: Path) -> Iterator[str]:
-    """A swap file on the work directory's file system, or zram0, enabled for the run."""
-    if kind == "file":
-        path = workdir / f"{PREFIX}-swap-{os.getpid()}"
-        try:
-            with open(path, "wb") as f:
-                chunk = b"\0" * (1 << 20)
-                for _ in range(-(-size_bytes // len(chunk))):
-                    f.write(chunk)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(path, 0o600)
-            subprocess.run(["mkswap", str(path)], check=True, capture_output=True)
-            subprocess.run(["swapon", str(path)], check=True, capture_output=True)
-            yield str(path)
-        finally:
-            with contextlib.suppress(subprocess.CalledProcessError, FileNotFoundError):
-                _swapoff(str(path))
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-    elif kind == "zram":
-        if int((ZRAM / "disksize").read_text()) != 0:
-            raise KernelCheckUnavailable("zram0 is already set up by someone else (its disksize is not 0)")
-        state = _load_state()
-        state["zram"] = True
-        _save_state(state)
-        try:
-            _write(ZRAM / "disksize", str(size_bytes))
-            subprocess.run(["mkswap", "/dev/zram0"], check=True, capture_output=True)
-            subprocess.run(["swapon", "/dev/zram0"], check=True, capture_output=True)
-            yield "/dev/zram0"
-        finally:
-            with contextlib.suppress(subprocess.CalledProcessError):
-                _swapoff("/dev/zram0")
-            _write(ZRAM / "reset", "1")
-            state = _load_state()
-            state.pop("zram", None)
-            _save_state(state)
-    else:
-        raise ValueError(f"swap must be 'file' or 'zram', got '{kind}'")
-
-
-@contextlib.contextmanager
-def zswap_on() -> Iterator[None]:
-    """zswap enabled for the run (and debugfs mounted, for its statistics), both restored after."""
-    old = ZSWAP_ENABLED.read_text().strip()
-    state = _load_state()
-    state.setdefault("zswap_enabled", old)
-    mounted = not (DEBUGFS / "zswap").is_dir()
-    if mounted:
-        state["debugfs_mounted"] = True
-    _save_state(state)
-    try:
-        if mounted:
-            subprocess.run(["mount", "-t", "debugfs", "none", str(DEBUGFS)], check=False, capture_output=True)
-        _write(ZSWAP_ENABLED, "Y")
-        yield
-    finally:
-        _write(ZSWAP_ENABLED, old)
-        if mounted:
-            subprocess.run(["umount", str(DEBUGFS)], check=False, capture_output=True)
-        state = _load_state()
-        state.pop("zswap_enabled", None)
-        state.pop("debugfs_mounted", None)
-        _save_state(state)
-
-
-def _zswap_stats() -> dict[str, int]:
-    """zswap's debugfs counters (empty where not readable)."""
-    out = {}
-    d = DEBUGFS / "zswap"
-    for f in d.iterdir() if d.is_dir() else []:
-        with contextlib.suppress(OSError, ValueError):
-            out[f.name] = int(f.read_text().strip())
-    return out
-
-
-def zswap_counts(vm0: dict, vm1: dict, zs0: dict, zs1: dict) -> dict[str, int]:
-    """A zswap cell's counts from /proc/vmstat and zswap's debugfs counters before and after.
-
-    A page zswap stores is not written to the device (``zswpout``, no ``pswpout``); a load from it
-    is no ``pswpin`` (``zswpin``); a page zswap writes back to the device (``zswpwb``) is counted in
-    ``pswpout`` as well, so the pages that left memory are ``zswpout + pswpout - zswpwb``."""
-    d = {k: vm1.get(k, 0) - vm0.get(k, 0) for k in ("zswpout", "zswpin", "zswpwb", "pswpout", "pswpin")}
-    return {
-        "swap_outs": d["pswpout"] + d["zswpout"] - d["zswpwb"],
-        "swap_ins": d["pswpin"] + d["zswpin"],
-        "zswap_stored": d["zswpout"],
-        "zswap_loads": d["zswpin"],
-        "zswap_written_back": d["zswpwb"],
-        "zswap_rejected": sum(zs1.get(k, 0) - zs0.get(k, 0) for k in zs1 if k.startswith("reject_")),
-        "zswap_pool_limit_hit": zs1.get("pool_limit_hit", 0) - zs0.get("pool_limit_hit", 0),
-    }
-
-
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM tears down like Ctrl-C does."""
-
-    def handler(signum, frame):  # noqa: ARG001
-        raise KeyboardInterrupt("SIGTERM")
-
-    try:
-        old = signal.signal(signal.SIGTERM, handler)
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, old)
-
-
-# ---------------------------------------------------------------------------------------------
-# reading what the kernel did
-
-
-def _stat(text: str) -> dict[str, int]:
-    out = {}
-    for line in text.splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
-            out[parts[0]] = int(parts[1])
-    return out
-
-
-def _pages(line: str) -> int:
-    """Pages of the folio an add/delete event names (2^order; order 0 where not printed)."""
-    return 1 << (int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0)
-
-
-def _read_trace(inst: Path, offsets: list[int] | None = None) -> dict[str, int]:
-    """Counts the instance's events (pages, by folio order) and checks none was lost; appends the
-    page index of every insertion, in order, to ``offsets`` when given."""
-    lost = 0
-    for stats in (inst / "per_cpu").glob("cpu*/stats"):
-        s = dict(line.split(":", 1) for line in stats.read_text().splitlines() if ":" in line)
-        lost += int(s.get("overrun", "0").strip()) + int(s.get("dropped events", "0").strip() or 0)
-    if lost:
-        raise RuntimeError(f"the trace buffer lost {lost} events; raise buffer_kb")
-    counts = {"insertions": 0, "deletions": 0, "dirtied": 0, "large_folios": 0}
-    with open(inst / "trace") as f:
-        for line in f:
-            if line.startswith("#"):
-                continue
-            if "mm_filemap_add_to_page_cache:" in line:
-                pages = _pages(line)
-                counts["insertions"] += pages
-                if offsets is not None:
-                    first = int(line.rsplit("ofs=", 1)[1].split()[0]) // PAGE
-                    offsets.extend(range(first, first + pages))
-                counts["large_folios"] += pages > 1
-            elif "mm_filemap_delete_from_page_cache:" in line:
-                counts["deletions"] += _pages(line)
-            elif "writeback_dirty_folio:" in line:
-                counts["dirtied"] += 1
-    return counts
-
-
-def _fs_type(path: Path) -> str:
-    best, fstype = "", "?"
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        mnt = left.split()[4]
-        if str(path).startswith(mnt) and len(mnt) > len(best):
-            best, fstype = mnt, right.split()[0]
-    return fstype
-
-
-def _drop_caches() -> None:
-    os.sync()
-    _write(Path("/proc/sys/vm/drop_caches"), "3")
-
-
 # ---------------------------------------------------------------------------------------------
 # one cell
-
-
-def parse_mm_stat(text: str) -> dict[str, int]:
-    """zram's ``mm_stat`` (Documentation/admin-guide/blockdev/zram.rst: orig_data_size,
-    compr_data_size, mem_used_total in bytes, then mem_limit, mem_used_max, same_pages,
-    pages_compacted, huge_pages) as the pool the swapped pages hold: ``zram_pages`` stored
-    (uncompressed size / page), ``zram_compr_bytes``, and ``zram_pool_pages`` (mem_used_total, the
-    RAM the pool takes, in pages, rounded up), ``zram_same_pages`` and ``zram_huge_pages``."""
-    f = [int(x) for x in text.split()]
-    if len(f) < 8:
-        raise ValueError(f"mm_stat: expected at least 8 fields, got {len(f)}: {text!r}")
-    return {
-        "zram_pages": f[0] // PAGE,
-        "zram_compr_bytes": f[1],
-        "zram_pool_pages": -(-f[2] // PAGE),
-        "zram_same_pages": f[5],
-        "zram_huge_pages": f[7],
-    }
-
-
-def zram_accounting(kernel: dict[str, int]) -> dict[str, float]:
-    """The kernel's zram pool against tierlab's accounting for the same pages: N pages stored at
-    the measured ratio r = N pages / compressed bytes free N - pool pages in the kernel; tierlab's
-    model frees N - ceil(N / r) (the compressed bytes, rounded up to pages) and never more than
-    N (1 - 1/r). ``kernel_freed <= model_freed`` holds when zsmalloc's pool is no smaller than the
-    compressed data, which the model assumes."""
-    n = kernel.get("zram_pages", 0)
-    if not n:
-        return {}
-    compr = kernel["zram_compr_bytes"]
-    ratio = n * PAGE / compr if compr else float("inf")
-    model_pool = -(-compr // PAGE)
-    return {
-        "pages": n,
-        "ratio": ratio,
-        "kernel_pool_pages": kernel["zram_pool_pages"],
-        "model_pool_pages": model_pool,
-        "kernel_freed": n - kernel["zram_pool_pages"],
-        "model_freed": n - model_pool,
-        "bound": n * (1 - 1 / ratio) if compr else float(n),
-    }
 
 
 @dataclass
@@ -677,16 +176,6 @@ class CellResult:
     insertions: list[int] | None = None
     #: the system's memory pressure stall (/proc/pressure/memory totals, µs) during the references
     psi_us: dict[str, int] | None = None
-
-
-def _psi_totals() -> dict[str, int]:
-    """/proc/pressure/memory's cumulative some/full stall (µs); empty without PSI."""
-    out = {}
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/pressure/memory").read_text().splitlines():
-            kind, *fields = line.split()
-            out[kind] = int(dict(f.split("=") for f in fields)["total"])
-    return out
 
 
 def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | None = None) -> CellResult:
@@ -814,39 +303,6 @@ TWO_LIST_NAME = "linux-two-list"
 SYNC_SWAP_DEVICES = ("zram", "brd", "zswap")
 #: the models with a ``sync_swap`` setting
 SYNC_SWAP_POLICIES = ("linux-two-list", "mglru")
-
-
-def cells_for(
-    workloads: Sequence[str] | None = None,
-    limits_mib: Sequence[int] = (32, 64),
-    swap: Sequence[str] = ("file", "zram"),
-    scale: float = 1.0,
-    seed: int = 1,
-    traces: Sequence[str] = (),
-    trace_format: str | None = None,
-    trace_options: dict | None = None,
-    max_refs: int | None = None,
-) -> list[Cell]:
-    """The cells of a check: each file workload at each limit; each anonymous or mixed workload at
-    each limit with each swap device; each trace (a file or a generator spec) at each limit, with
-    each swap device when it has anonymous pages. With traces and no ``workloads``, only the
-    traces run."""
-    cells = []
-    for w in workloads if workloads is not None else ([] if traces else WORKLOADS):
-        if w not in WORKLOADS:
-            raise ValueError(f"unknown kernel-check workload '{w}'; known: {', '.join(WORKLOADS)}")
-        for m in limits_mib:
-            if w in ANON_WORKLOADS:
-                cells += [Cell(w, int(m), s, scale, seed) for s in swap]
-            else:
-                cells.append(Cell(w, int(m), None, scale, seed))
-    opts = tuple((trace_options or {}).items())
-    for t in traces:
-        anon = trace_footprint(t, trace_format, trace_options, max_refs)["anon_pages"]
-        for m in limits_mib:
-            for s in swap if anon else [None]:
-                cells.append(Cell("trace", int(m), s, 1.0, seed, str(t), trace_format, opts, max_refs))
-    return cells
 
 
 def _metrics_of(result: CellResult) -> list[str]:
@@ -983,66 +439,3 @@ def kernel_check(
     out.attrs["cells"] = details
     out.attrs["policies"] = dict(pols)
     return out
-
-
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell and metric: the kernel's count, then each policy's prediction and error."""
-    wide = df.pivot_table(index=["cell", "metric"], columns="policy", values=["model", "error"], sort=False)
-    kernel = df.groupby(["cell", "metric"], sort=False)["kernel"].first()
-    out = pd.DataFrame({"kernel": kernel})
-    for p in df["policy"].unique():
-        out[p] = wide[("model", p)].astype(int)
-        out[f"{p} error"] = wide[("error", p)]
-    return out.reset_index()
-
-
-def error_figure(df: pd.DataFrame, metric: str = "misses"):
-    """Grouped bars: each policy's relative error against the kernel, per cell, with the 5% band."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    d = df[df["metric"] == metric]
-    cells = list(dict.fromkeys(d["cell"]))
-    pols = list(dict.fromkeys(d["policy"]))
-    fig, ax = plt.subplots(figsize=(max(6, 0.9 * len(cells) + 2), 4))
-    width = 0.8 / max(1, len(pols))
-    for j, p in enumerate(pols):
-        e = d[d["policy"] == p].set_index("cell")["error"].reindex(cells) * 100
-        ax.bar([i + j * width for i in range(len(cells))], e, width, label=p)
-    ax.axhspan(-5, 5, color="0.9", zorder=0, label="within 5%")
-    ax.axhline(0, color="k", lw=0.8)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(cells))], cells, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(f"{metric}: (model - kernel) / kernel, %")
-    ax.set_title(f"tierlab vs the Linux kernel ({os.uname().release}): {metric}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def write_report(df: pd.DataFrame, out: str | os.PathLike) -> Path:
-    """An HTML page: the error figures, the side-by-side table, and each cell's parameters."""
-    import html
-
-    import matplotlib.pyplot as plt
-
-    from tierlab import report
-
-    body = [
-        "<p class='note'>Each cell ran against the real kernel in a fresh memory cgroup; the model ran the "
-        "same page references at the capacity derived from the cgroup's accounting "
-        "(docs/kernel-check.md).</p>"
-    ]
-    for metric in dict.fromkeys(df["metric"]):
-        fig = error_figure(df, metric)
-        body.append(f"<h2>{html.escape(metric)}</h2>{report.fig_to_img(fig)}")
-        plt.close(fig)
-    body.append("<h2>side by side</h2>" + report.table_html(summary(df), max_rows=1000))
-    cells = pd.DataFrame(df.attrs.get("cells", []))
-    if not cells.empty:
-        cells["params"] = cells["params"].map(json.dumps)
-        body.append("<h2>cells</h2>" + report.table_html(cells, max_rows=1000))
-    path = Path(out)
-    path.write_text(report.page("tierlab kernel-check", "\n".join(body)))
-    return path

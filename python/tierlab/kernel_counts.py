@@ -1,0 +1,140 @@
+"""The kernel's counts of a kernel-check cell and their arithmetic.
+
+Reads the private trace instance's page-cache insertions and deletions (pages by folio order) and
+pages dirtied (include/trace/events/filemap.h, writeback.h) and checks no event was lost;
+parses ``key value`` counters (the cgroup's memory.stat, /proc/vmstat), zram's ``mm_stat``
+(Documentation/admin-guide/blockdev/zram.rst), zswap's debugfs counters (mm/zswap.c) and the
+memory pressure stall totals (/proc/pressure/memory); and derives from them the swap counts of a
+zswap cell and the kernel's zram pool against tierlab's compressed-swap accounting.
+
+Cost: one pass over the trace buffer (about 80 bytes an event, at most three events a
+reference); the rest is a few small reads and dict arithmetic per cell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+from tierlab.kernel_host import DEBUGFS, PAGE
+
+
+def _stat(text: str) -> dict[str, int]:
+    out = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _pages(line: str) -> int:
+    """Pages of the folio an add/delete event names (2^order; order 0 where not printed)."""
+    return 1 << (int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0)
+
+
+def _read_trace(inst: Path, offsets: list[int] | None = None) -> dict[str, int]:
+    """Counts the instance's events (pages, by folio order) and checks none was lost; appends the
+    page index of every insertion, in order, to ``offsets`` when given."""
+    lost = 0
+    for stats in (inst / "per_cpu").glob("cpu*/stats"):
+        s = dict(line.split(":", 1) for line in stats.read_text().splitlines() if ":" in line)
+        lost += int(s.get("overrun", "0").strip()) + int(s.get("dropped events", "0").strip() or 0)
+    if lost:
+        raise RuntimeError(f"the trace buffer lost {lost} events; raise buffer_kb")
+    counts = {"insertions": 0, "deletions": 0, "dirtied": 0, "large_folios": 0}
+    with open(inst / "trace") as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            if "mm_filemap_add_to_page_cache:" in line:
+                pages = _pages(line)
+                counts["insertions"] += pages
+                if offsets is not None:
+                    first = int(line.rsplit("ofs=", 1)[1].split()[0]) // PAGE
+                    offsets.extend(range(first, first + pages))
+                counts["large_folios"] += pages > 1
+            elif "mm_filemap_delete_from_page_cache:" in line:
+                counts["deletions"] += _pages(line)
+            elif "writeback_dirty_folio:" in line:
+                counts["dirtied"] += 1
+    return counts
+
+
+def parse_mm_stat(text: str) -> dict[str, int]:
+    """zram's ``mm_stat`` (Documentation/admin-guide/blockdev/zram.rst: orig_data_size,
+    compr_data_size, mem_used_total in bytes, then mem_limit, mem_used_max, same_pages,
+    pages_compacted, huge_pages) as the pool the swapped pages hold: ``zram_pages`` stored
+    (uncompressed size / page), ``zram_compr_bytes``, and ``zram_pool_pages`` (mem_used_total, the
+    RAM the pool takes, in pages, rounded up), ``zram_same_pages`` and ``zram_huge_pages``."""
+    f = [int(x) for x in text.split()]
+    if len(f) < 8:
+        raise ValueError(f"mm_stat: expected at least 8 fields, got {len(f)}: {text!r}")
+    return {
+        "zram_pages": f[0] // PAGE,
+        "zram_compr_bytes": f[1],
+        "zram_pool_pages": -(-f[2] // PAGE),
+        "zram_same_pages": f[5],
+        "zram_huge_pages": f[7],
+    }
+
+
+def zram_accounting(kernel: dict[str, int]) -> dict[str, float]:
+    """The kernel's zram pool against tierlab's accounting for the same pages: N pages stored at
+    the measured ratio r = N pages / compressed bytes free N - pool pages in the kernel; tierlab's
+    model frees N - ceil(N / r) (the compressed bytes, rounded up to pages) and never more than
+    N (1 - 1/r). ``kernel_freed <= model_freed`` holds when zsmalloc's pool is no smaller than the
+    compressed data, which the model assumes."""
+    n = kernel.get("zram_pages", 0)
+    if not n:
+        return {}
+    compr = kernel["zram_compr_bytes"]
+    ratio = n * PAGE / compr if compr else float("inf")
+    model_pool = -(-compr // PAGE)
+    return {
+        "pages": n,
+        "ratio": ratio,
+        "kernel_pool_pages": kernel["zram_pool_pages"],
+        "model_pool_pages": model_pool,
+        "kernel_freed": n - kernel["zram_pool_pages"],
+        "model_freed": n - model_pool,
+        "bound": n * (1 - 1 / ratio) if compr else float(n),
+    }
+
+
+def _zswap_stats() -> dict[str, int]:
+    """zswap's debugfs counters (empty where not readable)."""
+    out = {}
+    d = DEBUGFS / "zswap"
+    for f in d.iterdir() if d.is_dir() else []:
+        with contextlib.suppress(OSError, ValueError):
+            out[f.name] = int(f.read_text().strip())
+    return out
+
+
+def zswap_counts(vm0: dict, vm1: dict, zs0: dict, zs1: dict) -> dict[str, int]:
+    """A zswap cell's counts from /proc/vmstat and zswap's debugfs counters before and after.
+
+    A page zswap stores is not written to the device (``zswpout``, no ``pswpout``); a load from it
+    is no ``pswpin`` (``zswpin``); a page zswap writes back to the device (``zswpwb``) is counted in
+    ``pswpout`` as well, so the pages that left memory are ``zswpout + pswpout - zswpwb``."""
+    d = {k: vm1.get(k, 0) - vm0.get(k, 0) for k in ("zswpout", "zswpin", "zswpwb", "pswpout", "pswpin")}
+    return {
+        "swap_outs": d["pswpout"] + d["zswpout"] - d["zswpwb"],
+        "swap_ins": d["pswpin"] + d["zswpin"],
+        "zswap_stored": d["zswpout"],
+        "zswap_loads": d["zswpin"],
+        "zswap_written_back": d["zswpwb"],
+        "zswap_rejected": sum(zs1.get(k, 0) - zs0.get(k, 0) for k in zs1 if k.startswith("reject_")),
+        "zswap_pool_limit_hit": zs1.get("pool_limit_hit", 0) - zs0.get("pool_limit_hit", 0),
+    }
+
+
+def _psi_totals() -> dict[str, int]:
+    """/proc/pressure/memory's cumulative some/full stall (µs); empty without PSI."""
+    out = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/pressure/memory").read_text().splitlines():
+            kind, *fields = line.split()
+            out[kind] = int(dict(f.split("=") for f in fields)["total"])
+    return out
