@@ -2,27 +2,20 @@
 //! of one policy run, cost it on a device model, and replay it on a real file
 //! or block device with O_DIRECT.
 
+use crate::catalog;
 use crate::common::{guard, json_arg, to_py_err};
 use pyo3::prelude::*;
 use std::path::Path;
 use tierlab_core::device::replay::{
     model_time, read_device_log, replay, save_device_log, CursorMode, ReplayOptions,
 };
-use tierlab_core::device::{DeviceCatalog, System, SystemSpec};
+use tierlab_core::device::{System, SystemSpec};
 use tierlab_core::policy::PolicySpec;
 use tierlab_core::sim::accounting::Store;
 use tierlab_core::sim::engine::{run as engine_run, InstanceSpec, RunOptions};
 use tierlab_core::sim::results::{rows, Value};
 use tierlab_core::trace::Op;
 use tierlab_core::Error;
-
-fn catalog(device_files: &[String]) -> tierlab_core::Result<DeviceCatalog> {
-    let mut cat = DeviceCatalog::default();
-    for f in device_files {
-        cat.load_toml_file(Path::new(f))?;
-    }
-    Ok(cat)
-}
 
 fn json_of(v: &Value) -> serde_json::Value {
     match v {
