@@ -56,6 +56,11 @@ def test_bare_model_names_mean_the_configuration_the_driver_runs():
     assert pols["mglru"] == "mglru(file_access='read',reclaim_batch=32)"
     assert pols["linux-two-list"] == kc.DEFAULT_POLICIES["linux-two-list"]
     assert pols["lru"] == "lru"
+    # mglru follows the kernel's MGLRU: 6.1-6.13 before the "rework refs" series, 6.14 on after it
+    v612 = kv.vm_policies(["mglru"], "6.12.117+deb12-amd64")["mglru"]
+    assert v612 == "mglru(file_access='read',reclaim_batch=32,version='6.1')"
+    assert kv.vm_policies(None, "6.1.0-56-amd64")["mglru"].endswith("version='6.1')")
+    assert kv.vm_policies(None, "6.14.2")["mglru"].endswith("version='6.14')")
 
 
 def _fake_kernel(tmp_path: Path) -> kv.KernelImage:

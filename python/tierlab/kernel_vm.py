@@ -728,21 +728,36 @@ def run_cells(
 
 #: The models set up as the driver runs the kernel: read()/write() on an unmapped page cache and
 #: memory-cgroup reclaim rounds of SWAP_CLUSTER_MAX pages (docs/kernel-check.md). A bare name
-#: given with ``-p`` means this configuration under ``--kernel``.
+#: given with ``-p`` means this configuration under ``--kernel`` (mglru with the version of the
+#: kernel's MGLRU: ``mglru_version``).
 VM_POLICIES: dict[str, str] = {
     "mglru": "mglru(file_access='read',reclaim_batch=32)",
     "linux-two-list": kc.DEFAULT_POLICIES["linux-two-list"],
 }
 
 
-def vm_policies(policies) -> dict[str, str]:
+def mglru_version(release: str) -> str | None:
+    """The ``version`` of the mglru model whose rules a kernel's MGLRU follows, from its ``uname
+    -r``: ``6.1`` for 6.1 to 6.13 (before the "rework refs" series), ``6.14`` from 6.14 on, None
+    when the release does not say (the model's default then)."""
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if not m:
+        return None
+    return "6.1" if (int(m.group(1)), int(m.group(2))) < (6, 14) else "6.14"
+
+
+def vm_policies(policies, release: str = "") -> dict[str, str]:
     """label -> spec for a check under QEMU: the configured models by default; a bare model name
     stands for its configuration above, anything else is replayed as given."""
+    conf = dict(VM_POLICIES)
+    version = mglru_version(release)
+    if version is not None:
+        conf["mglru"] = conf["mglru"][:-1] + f",version='{version}')"
     if policies is None:
-        return dict(VM_POLICIES)
+        return conf
     if isinstance(policies, dict):
         return dict(policies)
-    return {str(p): VM_POLICIES.get(str(p), str(p)) for p in policies}
+    return {str(p): conf.get(str(p), str(p)) for p in policies}
 
 
 @dataclass

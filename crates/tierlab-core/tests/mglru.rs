@@ -506,3 +506,88 @@ fn sync_swap_rewrites_a_page_swapped_in_by_a_load() {
         assert!(d.sink.evicted.iter().all(|e| e.0 == 1 || e.1));
     }
 }
+
+/// A policy counter by name.
+fn counter(p: &Mglru, name: &str) -> u64 {
+    use tierlab_core::policy::Policy;
+    p.counters().into_iter().find(|c| c.0 == name).unwrap().1
+}
+
+#[test]
+fn version_6_1_memcg_reclaim_ages_at_low_priority_and_swaps_out_cold_anon() {
+    // 6.1-6.13's memcg reclaim (mglru/memcg.rs), capacity 8, reclaim_batch 8
+    // (nr_to_reclaim), file pages through read(). Anon pages 1, 2 are faulted
+    // once (max_seq = 3, young); file pages 11-16 read once (min_seq + 1 = 1:
+    // file has four generations).
+    let cfg = MglruConfig {
+        file_access: FileAccess::Read,
+        version: MglruVersion::V6_1,
+        reclaim_batch: 8,
+        ..Default::default()
+    };
+    let mut d = mglru(8, cfg.clone());
+    d.go(1, R, A);
+    d.go(2, R, A);
+    for p in 11..=16 {
+        d.go(p, R, F);
+    }
+    assert_eq!((d.p.seq_of(1), d.p.seq_of(11)), (Some(3), Some(1)));
+    // File page 17 needs a page. Priorities 12..4: four generations, 8 pages:
+    // should_run_aging false, nr_to_scan = 8 >> priority = 0. Priority 3
+    // (nr_to_scan 1): evict_folios finds generation 0 empty for both types;
+    // try_to_inc_min_seq raises both min_seq to 1 (reported as 1 scanned).
+    // Priority 2: three generations, young (gen 3) = 2 of 8, old (gen 1) =
+    // 6: spread well, no aging; nr_to_scan 2: file (no refaults yet) pages
+    // 11-16 are reclaimed, both min_seq go to 2, and with anon down to
+    // MIN_NR_GENS generations evict_folios reports 0. 6 of 8 reclaimed.
+    // Priority 1: out of cold pages (min_seq 2 + 2 > max_seq 3): aging (pages
+    // 1, 2 found young get PG_referenced), max_seq 4. Priority 0: three
+    // generations with the oldest (gen 2) empty, old * 4 < total: aging again,
+    // max_seq 5. Page 17 joins min_seq[file] + 1 = 3 (four generations).
+    d.go(17, R, F);
+    assert_eq!(d.p.seqs(), (5, [2, 2]));
+    assert_eq!(counter(&d.p, "aging"), 2);
+    assert_eq!(counter(&d.p, "reclaimed_file"), 6);
+    assert_eq!(counter(&d.p, "reclaimed_anon"), 0);
+    assert_eq!((d.p.seq_of(1), d.p.seq_of(17)), (Some(3), Some(3)));
+    for p in 18..=22 {
+        d.go(p, R, F);
+    }
+    // Page 23: priorities 12..4 scan nothing (8 >> priority = 0); priority 3:
+    // generation 2 empty for both, min_seq to 3 (three generations left).
+    // Priority 2: gen 3 holds all 8 pages (old * 4 >= total), nr_to_scan 2:
+    // file pages 17-22 are reclaimed, file's generation 3 is empty, but its
+    // min_seq waits at anon's (try_to_inc_min_seq: file = max(min_seq[anon],
+    // min_seq[file])). Priority 1: total 2 (the anon pages), nr_to_scan 1;
+    // file's oldest generation is empty, so isolate_folios turns to anon:
+    // pages 1 and 2, touched once and never again, are swapped out. 8 of 8.
+    d.go(23, R, F);
+    assert_eq!(counter(&d.p, "reclaimed_anon"), 2);
+    assert_eq!(counter(&d.p, "reclaimed_file"), 12);
+    assert_eq!(counter(&d.p, "aging"), 2);
+    assert_eq!(d.p.seqs(), (5, [4, 4]));
+    assert_eq!(d.p.seq_of(23), Some(4));
+    let order: Vec<u64> = d.sink.evicted.iter().map(|e| e.0).collect();
+    assert_eq!(
+        order,
+        [11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 1, 2]
+    );
+    // One page per round with no priorities (reclaim_batch 1): no aging is
+    // needed while file pages refill the oldest generation, and the anon
+    // pages stay.
+    let mut d = mglru(
+        8,
+        MglruConfig {
+            reclaim_batch: 1,
+            ..cfg
+        },
+    );
+    for (p, k) in [(1, A), (2, A)]
+        .into_iter()
+        .chain((11..=23).map(|p| (p, F)))
+    {
+        d.go(p, R, k);
+    }
+    assert_eq!(counter(&d.p, "reclaimed_anon"), 0);
+    assert_eq!(counter(&d.p, "aging"), 0);
+}

@@ -333,6 +333,7 @@ mod ctrl;
 mod evict;
 mod external;
 mod gens;
+mod memcg;
 
 impl PolicyDef for Mglru {
     const NAME: &'static str = "mglru";

@@ -78,4 +78,14 @@ impl Mglru {
         let pv = self.read_ctrl_pos(1, MAX_NR_TIERS, MAX_SWAPPINESS - swappiness);
         positive_ctrl_err(&sp, &pv) as usize
     }
+
+    /// The type `isolate_folios` scans first (1 = file): with
+    /// `version = "6.1"`, anon whenever its `min_seq` is behind file's (and
+    /// swappiness is not 0), else `get_type_to_scan`.
+    pub(super) fn isolate_type(&self) -> usize {
+        if self.v6_1 && self.swappiness() > 0 && self.min_seq[0] < self.min_seq[1] {
+            return 0;
+        }
+        self.get_type_to_scan()
+    }
 }

@@ -12,6 +12,17 @@ use crate::policy::list::NIL;
 use crate::sim::{PageOut, Sink};
 use crate::trace::Kind;
 
+/// What one step of `scan_one` did with the page at the tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scan {
+    /// `sort_folio` moved it up a generation (protected by its tier).
+    Sorted,
+    /// Isolated, but found young: activated or kept.
+    Kept,
+    /// Isolated and reclaimed.
+    Freed,
+}
+
 impl Mglru {
     /// Evicts page `id` (already unlinked) from type `t`.
     pub(super) fn evict<S: Sink>(&mut self, id: u32, t: usize, sink: &mut S) {
@@ -40,14 +51,14 @@ impl Mglru {
     }
 
     /// One step of `scan_folios` + `shrink_folio_list` on the tail of type
-    /// `t`'s oldest generation. Returns whether a page was freed; None when
+    /// `t`'s oldest generation. Returns what became of the page; None when
     /// the type cannot be scanned (MIN_NR_GENS generations, or empty).
     pub(super) fn scan_one<S: Sink>(
         &mut self,
         t: usize,
         tier_idx: usize,
         sink: &mut S,
-    ) -> Option<bool> {
+    ) -> Option<Scan> {
         if self.nr_gens(t) <= MIN_NR_GENS {
             return None;
         }
@@ -78,7 +89,7 @@ impl Mglru {
                 self.link(id, self.min_seq[t] + 1, false);
                 self.protected[t][tier] += 1;
                 self.c_protected += 1;
-                return Some(false);
+                return Some(Scan::Sorted);
             }
             // isolate_folio.
             let q = &mut self.pages[id as usize];
@@ -97,7 +108,7 @@ impl Mglru {
                 self.protected[t][tier] += 1;
             }
             self.c_protected += 1;
-            return Some(false);
+            return Some(Scan::Sorted);
         }
         // isolate_folio: refs cleared unless PG_referenced (refs == 0 here
         // means no PG_referenced already).
@@ -126,10 +137,10 @@ impl Mglru {
                 self.link(id, self.max_seq - 1, false);
                 self.c_kept += 1;
             }
-            return Some(false);
+            return Some(Scan::Kept);
         }
         self.evict(id, t, sink);
-        Some(true)
+        Some(Scan::Freed)
     }
 
     /// Evicts the tail of the oldest non-empty generation (type `first`
@@ -155,6 +166,10 @@ impl Mglru {
         if self.min_ttl > 0 && self.working_set_protected(self.now) {
             self.c_min_ttl_oom += 1;
         }
+        if self.v6_1 && self.reclaim_batch > 1 {
+            self.reclaim_memcg(sink);
+            return;
+        }
         let target = self.reclaim_batch.min(self.resident).max(1);
         self.reclaim_pages(target, true, sink);
     }
@@ -172,7 +187,7 @@ impl Mglru {
         let limit = 4 * self.resident + 64;
         let mut idle = 0;
         while freed < target {
-            let first = self.get_type_to_scan();
+            let first = self.isolate_type();
             if idle > limit {
                 if !force {
                     break;
@@ -197,7 +212,7 @@ impl Mglru {
                 }
                 let tier = self.get_tier_idx(t);
                 if let Some(f) = self.scan_one(t, tier, sink) {
-                    done = Some(f);
+                    done = Some(f == Scan::Freed);
                     break;
                 }
             }

@@ -104,9 +104,10 @@ impl Mglru {
         self.c_aging += 1;
     }
 
-    /// `try_to_inc_min_seq`.
-    pub(super) fn try_to_inc_min_seq(&mut self) {
+    /// `try_to_inc_min_seq`; true when a `min_seq` advanced.
+    pub(super) fn try_to_inc_min_seq(&mut self) -> bool {
         let mut min_seq = self.min_seq;
+        let mut success = false;
         for (t, seq) in min_seq.iter_mut().enumerate() {
             if t == 0 && !self.anon_evictable() {
                 continue;
@@ -115,7 +116,15 @@ impl Mglru {
                 *seq += 1;
             }
         }
-        if self.swappiness() > 0 {
+        if self.swappiness() > 0 && self.v6_1 {
+            // 6.1-6.13: anon is never ahead of file, and file advances only
+            // up to anon's min_seq: while anon's oldest generation holds a
+            // page, file's min_seq waits at it (even when that file
+            // generation is empty), so scan_folios finds nothing on file and
+            // isolate_folios turns to anon.
+            min_seq[0] = min_seq[0].min(min_seq[1]);
+            min_seq[1] = min_seq[0].max(self.min_seq[1]);
+        } else if self.swappiness() > 0 {
             let seq = self.max_seq - MIN_NR_GENS;
             if min_seq[0] > seq && min_seq[1] < seq {
                 min_seq[0] = seq;
@@ -132,7 +141,9 @@ impl Mglru {
             if seq > self.min_seq[t] {
                 self.reset_ctrl_pos(t);
                 self.min_seq[t] = seq;
+                success = true;
             }
         }
+        success
     }
 }
