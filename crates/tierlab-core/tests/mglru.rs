@@ -541,7 +541,8 @@ fn version_6_1_memcg_reclaim_ages_at_low_priority_and_swaps_out_cold_anon() {
     // 11-16 are reclaimed, both min_seq go to 2, and with anon down to
     // MIN_NR_GENS generations evict_folios reports 0. 6 of 8 reclaimed.
     // Priority 1: out of cold pages (min_seq 2 + 2 > max_seq 3): aging (pages
-    // 1, 2 found young get PG_referenced), max_seq 4. Priority 0: three
+    // 1, 2 found young go to max_seq 3, where they are, refs cleared: the
+    // 6.1-6.13 folio_update_gen), max_seq 4. Priority 0: three
     // generations with the oldest (gen 2) empty, old * 4 < total: aging again,
     // max_seq 5. Page 17 joins min_seq[file] + 1 = 3 (four generations).
     d.go(17, R, F);
@@ -550,6 +551,8 @@ fn version_6_1_memcg_reclaim_ages_at_low_priority_and_swaps_out_cold_anon() {
     assert_eq!(counter(&d.p, "reclaimed_file"), 6);
     assert_eq!(counter(&d.p, "reclaimed_anon"), 0);
     assert_eq!((d.p.seq_of(1), d.p.seq_of(17)), (Some(3), Some(3)));
+    // (6.14's walk would have set PG_referenced: refs 1.)
+    assert_eq!(d.p.page_refs(1), Some((0, false, false)));
     for p in 18..=22 {
         d.go(p, R, F);
     }

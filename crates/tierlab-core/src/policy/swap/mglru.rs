@@ -97,9 +97,9 @@
 //!   `linux-two-list`. The PID controller is consulted every step, so its
 //!   decisions see each eviction at once rather than once per batch.
 //! * Aging runs only when it must (fewer than three generations of the
-//!   evictable types); the kernel may also age at three generations when
-//!   reclaim has raised its priority (`get_nr_to_scan`). Priorities are
-//!   not modelled.
+//!   evictable types), except in the memory-cgroup reclaim of
+//!   `version = "6.1"` with `reclaim_batch` > 1 (`mglru/memcg.rs`), where
+//!   the priority passes age at three generations as `get_nr_to_scan` does.
 //! * The aging walk visits exactly the young pages (the kernel's Bloom
 //!   filters skip page tables without young entries, to the same effect);
 //!   it moves pages to their new generation at once instead of lazily at
@@ -146,8 +146,20 @@
 //!   in a fault or with refs >= 3, sets the counter full and PG_workingset
 //!   (refs = 4: protected at the next sort); the page is placed by the rule
 //!   above (no PG_active from a refault).
+//! * `try_to_inc_min_seq`: with swap, anon's `min_seq` is never ahead of
+//!   file's and file's waits at anon's (`min_seq[file] = max(min_seq[anon],
+//!   min_seq[file])`), even over an empty file generation; `isolate_folios`
+//!   scans anon first when its `min_seq` is behind file's.
+//! * With `reclaim_batch` > 1, memory-cgroup reclaim (`do_try_to_free_pages`
+//!   priority passes, `try_to_shrink_lruvec`, `get_nr_to_scan`,
+//!   `should_run_aging`, `evict_folios` batches): `mglru/memcg.rs`.
+//!   `get_type_to_scan` / `get_tier_idx` keep the default controller.
 //!
-//! Mapped pages (young bits) follow the default rules in both versions.
+//! * Mapped pages (young bits): the aging walk (`folio_update_gen`) moves
+//!   every young page to `max_seq` with its refs counter, PG_referenced and
+//!   PG_workingset cleared; eviction that finds a page young
+//!   (`folio_check_references`, then `evict_folios`) puts it in `max_seq`
+//!   the same way (PG_active, LRU_REFS_MASK and LRU_REFS_FLAGS cleared).
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, NIL};

@@ -115,6 +115,18 @@ impl Mglru {
         // folio_check_references: the young bit via the rmap walk.
         if p.flags & YOUNG != 0 {
             self.pages[id as usize].flags &= !YOUNG;
+            if self.v6_1 {
+                // 6.1-6.13: folio_check_references keeps or activates a
+                // young page; either way evict_folios gives it PG_active with
+                // LRU_REFS_MASK and LRU_REFS_FLAGS cleared ("don't add
+                // rejected folios to the oldest generation"): max_seq.
+                let q = &mut self.pages[id as usize];
+                q.refs = 0;
+                q.flags &= !(REFERENCED | WORKINGSET);
+                self.link(id, self.max_seq, false);
+                self.c_activated += 1;
+                return Some(Scan::Kept);
+            }
             if p.refs > 0 || ws {
                 // lru_gen_set_refs -> FOLIOREF_ACTIVATE: PG_workingset,
                 // refs cleared, PG_active -> max_seq.

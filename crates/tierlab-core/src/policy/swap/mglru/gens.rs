@@ -34,6 +34,16 @@ impl Mglru {
     /// `folio_update_gen` for a page the aging walk found young.
     pub(super) fn update_gen(&mut self, id: u32) {
         let p = &mut self.pages[id as usize];
+        if self.v6_1 {
+            // 6.1-6.13: every young page goes to max_seq, its refs counter,
+            // PG_referenced and PG_workingset cleared.
+            p.refs = 0;
+            p.flags &= !(REFERENCED | WORKINGSET);
+            self.unlink(id);
+            self.link(id, self.max_seq, false);
+            self.c_promoted += 1;
+            return;
+        }
         if p.refs == 0 && p.flags & WORKINGSET == 0 {
             p.refs = 1;
             return;
