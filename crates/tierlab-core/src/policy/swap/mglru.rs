@@ -461,7 +461,7 @@ impl Mglru {
 
     /// The type `get_type_to_scan` picks now (true = file).
     pub fn type_to_scan(&self) -> bool {
-        self.get_type_to_scan() == 1
+        self.isolate_type().0 == 1
     }
 
     /// (refaulted, evicted, protected) of a type's tier in the current

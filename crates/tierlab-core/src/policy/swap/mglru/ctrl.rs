@@ -51,13 +51,21 @@ impl Mglru {
         }
     }
 
-    /// `get_tier_idx`: gains 2 (SP, tier 0) : 3 (PV).
+    /// `get_tier_idx`: gains 2 (SP, tier 0) : 3 (PV); 1 : 2 with
+    /// `version = "6.1"`.
     pub(super) fn get_tier_idx(&self, t: usize) -> usize {
-        let sp = self.read_ctrl_pos(t, 0, 2);
+        let (g_sp, g_pv) = if self.v6_1 { (1, 2) } else { (2, 3) };
+        let sp = self.read_ctrl_pos(t, 0, g_sp);
+        self.last_tier(t, &sp, g_pv)
+    }
+
+    /// The tier before the first of type `t`'s tiers 1-3 (gain `gain`)
+    /// whose refault rate is above the SP's.
+    fn last_tier(&self, t: usize, sp: &CtrlPos, gain: u64) -> usize {
         let mut tier = 1;
         while tier < MAX_NR_TIERS {
-            let pv = self.read_ctrl_pos(t, tier, 3);
-            if !positive_ctrl_err(&sp, &pv) {
+            let pv = self.read_ctrl_pos(t, tier, gain);
+            if !positive_ctrl_err(sp, &pv) {
                 break;
             }
             tier += 1;
@@ -79,13 +87,32 @@ impl Mglru {
         positive_ctrl_err(&sp, &pv) as usize
     }
 
-    /// The type `isolate_folios` scans first (1 = file): with
-    /// `version = "6.1"`, anon whenever its `min_seq` is behind file's (and
-    /// swappiness is not 0), else `get_type_to_scan`.
-    pub(super) fn isolate_type(&self) -> usize {
-        if self.v6_1 && self.swappiness() > 0 && self.min_seq[0] < self.min_seq[1] {
-            return 0;
+    /// The type `isolate_folios` scans first (1 = file) and, when the
+    /// controller chose it under `version = "6.1"`, its tier cut-off (else
+    /// `get_tier_idx` gives it). 6.1-6.13: anon whenever its `min_seq` is
+    /// behind file's (and swappiness is not 0); otherwise `get_type_to_scan`
+    /// compares the first tiers only (anon gain `swappiness`, file `200 -
+    /// swappiness`), and the chosen type's tiers 1-3 against the other
+    /// type's first tier give the cut-off.
+    pub(super) fn isolate_type(&self) -> (usize, Option<usize>) {
+        if !self.v6_1 {
+            return (self.get_type_to_scan(), None);
         }
-        self.get_type_to_scan()
+        let swappiness = self.swappiness();
+        if swappiness > 0 && self.min_seq[0] < self.min_seq[1] {
+            return (0, None);
+        }
+        if swappiness <= 1 {
+            return (1, None);
+        }
+        if swappiness >= MAX_SWAPPINESS {
+            return (0, None);
+        }
+        let gain = [swappiness, MAX_SWAPPINESS - swappiness];
+        let sp = self.read_ctrl_pos(0, 0, gain[0]);
+        let pv = self.read_ctrl_pos(1, 0, gain[1]);
+        let t = positive_ctrl_err(&sp, &pv) as usize;
+        let sp = self.read_ctrl_pos(1 - t, 0, gain[1 - t]);
+        (t, Some(self.last_tier(t, &sp, gain[t])))
     }
 }

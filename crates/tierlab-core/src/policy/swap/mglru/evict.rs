@@ -199,7 +199,7 @@ impl Mglru {
         let limit = 4 * self.resident + 64;
         let mut idle = 0;
         while freed < target {
-            let first = self.isolate_type();
+            let (first, first_tier) = self.isolate_type();
             if idle > limit {
                 if !force {
                     break;
@@ -222,7 +222,10 @@ impl Mglru {
                 if t == 0 && !self.anon_evictable() {
                     continue;
                 }
-                let tier = self.get_tier_idx(t);
+                let tier = match first_tier {
+                    Some(tier) if t == first => tier,
+                    _ => self.get_tier_idx(t),
+                };
                 if let Some(f) = self.scan_one(t, tier, sink) {
                     done = Some(f == Scan::Freed);
                     break;
