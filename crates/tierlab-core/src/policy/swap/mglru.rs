@@ -142,7 +142,8 @@
 //! * `isolate_folio`: without PG_referenced the counter and PG_workingset
 //!   are cleared; PG_referenced is cleared either way.
 //! * `lru_gen_eviction` / `lru_gen_refault` (mm/workingset.c): the shadow
-//!   keeps refs; a recent refault counts in `refaulted[tier(refs)]` and,
+//!   keeps refs; a refault is recent only when the shadow's `min_seq` is
+//!   the type's current one (`lru_gen_test_recent`); a recent refault counts in `refaulted[tier(refs)]` and,
 //!   in a fault or with refs >= 3, sets the counter full and PG_workingset
 //!   (refs = 4: protected at the next sort); the page is placed by the rule
 //!   above (no PG_active from a refault).
@@ -549,8 +550,14 @@ impl Mglru {
         let (mut ws, mut refs) = (false, 0);
         if st.shadow_seq != NO_SHADOW {
             self.c_refaults += 1;
-            // lru_gen_test_recent.
-            if self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS {
+            // lru_gen_test_recent: 6.14 on, within MAX_NR_GENS of max_seq;
+            // 6.1-6.13, evicted from the type's current min_seq.
+            let recent = if self.v6_1 {
+                st.shadow_seq == self.min_seq[t]
+            } else {
+                self.max_seq.abs_diff(st.shadow_seq) < MAX_NR_GENS
+            };
+            if recent {
                 self.c_refaults_recent += 1;
                 if self.v6_1 {
                     // 6.1-6.13 lru_gen_refault: the shadow keeps refs; in a
