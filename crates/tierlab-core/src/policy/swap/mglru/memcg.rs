@@ -68,13 +68,8 @@ impl Mglru {
     fn try_to_shrink_lruvec<S: Sink>(&mut self, priority: u32, sink: &mut S) -> usize {
         let mut scanned = 0;
         let mut freed = 0;
-        loop {
-            let Some(nr_to_scan) = self.get_nr_to_scan(priority) else {
-                break;
-            };
-            if nr_to_scan == 0 {
-                break;
-            }
+        // get_nr_to_scan <= 0 (None: it aged) ends the pass.
+        while let Some(nr_to_scan) = self.get_nr_to_scan(priority).filter(|&n| n > 0) {
             let (delta, f) = self.evict_folios(sink);
             freed += f;
             if delta == 0 {
