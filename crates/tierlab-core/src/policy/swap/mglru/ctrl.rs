@@ -115,4 +115,17 @@ impl Mglru {
         let sp = self.read_ctrl_pos(1 - t, 0, gain[1 - t]);
         (t, Some(self.last_tier(t, &sp, gain[t])))
     }
+
+    /// The tier cut-off for scanning type `t` when `isolate_type` gave
+    /// `pick`: the controller's for the type it chose, else `get_tier_idx`;
+    /// None for anon when anon cannot be evicted.
+    pub(super) fn scan_tier(&self, t: usize, pick: (usize, Option<usize>)) -> Option<usize> {
+        if t == 0 && !self.anon_evictable() {
+            return None;
+        }
+        Some(match pick {
+            (first, Some(tier)) if t == first => tier,
+            _ => self.get_tier_idx(t),
+        })
+    }
 }

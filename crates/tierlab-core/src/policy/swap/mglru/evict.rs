@@ -199,7 +199,8 @@ impl Mglru {
         let limit = 4 * self.resident + 64;
         let mut idle = 0;
         while freed < target {
-            let (first, first_tier) = self.isolate_type();
+            let pick = self.isolate_type();
+            let first = pick.0;
             if idle > limit {
                 if !force {
                     break;
@@ -219,12 +220,8 @@ impl Mglru {
             }
             let mut done = None;
             for t in [first, 1 - first] {
-                if t == 0 && !self.anon_evictable() {
+                let Some(tier) = self.scan_tier(t, pick) else {
                     continue;
-                }
-                let tier = match first_tier {
-                    Some(tier) if t == first => tier,
-                    _ => self.get_tier_idx(t),
                 };
                 if let Some(f) = self.scan_one(t, tier, sink) {
                     done = Some(f == Scan::Freed);

@@ -124,16 +124,12 @@ impl Mglru {
     /// `shrink_folio_list`; returns (pages looked at as the kernel reports
     /// them, pages reclaimed).
     fn evict_folios<S: Sink>(&mut self, sink: &mut S) -> (u64, usize) {
-        let (first, first_tier) = self.isolate_type();
         let mut scanned = 0;
         let mut freed = 0;
-        for t in [first, 1 - first] {
-            if t == 0 && !self.anon_evictable() {
+        let pick = self.isolate_type();
+        for t in [pick.0, 1 - pick.0] {
+            let Some(tier) = self.scan_tier(t, pick) else {
                 continue;
-            }
-            let tier = match first_tier {
-                Some(tier) if t == first => tier,
-                _ => self.get_tier_idx(t),
             };
             let (mut looked, mut isolated, mut remaining) = (0, 0, MAX_LRU_BATCH);
             while let Some(s) = self.scan_one(t, tier, sink) {
