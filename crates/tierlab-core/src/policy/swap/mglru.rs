@@ -154,7 +154,10 @@
 //! * With `reclaim_batch` > 1, memory-cgroup reclaim (`do_try_to_free_pages`
 //!   priority passes, `try_to_shrink_lruvec`, `get_nr_to_scan`,
 //!   `should_run_aging`, `evict_folios` batches): `mglru/memcg.rs`.
-//!   `get_type_to_scan` / `get_tier_idx` keep the default controller.
+//! * `get_type_to_scan` compares the first tiers of anon and file (gains
+//!   `swappiness` : `200 - swappiness`) and gives the chosen type's cut-off
+//!   (its tiers 1-3 against the other's first); `get_tier_idx` at gains
+//!   1:2 (`Mglru::isolate_type`).
 //!
 //! * Mapped pages (young bits): the aging walk (`folio_update_gen`) moves
 //!   every young page to `max_seq` with its refs counter, PG_referenced and
