@@ -491,6 +491,65 @@ impl CompressedStore {
     }
 }
 
+/// What zswap did with a run's swap requests ([`zswap_replay`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ZswapReplay {
+    pub stats: ZswapStats,
+    /// Pages written to the swap device: stores sent there plus write-backs.
+    pub device_writes: u64,
+    /// Swap-ins read from the device (not loaded from the pool).
+    pub device_reads: u64,
+}
+
+/// A run's swap requests (its after-cache trace, in order) through zswap:
+/// each page written to swap is a store of its slot whose page compresses to
+/// `len` bytes, each page read from swap a load of its slot (exclusive: the
+/// entry goes). `total_pages` is MemTotal (the global pool limit). Cost:
+/// O(requests + slots).
+pub fn zswap_replay(
+    log: &[crate::sim::accounting::DeviceRequest],
+    len: u16,
+    total_pages: u64,
+    zswap: &ZswapConfig,
+    compressor: Device,
+) -> Result<ZswapReplay> {
+    use crate::sim::accounting::Store;
+    use crate::trace::Op;
+    let swap = || log.iter().filter(|r| r.store == Store::Swap);
+    let slots = swap().map(|r| r.first + r.pages as u64).max().unwrap_or(0);
+    if slots > u32::MAX as u64 {
+        return Err(Error::config(format!(
+            "zswap replay: swap slot {slots} is beyond the model's {} slots",
+            u32::MAX
+        )));
+    }
+    let mut z = CompressedStore::new(
+        StoreKind::Zswap,
+        slots as usize,
+        total_pages,
+        &CompressConfig::default(),
+        zswap,
+        Some(compressor),
+    );
+    let (mut cpu, mut to_device) = (0.0, Vec::new());
+    let mut out = ZswapReplay::default();
+    for r in swap() {
+        for s in r.first..r.first + r.pages as u64 {
+            match r.op {
+                Op::Write => z.store_compressed(s as u32, len, &mut cpu, &mut to_device),
+                Op::Read => {
+                    if z.release(s as u32, true, &mut cpu) == Stored::Device {
+                        out.device_reads += 1;
+                    }
+                }
+            }
+        }
+    }
+    out.device_writes = to_device.len() as u64;
+    out.stats = z.stats;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -639,6 +698,44 @@ mod tests {
             z.store_compressed(s, 100, &mut cpu, &mut dev);
         }
         assert_eq!((z.stats.stored, z.stats.memcg_limit_rejected), (0, 3));
+    }
+
+    #[test]
+    fn replay_of_swap_requests_stores_loads_and_sends_the_rest_to_the_device() {
+        use crate::sim::accounting::{DeviceRequest, Store};
+        use crate::trace::Op;
+        let req = |store, op, first, pages| DeviceRequest {
+            store,
+            op,
+            first,
+            pages,
+        };
+        // memory.zswap.max 4096 B, 2048 B a page: slots 0 and 1 stored, 2
+        // sends 0 round its second chance and goes to the device; a file
+        // write is not swap; slot 1 is loaded, slot 2 read from the device;
+        // 3 is stored into the room 1 left; 4 writes back 0 (its bit is clear).
+        let log = [
+            req(Store::Swap, Op::Write, 0, 3),
+            req(Store::File, Op::Write, 0, 8),
+            req(Store::Swap, Op::Read, 1, 1),
+            req(Store::Swap, Op::Read, 2, 1),
+            req(Store::Swap, Op::Write, 3, 2),
+        ];
+        let cfg = ZswapConfig {
+            enabled: true,
+            memcg_zswap_max_bytes: Some(4096),
+            ..Default::default()
+        };
+        let dev = crate::device::DeviceCatalog::default()
+            .get("zram")
+            .unwrap()
+            .clone();
+        let r = zswap_replay(&log, 2048, 1 << 20, &cfg, dev).unwrap();
+        assert_eq!(r.stats.stored, 4);
+        assert_eq!(r.stats.memcg_limit_rejected, 1);
+        assert_eq!(r.stats.written_back, 1);
+        assert_eq!(r.stats.pool_loads, 1);
+        assert_eq!((r.device_writes, r.device_reads), (2, 1));
     }
 
     #[test]
