@@ -456,6 +456,7 @@ def kernel_check(
                 "seconds": res.seconds,
                 **{f"kernel_{k}": v for k, v in res.kernel.items()},
                 **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
+                **({"zswap_page_bytes": zswap_page_bytes(res.kernel)} if cell.swap == "zswap" else {}),
                 **res.ready,
             }
         )
