@@ -320,5 +320,32 @@ def test_zswap_stores_every_swap_out_and_is_restored(tmp_path):
     assert k["zswap_stored"] == k["swap_outs"] > 0 and k["zswap_rejected"] == k["zswap_written_back"] == 0, k
     two = df[(df["policy"] == TWO_LIST) & (df["metric"] == "swap_outs")]
     assert abs(two["error"].iloc[0]) <= 0.05, two.to_string()
+    assert cell["zswap_page_bytes"] == kc.PAGE  # cgroup v1: no memory.stat zswap to measure it
     assert kc.ZSWAP_ENABLED.read_text() == before
     assert _nothing_left(tmp_path) == []
+
+
+def test_zswap_model_at_the_group_limit_splits_the_policy_s_swap_outs(tmp_path):
+    """kernel-check's zswap rows replay the policy's own swap-outs and swap-ins through the zswap
+    model: without a group limit every swap-out is stored (the model's swap-outs, as before); at a
+    memory.zswap.max the pool cannot hold, every swap-out is either stored or sent to the device, a
+    page written back was stored first, and the global pool rejects nothing. The compressed length
+    per page is the kernel's memory.stat ``zswap`` over ``zswapped``."""
+    from tierlab import api
+
+    out = tmp_path / "refs.tlt"
+    cell = kc.Cell("anon_zipf", 16, swap="zswap", scale=0.25)
+    kc._core.kernel_references(json.dumps(cell.spec()), str(out))
+    spec = kc._for_device("linux-two-list", "zswap")
+    cap = 2000
+    swap_outs = int(api.run(str(out), policies=[spec], sizes=[cap])["swap_pages_written"].iloc[0])
+    assert swap_outs > 0
+    assert kc.zswap_page_bytes({}) == kc.PAGE
+    assert kc.zswap_page_bytes({"zswap_pool_bytes": 55_756, "zswapped_bytes": 1000 * kc.PAGE}) == 56
+    free = kc.zswap_model(out, [spec], cap, {})[0]
+    assert free == {"zswap_stored": swap_outs, "zswap_written_back": 0, "zswap_to_device": 0, "zswap_rejected": 0}
+    kernel = {"zswap_max_bytes": 16 * kc.PAGE, "zswap_pool_bytes": 56_000, "zswapped_bytes": 1000 * kc.PAGE}
+    lim = kc.zswap_model(out, [spec], cap, kernel)[0]
+    assert lim["zswap_stored"] + lim["zswap_to_device"] == swap_outs, lim
+    assert 0 < lim["zswap_written_back"] <= lim["zswap_stored"] and lim["zswap_to_device"] > 0, lim
+    assert lim["zswap_rejected"] == 0

@@ -143,6 +143,7 @@ def test_a_cell_s_pressure_and_zswap_counters_are_read_from_the_console():
     )  # fmt: skip
     # 100 stored, 40 written to the device of which 20 were zswap's write-backs: 120 pages left memory
     assert d["swap_outs"] == 120 and d["swap_ins"] == 34 and d["zswap_written_back"] == 20
+    assert d["zswap_to_device"] == 20  # the other 20 went there uncompressed
     assert d["zswap_rejected"] == 7
 
 

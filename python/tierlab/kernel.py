@@ -19,7 +19,8 @@ The parts: ``tierlab.kernel_workloads`` (the workloads and cells), ``tierlab.ker
 set-up and tear-down), ``tierlab.kernel_counts`` (the kernel's counts and their arithmetic) and
 ``tierlab.kernel_report`` (the table, figures and HTML page); this module runs a cell and the
 whole check, and offers all their names (``__all__``). Cost: the driver's run and tierlab's replay
-of each cell, one ``api.run`` per cell over the listed policies.
+of each cell, one ``api.run`` per cell over the listed policies; a zswap cell replays them once more
+recording their swap requests, which go through the zswap model (:func:`zswap_model`).
 """
 
 from __future__ import annotations
@@ -273,10 +274,53 @@ METRICS = {
     "pages_written": "file_pages_written",
     "swap_ins": "swap_pages_read",
     "swap_outs": "swap_pages_written",
-    # zswap's stores: the model's swap-outs, each stored, since the pool stays below
-    # max_pool_percent of RAM (zswap_check_limits) and the shrinker is off (docs/kernel-check.md)
-    "zswap_stored": "swap_pages_written",
 }
+
+#: zswap's counts, from the policy's swap requests replayed through tierlab's zswap model
+#: (:func:`zswap_model`)
+ZSWAP_METRICS = ("zswap_stored", "zswap_written_back", "zswap_to_device", "zswap_rejected")
+
+
+def zswap_page_bytes(kernel: dict) -> int:
+    """The compressed length of one of the workload's pages, as the kernel measured it in this cell:
+    the group's memory.stat ``zswap`` (bytes its entries charge, each its compressed length) over
+    ``zswapped`` (the pages stored, in bytes), rounded to the byte. Without them (cgroup v1 on the
+    host) a whole page, which changes nothing while no group limit applies and the global pool stays
+    below max_pool_percent of RAM."""
+    pages = kernel.get("zswapped_bytes", 0) // PAGE
+    if not pages or not kernel.get("zswap_pool_bytes"):
+        return PAGE
+    return max(1, min(PAGE, round(kernel["zswap_pool_bytes"] / pages)))
+
+
+def zswap_model(trace: Path, specs: Sequence[str], capacity: int, kernel: dict) -> list[dict[str, int]]:
+    """Each policy's swap-outs and swap-ins on ``trace`` replayed through tierlab's zswap model
+    (``mobile/compressed.rs``) at the cell's ``memory.zswap.max`` (``zswap_max_bytes`` in the kernel
+    counts; none on the host), with each page compressing to :func:`zswap_page_bytes`: per policy
+    the model's ``zswap_stored``, ``zswap_written_back``, ``zswap_to_device`` (sent to the device
+    at the group's limit or rejected) and ``zswap_rejected`` (the global pool's rejections)."""
+    cfg = {"enabled": True}
+    if kernel.get("zswap_max_bytes") is not None:
+        cfg["memcg_zswap_max_bytes"] = int(kernel["zswap_max_bytes"])
+    total = os.sysconf("SC_PHYS_PAGES")  # MemTotal: the global pool's limit, not reached here
+    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}-zswap-") as tmp:
+        outs = [str(Path(tmp) / f"{i}.after") for i in range(len(specs))]
+        from tierlab import api
+
+        _core.after_cache_traces(api.Trace.of(str(trace)).to_json(), list(specs), capacity, "{}", outs)
+        out = []
+        for o in outs:
+            r = json.loads(_core.kernel_zswap_model(o, zswap_page_bytes(kernel), total, json.dumps(cfg)))
+            st = r["stats"]
+            out.append(
+                {
+                    "zswap_stored": st["stored"],
+                    "zswap_written_back": st["written_back"],
+                    "zswap_to_device": st["memcg_limit_rejected"] + st["rejected"],
+                    "zswap_rejected": st["rejected"],
+                }
+            )
+    return out
 
 
 def _for_device(spec: str, swap: str | None) -> str:
@@ -308,7 +352,7 @@ SYNC_SWAP_POLICIES = ("linux-two-list", "mglru")
 def _metrics_of(result: CellResult) -> list[str]:
     written = ["pages_written"] if result.kernel["pages_dirtied"] else []
     if result.cell.swap == "zswap":
-        return ["misses", "swap_ins", "swap_outs", "zswap_stored", *written]
+        return ["misses", "swap_ins", "swap_outs", *ZSWAP_METRICS, *written]
     if result.cell.swap:
         return ["misses", "swap_ins", "swap_outs", *written]
     return ["misses", *written]
@@ -400,6 +444,7 @@ def kernel_check(
         try:
             specs = [_for_device(p, cell.swap) for p in pols.values()]
             df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
+            zs = zswap_model(res.trace, specs, res.capacity_pages, res.kernel) if cell.swap == "zswap" else None
         finally:
             if keep is None and res.trace is not None:
                 with contextlib.suppress(FileNotFoundError):
@@ -412,13 +457,14 @@ def kernel_check(
                 "seconds": res.seconds,
                 **{f"kernel_{k}": v for k, v in res.kernel.items()},
                 **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
+                **({"zswap_page_bytes": zswap_page_bytes(res.kernel)} if cell.swap == "zswap" else {}),
                 **res.ready,
             }
         )
-        for label, (_, row) in zip(pols, df.iterrows(), strict=True):
+        for j, (label, (_, row)) in enumerate(zip(pols, df.iterrows(), strict=True)):
             for metric in _metrics_of(res):
                 k = res.kernel[metric]
-                m = int(row[METRICS[metric]])
+                m = zs[j][metric] if metric in ZSWAP_METRICS and zs else int(row[METRICS[metric]])
                 rows.append(
                     {
                         **({"kernel_release": res.ready["release"]} if vm else {}),

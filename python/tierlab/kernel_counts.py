@@ -125,6 +125,8 @@ def zswap_counts(vm0: dict, vm1: dict, zs0: dict, zs1: dict) -> dict[str, int]:
         "zswap_stored": d["zswpout"],
         "zswap_loads": d["zswpin"],
         "zswap_written_back": d["zswpwb"],
+        # pages sent to the device uncompressed (a rejection or the group's memory.zswap.max)
+        "zswap_to_device": d["pswpout"] - d["zswpwb"],
         "zswap_rejected": sum(zs1.get(k, 0) - zs0.get(k, 0) for k in zs1 if k.startswith("reject_")),
         "zswap_pool_limit_hit": zs1.get("pool_limit_hit", 0) - zs0.get("pool_limit_hit", 0),
     }

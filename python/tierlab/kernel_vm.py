@@ -641,6 +641,7 @@ def _result(
             kernel_counts[f"cg_{k}"] = delta(ms0, ms1, k)
         kernel_counts["zswap_pool_bytes"] = ms1.get("zswap", 0)
         kernel_counts["zswapped_bytes"] = ms1.get("zswapped", 0)
+        kernel_counts["zswap_max_bytes"] = int(vc.limit_bytes * ZSWAP_MAX_SHARE)  # memory.zswap.max
     if vc.swap == "zram":
         kernel_counts.update(kc.parse_mm_stat(done.get("zram_mm_stat", "")))
     if vc.anon_pages:

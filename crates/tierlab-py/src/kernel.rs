@@ -88,7 +88,47 @@ fn kernel_drive(
     }
 }
 
+/// kernel_zswap_model(after_trace, page_bytes, total_pages, zswap_json) -> json: the
+/// swap requests of an after-cache trace through tierlab's zswap model
+/// (mobile/compressed.rs) with every page compressing to `page_bytes` bytes;
+/// `zswap_json` is a `[swap.zswap]` table (e.g. `memcg_zswap_max_bytes`).
+/// Returns the model's stores, write-backs, pages sent to the device at the
+/// group's limit and global rejections, pool loads, device writes and reads.
+#[pyfunction]
+fn kernel_zswap_model(
+    py: Python<'_>,
+    after_trace: PathBuf,
+    page_bytes: u16,
+    total_pages: u64,
+    zswap_json: &str,
+) -> PyResult<String> {
+    let cfg: tierlab_core::mobile::compressed::ZswapConfig = json_arg("zswap", zswap_json)?;
+    if !(1..=PAGE as u16).contains(&page_bytes) {
+        return Err(crate::common::ConfigError::new_err(format!(
+            "page_bytes: expected 1..={PAGE} (a compressed page), got {page_bytes}"
+        )));
+    }
+    let r = py
+        .detach(|| {
+            cfg.validate()?;
+            let log = tierlab_core::device::replay::read_device_log(&after_trace)?;
+            let dev = tierlab_core::device::DeviceCatalog::default()
+                .get(&cfg.compressor)?
+                .clone();
+            tierlab_core::mobile::compressed::zswap_replay(
+                &log.requests,
+                page_bytes,
+                total_pages,
+                &cfg,
+                dev,
+            )
+        })
+        .map_err(to_py_err)?;
+    Ok(serde_json::to_string(&r).unwrap_or_default())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(kernel_zswap_model, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_prepare, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_references, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_drive, m)?)

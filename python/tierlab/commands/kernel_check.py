@@ -61,7 +61,8 @@ def add_parser(sub) -> None:
         choices=["file", "zram", "zswap", "brd"],
         help="swap for the anonymous and mixed workloads: a swap file, zram0, or zswap in front of a swap file "
         "(default file and zram); with --kernel: zram, brd (a RAM disk in the VM) or zswap in front of brd with "
-        "memory.zswap.max at 1/256 of the limit (default zram and brd)",
+        "memory.zswap.max at 1/256 of the limit (default zram and brd); zswap cells add the zswap model's stored, "
+        "written-back, straight-to-device and rejected pages beside the kernel's",
     )
     p.add_argument(
         "-t",
