@@ -606,6 +606,37 @@ impl GhostFifo {
     }
 }
 
+/// The [`Policy`](crate::policy::Policy) methods that every policy keyed by a `table:
+/// SlotTable` writes alike, for its `impl Policy` block: `grow` grows the table; `prefetch`
+/// loads the table entry of the reference [`PREFETCH_FAR`](crate::policy::PREFETCH_FAR) ahead
+/// and, with `arena` (nodes in an `arena: Arena<_>` indexed by slot), also the node of the one
+/// [`PREFETCH_NEAR`](crate::policy::PREFETCH_NEAR) ahead, so a hit finds its node in cache (its
+/// list neighbours are still loaded on demand). They cost those prefetches and nothing else. A
+/// macro because the methods read the policy's own fields.
+macro_rules! table_glue {
+    (arena) => {
+        #[inline(always)]
+        fn prefetch(&self, near: $crate::sim::PageId, far: $crate::sim::PageId) {
+            self.table
+                .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
+        }
+        $crate::policy::list::table_glue!(grow);
+    };
+    (table) => {
+        #[inline(always)]
+        fn prefetch(&self, _near: $crate::sim::PageId, far: $crate::sim::PageId) {
+            self.table.prefetch(far);
+        }
+        $crate::policy::list::table_glue!(grow);
+    };
+    (grow) => {
+        fn grow(&mut self, n: usize) {
+            self.table.grow(n);
+        }
+    };
+}
+pub(crate) use table_glue;
+
 /// Page id -> slot (or [`NIL`]), one `u32` per distinct page.
 #[derive(Debug, Clone, Default)]
 pub struct SlotTable {

@@ -6,6 +6,15 @@
 
 use super::*;
 
+/// `w`'s references, after checking what every workload promises: the same references on
+/// every call, and as many as `reference_count` says.
+fn refs(w: &Workload) -> Vec<u64> {
+    let r = w.references().unwrap();
+    assert_eq!(r, w.references().unwrap(), "{w:?} is not deterministic");
+    assert_eq!(r.len() as u64, w.reference_count(), "{w:?}");
+    r
+}
+
 #[test]
 fn workloads_are_deterministic_and_sized() {
     let w = Workload::MixedReadWrite {
@@ -15,10 +24,8 @@ fn workloads_are_deterministic_and_sized() {
         write_share: 0.3,
         seed: 7,
     };
-    let a = w.references().unwrap();
-    assert_eq!(a, w.references().unwrap());
+    let a = refs(&w);
     assert_eq!(a.len(), 20_000);
-    assert_eq!(w.reference_count(), 20_000);
     let writes = a.iter().filter(|&&r| r & WRITE_BIT != 0).count() as f64;
     assert!((writes / 20_000.0 - 0.3).abs() < 0.02, "{writes}");
     assert!(a.iter().all(|&r| r & ANON_BIT == 0 && r & PAGE_MASK < 1000));
@@ -33,9 +40,8 @@ fn hot_scan_and_loop_follow_their_definitions() {
         periods: 2,
         seed: 1,
     };
-    let r = w.references().unwrap();
+    let r = refs(&w);
     assert_eq!(r.len(), 2 * (30 + 50));
-    assert_eq!(w.reference_count(), 160);
     assert!(r[..30].iter().all(|&p| p < 10));
     assert_eq!(r[30..80], (10..60).collect::<Vec<u64>>()[..]);
     let l = Workload::LoopRead {
@@ -56,9 +62,8 @@ fn anon_starts_with_one_store_per_page() {
         write_share: 0.5,
         seed: 3,
     };
-    let r = w.references().unwrap();
+    let r = refs(&w);
     assert_eq!(r.len(), 600);
-    assert_eq!(w.reference_count(), 600);
     for (i, &x) in r[..100].iter().enumerate() {
         assert_eq!(decode(x), (i as u64, true, true));
     }
@@ -92,7 +97,7 @@ fn new_workloads_follow_their_definitions() {
         write_share: 0.0,
         seed: 1,
     };
-    let r = w.references().unwrap();
+    let r = refs(&w);
     let pages: Vec<u64> = r.iter().map(|&x| x & PAGE_MASK).collect();
     assert_eq!(pages, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1]);
     assert!(r[..4].iter().all(|&x| x & WRITE_BIT != 0));
@@ -109,8 +114,7 @@ fn new_workloads_follow_their_definitions() {
         write_share: 0.3,
         seed: 2,
     };
-    let r = m.references().unwrap();
-    assert_eq!(r.len() as u64, m.reference_count());
+    let r = refs(&m);
     assert_eq!(r.len(), 10 + 2 * (30 + 20));
     assert!(r[10..40]
         .iter()
@@ -126,8 +130,7 @@ fn new_workloads_follow_their_definitions() {
         write_share: 0.3,
         seed: 3,
     };
-    let r = z.references().unwrap();
-    assert_eq!(r.len() as u64, z.reference_count());
+    let r = refs(&z);
     let anon = r[50..].iter().filter(|&&x| x & ANON_BIT != 0).count() as f64;
     assert!((anon / 10_000.0 - 0.5).abs() < 0.03, "{anon}");
     assert!(r[50..]
@@ -148,8 +151,7 @@ fn app_switch_launches_each_app_once_and_keeps_to_its_pages() {
         write_share: 0.3,
         seed: 4,
     };
-    let r = w.references().unwrap();
-    assert_eq!(r.len() as u64, w.reference_count());
+    let r = refs(&w);
     assert_eq!((w.file_pages(), w.anon_pages()), (60, 30));
     // app 0 launches first: one store to each of its 10 pages in address order
     for (i, &x) in r[..10].iter().enumerate() {

@@ -5,9 +5,9 @@
 //! `Clock` with `n-bit-counter`; its default is 1 bit, as here.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{SlotBits, SlotFrames, SlotTable, NIL};
+use crate::policy::list::{table_glue, SlotBits, SlotFrames, SlotTable, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -86,10 +86,7 @@ impl Clock {
 }
 
 impl Policy for Clock {
-    #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.table.prefetch(far);
-    }
+    table_glue!(table);
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -120,10 +117,6 @@ impl Policy for Clock {
         };
         self.table.set(r.id, s as u32);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

@@ -2,9 +2,9 @@
 //! Matches libCacheSim's `FIFO`.
 
 use crate::error::Result;
-use crate::policy::list::{SlotFrames, SlotTable, NIL};
+use crate::policy::list::{table_glue, SlotFrames, SlotTable, NIL};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -37,10 +37,7 @@ impl PolicyDef for Fifo {
 }
 
 impl Policy for Fifo {
-    #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.table.prefetch(far);
-    }
+    table_glue!(table);
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -64,10 +61,6 @@ impl Policy for Fifo {
         };
         self.table.set(r.id, slot as u32);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

@@ -35,9 +35,9 @@
 //! reference: O(1).
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
@@ -176,11 +176,7 @@ impl FlashProb {
 }
 
 impl Policy for FlashProb {
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
@@ -211,10 +207,6 @@ impl Policy for FlashProb {
         self.table.set(r.id, s);
         self.dram_admits += 1;
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

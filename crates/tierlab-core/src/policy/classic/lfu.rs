@@ -8,9 +8,9 @@
 //! libCacheSim's `LFU` miss for miss (same tie rule: first to reach the count).
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -53,13 +53,7 @@ impl PolicyDef for Lfu {
 }
 
 impl Policy for Lfu {
-    /// The table entry of the reference 16 ahead and the node of the one 6 ahead: a hit then
-    /// finds its node in cache (its list neighbours are still loaded on demand).
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -105,10 +99,6 @@ impl Policy for Lfu {
         self.min_freq = 1;
         self.table.set(r.id, slot);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

@@ -12,9 +12,9 @@
 //! Per reference: O(1).
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use rand::{RngExt, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
@@ -68,13 +68,7 @@ impl PolicyDef for LruProb {
 }
 
 impl Policy for LruProb {
-    /// The table entry of the reference 16 ahead and the node of the one 6 ahead: a hit then
-    /// finds its node in cache (its list neighbours are still loaded on demand).
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
         let slot = self.table.get(r.id);
@@ -101,10 +95,6 @@ impl Policy for LruProb {
         self.list.push_front(&mut self.arena, s);
         self.table.set(r.id, s);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

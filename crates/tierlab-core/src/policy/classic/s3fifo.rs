@@ -23,7 +23,7 @@
 //! cycling everything through S.
 
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, GhostFifo, List, PageNode, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, GhostFifo, List, PageNode, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -166,11 +166,7 @@ impl S3Fifo {
 }
 
 impl Policy for S3Fifo {
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -222,10 +218,6 @@ impl Policy for S3Fifo {
         }
         self.table.set(r.id, s);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

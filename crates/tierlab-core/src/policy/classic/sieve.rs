@@ -8,9 +8,9 @@
 //! Matches libCacheSim's `Sieve` miss for miss (no parameters).
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotBits, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotBits, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -75,10 +75,7 @@ impl Sieve {
 }
 
 impl Policy for Sieve {
-    #[inline(always)]
-    fn prefetch(&self, _near: PageId, far: PageId) {
-        self.table.prefetch(far);
-    }
+    table_glue!(table);
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -106,10 +103,6 @@ impl Policy for Sieve {
         self.queue.push_front(&mut self.arena, slot);
         self.table.set(r.id, slot);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

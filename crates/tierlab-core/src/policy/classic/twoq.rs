@@ -18,7 +18,7 @@
 //! what fits A1in), every reference bypasses the cache.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, GhostFifo, List, PageNode, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, GhostFifo, List, PageNode, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use serde::{Deserialize, Serialize};
@@ -122,11 +122,7 @@ impl TwoQ {
 }
 
 impl Policy for TwoQ {
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     #[inline(always)]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -181,10 +177,6 @@ impl Policy for TwoQ {
         }
         self.table.set(r.id, s);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

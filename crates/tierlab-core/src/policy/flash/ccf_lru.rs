@@ -22,9 +22,9 @@
 //! cold-clean page is evicted.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -104,13 +104,7 @@ impl CcfLru {
 }
 
 impl Policy for CcfLru {
-    /// The table entry of the reference 16 ahead and the node of the one 6 ahead: a hit then
-    /// finds its node in cache (its list neighbours are still loaded on demand).
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -154,10 +148,6 @@ impl Policy for CcfLru {
         }
         self.table.set(r.id, slot);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

@@ -23,9 +23,9 @@
 //! (tests/policy_counts.rs pins the results).
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotBits, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotBits, SlotTable, NIL};
 use crate::policy::{check_fraction, Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,13 +140,7 @@ impl Cflru {
 }
 
 impl Policy for Cflru {
-    /// The table entry of the reference 16 ahead and the node of the one 6 ahead: a hit then
-    /// finds its node in cache (its list neighbours are still loaded on demand).
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -187,10 +181,6 @@ impl Policy for Cflru {
         self.fill_region();
         self.table.set(r.id, slot);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

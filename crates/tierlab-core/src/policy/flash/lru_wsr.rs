@@ -10,9 +10,9 @@
 //! loop ends: every dirty page is skipped at most once per eviction.
 
 use crate::error::Result;
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotTable, NIL};
 use crate::policy::{Frame, Policy, PolicyCtx, PolicyDef};
-use crate::sim::{PageId, PageRef, Sink};
+use crate::sim::{PageRef, Sink};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -52,13 +52,7 @@ impl PolicyDef for LruWsr {
 }
 
 impl Policy for LruWsr {
-    /// The table entry of the reference 16 ahead and the node of the one 6 ahead: a hit then
-    /// finds its node in cache (its list neighbours are still loaded on demand).
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     #[inline]
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
@@ -102,10 +96,6 @@ impl Policy for LruWsr {
         self.stack.push_front(&mut self.arena, slot);
         self.table.set(r.id, slot);
         sink.miss(r, 0);
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {

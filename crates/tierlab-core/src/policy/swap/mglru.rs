@@ -694,15 +694,7 @@ impl Policy for Mglru {
         sink.miss(r, 0);
     }
 
-    fn grow(&mut self, n: usize) {
-        if self.pages.len() < n {
-            self.pages.resize(n, PageState::default());
-        }
-    }
-
-    fn resident(&self) -> usize {
-        self.resident
-    }
+    crate::policy::swap::page_state_glue!();
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
         vec![

@@ -79,7 +79,7 @@
 
 use super::tinylfu_sketch::{FreqSketch, LcsCbf, Noted};
 use crate::error::{Error, Result};
-use crate::policy::list::{Arena, List, SlotTable, NIL};
+use crate::policy::list::{table_glue, Arena, List, SlotTable, NIL};
 use crate::policy::{check_fraction, Policy, PolicyCtx, PolicyDef, PolicyVisitor};
 use crate::sim::{PageId, PageOut, PageRef, Sink};
 use crate::trace::Kind;
@@ -591,11 +591,7 @@ impl WTinyLfu {
 }
 
 impl Policy for WTinyLfu {
-    #[inline(always)]
-    fn prefetch(&self, near: PageId, far: PageId) {
-        self.table
-            .prefetch_ahead(near, far, |s| self.arena.prefetch(s));
-    }
+    table_glue!(arena);
 
     const PREFETCH_REFS: bool = true;
     #[inline(always)]
@@ -680,10 +676,6 @@ impl Policy for WTinyLfu {
             self.drain_window(sink);
             self.prefetch_admission();
         }
-    }
-
-    fn grow(&mut self, n: usize) {
-        self.table.grow(n);
     }
 
     fn resident(&self) -> usize {
