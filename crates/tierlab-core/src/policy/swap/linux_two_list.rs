@@ -27,6 +27,15 @@
 //!   (32 per page written or refaulted, 1 per page kept or activated by the
 //!   scan), halved when they exceed a quarter of the LRU pages. Swappiness 0
 //!   scans only file pages.
+//!
+//!   `version = "6.1"`: Linux 6.1's `lru_note_cost(lruvec, file, nr_pages)`
+//!   (mm/swap.c) adds one per page: `shrink_inactive_list` notes
+//!   `stat.nr_pageout` only, `shrink_active_list` notes nothing, and a
+//!   workingset refault one page (`lru_note_cost_folio`). Pages kept or
+//!   activated by a scan are no cost there, so anonymous pages that rotate
+//!   (young from their fault or a later use) do not turn reclaim toward file
+//!   pages as they do from 6.12 (`nr_io x SWAP_CLUSTER_MAX + nr_rotated`,
+//!   the default, `version = "6.12"`).
 //! * active list (`shrink_active_list`, when `inactive_is_low`: inactive x
 //!   ratio < active, ratio = int_sqrt(10 x GiB of the type) or 1 below 1 GiB):
 //!   the tail page's young bit is tested and cleared; a young executable file
@@ -160,6 +169,21 @@ pub struct LinuxTwoListConfig {
     /// swap-in does not keep the page's swap slot and the page is written
     /// again when it is next evicted (see the module documentation).
     pub sync_swap: bool,
+    /// Which kernel's reclaim cost: "6.12" (6.12 and later, the default) or
+    /// "6.1" (see the module documentation).
+    pub version: TwoListVersion,
+}
+
+/// The kernel versions whose two-list reclaim differs in a way the model follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum TwoListVersion {
+    /// Linux 6.1: `lru_note_cost` counts pages written and refaulted, one each.
+    #[serde(rename = "6.1")]
+    V6_1,
+    /// Linux 6.12 and later: 32 per page written or refaulted, plus rotations.
+    #[default]
+    #[serde(rename = "6.12")]
+    V6_12,
 }
 
 impl Default for LinuxTwoListConfig {
@@ -171,6 +195,7 @@ impl Default for LinuxTwoListConfig {
             writeback: Writeback::Evict,
             reclaim_batch: 1,
             sync_swap: false,
+            version: TwoListVersion::V6_12,
         }
     }
 }
@@ -246,6 +271,8 @@ pub struct LinuxTwoList {
     reclaim_batch: usize,
     /// A swap-in leaves the page without a swap copy (zram).
     sync_swap: bool,
+    /// Reclaim cost as 6.1 notes it (pages written and refaulted only).
+    cost_v6_1: bool,
     /// Dirty file pages since the last flush (may hold evicted or cleaned ids).
     dirty_files: Vec<u32>,
     /// Refault activations per type (anon, file), and their value at the
@@ -305,6 +332,7 @@ impl PolicyDef for LinuxTwoList {
             flusher: cfg.writeback == Writeback::Flusher,
             reclaim_batch: cfg.reclaim_batch as usize,
             sync_swap: cfg.sync_swap,
+            cost_v6_1: cfg.version == TwoListVersion::V6_1,
             dirty_files: Vec::new(),
             refault_activations: [0; 2],
             refaults_snapshot: [0; 2],
@@ -352,8 +380,14 @@ impl LinuxTwoList {
         (self.cost[0], self.cost[1])
     }
 
+    /// `lru_note_cost`: 6.12's `nr_io x SWAP_CLUSTER_MAX + nr_rotated`, or
+    /// 6.1's `nr_pages` of I/O alone (rotations are not a cost there).
     fn note_cost(&mut self, anon: bool, nr_io: u64, nr_rotated: u64) {
-        self.cost[!anon as usize] += nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        self.cost[!anon as usize] += if self.cost_v6_1 {
+            nr_io
+        } else {
+            nr_io * SWAP_CLUSTER_MAX + nr_rotated
+        };
         let lrusize = self.resident as u64;
         if self.cost[0] + self.cost[1] > lrusize / 4 {
             self.cost[0] /= 2;
