@@ -366,7 +366,8 @@ def kernel_check(
                 f"--swap {bad[0]} under --kernel: expected {', '.join(kernel_vm.VM_SWAP)} "
                 "(brd: swap on a RAM disk in the VM; the VM has no disk for a swap file)"
             )
-        pols, vm = kernel_vm.vm_policies(policies), kernel_vm.prepare(kernel, workdir, progress)
+        vm = kernel_vm.prepare(kernel, workdir, progress)
+        pols = kernel_vm.vm_policies(policies, vm.kernel.release)
         if workloads is None:  # under QEMU the default is the file cells
             cells = [c for c in cells if not c.swap]
     else:

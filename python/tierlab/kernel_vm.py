@@ -735,14 +735,19 @@ VM_POLICIES: dict[str, str] = {
 }
 
 
-def vm_policies(policies) -> dict[str, str]:
+def vm_policies(policies, release: str = "") -> dict[str, str]:
     """label -> spec for a check under QEMU: the configured models by default; a bare model name
-    stands for its configuration above, anything else is replayed as given."""
+    stands for its configuration above, anything else is replayed as given. On a 6.1 kernel
+    (``release`` is its ``uname -r``) linux-two-list notes reclaim cost as 6.1 does
+    (``version='6.1'``: 6.1's ``lru_note_cost`` counts no rotations)."""
+    own = dict(VM_POLICIES)
+    if re.match(r"6\.1\.", release):
+        own["linux-two-list"] = own["linux-two-list"][:-1] + ",version='6.1')"
     if policies is None:
-        return dict(VM_POLICIES)
+        return own
     if isinstance(policies, dict):
         return dict(policies)
-    return {str(p): VM_POLICIES.get(str(p), str(p)) for p in policies}
+    return {str(p): own.get(str(p), str(p)) for p in policies}
 
 
 @dataclass
