@@ -405,6 +405,26 @@ fn linux_read_access_is_use_twice_not_second_chance() {
 }
 
 #[test]
+fn linux_a_page_read_twice_in_a_row_is_marked_once() {
+    // filemap_read marks a folio accessed only when the read does not start
+    // in the page the previous read of the file ended in (ra->prev_pos).
+    let mut d = linux_read(4, Writeback::Evict, 1);
+    d.go(1, R, F);
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    // A write and an anonymous reference in between do not move prev_pos.
+    d.go(2, W, F);
+    d.go(3, R, A);
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    // A read of another page in between does: the next read of 1 activates.
+    d.go(2, R, F);
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((true, false, false)));
+    assert_eq!(d.p.page_flags(2), Some((false, true, false)));
+}
+
+#[test]
 fn linux_write_calls_do_not_mark_accessed() {
     let mut d = linux_read(4, Writeback::Evict, 1);
     d.go(1, W, F);
@@ -412,6 +432,8 @@ fn linux_write_calls_do_not_mark_accessed() {
     assert_eq!(d.p.page_flags(1), Some((false, false, false)));
     d.go(1, R, F);
     assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    // The second read after a read of another page activates.
+    d.go(2, R, F);
     d.go(1, R, F);
     assert_eq!(d.p.page_flags(1), Some((true, false, false)));
 }

@@ -65,6 +65,12 @@
 //!   has no young bit, and PG_referenced alone does not save a clean file
 //!   page (FOLIOREF_RECLAIM_CLEAN): use-twice, not second chance.
 //!   Deactivation keeps PG_referenced, so the next read re-activates.
+//!   A read of the page the previous read() of the file ended in is not
+//!   marked again (`filemap_read`: "when a read accesses the same folio
+//!   several times, only mark it as accessed the first time", tested with
+//!   `pos_same_folio` against `ra->prev_pos - 1`, in 6.1 and 6.12 alike): a
+//!   page read twice in a row is marked once. Writes and anonymous
+//!   references in between do not move `prev_pos`.
 //!
 //! Dirty file pages at the inactive tail (`writeback`):
 //! * `evict` (default): written back and reclaimed at once;
@@ -273,6 +279,8 @@ pub struct LinuxTwoList {
     sync_swap: bool,
     /// Reclaim cost as 6.1 notes it (pages written and refaulted only).
     cost_v6_1: bool,
+    /// The page the last read() call read (`ra->prev_pos`), or u32::MAX.
+    last_read: u32,
     /// Dirty file pages since the last flush (may hold evicted or cleaned ids).
     dirty_files: Vec<u32>,
     /// Refault activations per type (anon, file), and their value at the
@@ -333,6 +341,7 @@ impl PolicyDef for LinuxTwoList {
             reclaim_batch: cfg.reclaim_batch as usize,
             sync_swap: cfg.sync_swap,
             cost_v6_1: cfg.version == TwoListVersion::V6_1,
+            last_read: u32::MAX,
             dirty_files: Vec::new(),
             refault_activations: [0; 2],
             refaults_snapshot: [0; 2],
@@ -490,8 +499,11 @@ impl Policy for LinuxTwoList {
         if st.node != NIL {
             if !syscall {
                 self.pages[r.id as usize].flags |= YOUNG;
-            } else if !write {
+            } else if !write && self.last_read != r.id {
                 self.mark_accessed(r.id);
+            }
+            if syscall && !write {
+                self.last_read = r.id;
             }
             if write {
                 self.set_dirty(r.id);
@@ -526,6 +538,9 @@ impl Policy for LinuxTwoList {
         p.node = n;
         p.page = r.page();
         p.shadow = NO_SHADOW;
+        if syscall && !write {
+            self.last_read = r.id;
+        }
         // A fault maps the page young; a read() marks it accessed once
         // (PG_referenced); a write() does neither.
         p.flags = if !syscall {
