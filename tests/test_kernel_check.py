@@ -112,6 +112,34 @@ def test_an_interrupted_run_leaves_nothing_behind(tmp_path):
 
 
 @needs_kernel
+def test_a_driver_killed_mid_run_is_reported_not_waited_for(tmp_path):
+    """The driver child SIGKILLed while it issues references (as the cgroup's OOM killer would):
+    the run fails at once naming the signal, and leaves nothing behind."""
+    code = (
+        "from tierlab import kernel as kc\n"
+        f"kc.kernel_check(workloads=['anon_zipf'], limits_mib=[64], swap=['zram'], scale=8, "
+        f"policies=['lru'], workdir={str(tmp_path)!r})\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE, text=True)
+    deadline, pids = time.monotonic() + 60, []
+    while time.monotonic() < deadline and not pids:
+        for procs in kc.CGROUP_ROOT.glob(f"{kc.PREFIX}-*/cgroup.procs"):
+            pids += [int(x) for x in procs.read_text().split()]
+        time.sleep(0.05)
+    assert pids, "the driver never joined its cgroup"
+    time.sleep(0.3)
+    os.kill(pids[0], signal.SIGKILL)
+    try:
+        _, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=60)
+        raise
+    assert p.returncode != 0 and "killed by SIGKILL" in err, err[-2000:]
+    assert _nothing_left(tmp_path) == []
+
+
+@needs_kernel
 @pytest.mark.parametrize("swap", ["file", "zswap"])
 def test_a_killed_run_is_cleaned_up_by_the_next(tmp_path, swap):
     """SIGKILL leaves things behind; the next run's cleanup_stale removes them (zswap's setting and

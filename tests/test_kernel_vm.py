@@ -61,6 +61,9 @@ def test_bare_model_names_mean_the_configuration_the_driver_runs():
     assert v612 == "mglru(file_access='read',reclaim_batch=32,version='6.1')"
     assert kv.vm_policies(None, "6.1.0-56-amd64")["mglru"].endswith("version='6.1')")
     assert kv.vm_policies(None, "6.14.2")["mglru"].endswith("version='6.14')")
+    on_61 = kv.vm_policies(None, "6.1.0-56-amd64")["linux-two-list"]
+    assert on_61 == kc.DEFAULT_POLICIES["linux-two-list"][:-1] + ",version='6.1')"
+    assert kv.vm_policies(None, "6.12.100+deb12-amd64")["linux-two-list"] == kc.DEFAULT_POLICIES["linux-two-list"]
 
 
 def _fake_kernel(tmp_path: Path) -> kv.KernelImage:

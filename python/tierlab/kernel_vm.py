@@ -749,11 +749,16 @@ def mglru_version(release: str) -> str | None:
 
 def vm_policies(policies, release: str = "") -> dict[str, str]:
     """label -> spec for a check under QEMU: the configured models by default; a bare model name
-    stands for its configuration above, anything else is replayed as given."""
+    stands for its configuration above, anything else is replayed as given. ``release`` is the
+    kernel's ``uname -r``: mglru follows its MGLRU's rules (:func:`mglru_version`), and on 6.1
+    linux-two-list notes reclaim cost as 6.1 does (``version='6.1'``: 6.1's ``lru_note_cost``
+    counts no rotations)."""
     conf = dict(VM_POLICIES)
     version = mglru_version(release)
     if version is not None:
         conf["mglru"] = conf["mglru"][:-1] + f",version='{version}')"
+    if re.match(r"6\.1\.", release):
+        conf["linux-two-list"] = conf["linux-two-list"][:-1] + ",version='6.1')"
     if policies is None:
         return conf
     if isinstance(policies, dict):

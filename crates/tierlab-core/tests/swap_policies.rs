@@ -355,7 +355,7 @@ fn four_area_beats_clock_at_most_sizes_on_captured_traces() {
     assert!(total_four < total_clock, "{total_four} >= {total_clock}");
 }
 
-use tierlab_core::policy::swap::linux_two_list::{FileAccess, Writeback};
+use tierlab_core::policy::swap::linux_two_list::{FileAccess, TwoListVersion, Writeback};
 
 fn linux_read(capacity: usize, writeback: Writeback, reclaim_batch: u32) -> Driver<LinuxTwoList> {
     let cfg = LinuxTwoListConfig {
@@ -405,6 +405,26 @@ fn linux_read_access_is_use_twice_not_second_chance() {
 }
 
 #[test]
+fn linux_a_page_read_twice_in_a_row_is_marked_once() {
+    // filemap_read marks a folio accessed only when the read does not start
+    // in the page the previous read of the file ended in (ra->prev_pos).
+    let mut d = linux_read(4, Writeback::Evict, 1);
+    d.go(1, R, F);
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    // A write and an anonymous reference in between do not move prev_pos.
+    d.go(2, W, F);
+    d.go(3, R, A);
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    // A read of another page in between does: the next read of 1 activates.
+    d.go(2, R, F);
+    d.go(1, R, F);
+    assert_eq!(d.p.page_flags(1), Some((true, false, false)));
+    assert_eq!(d.p.page_flags(2), Some((false, true, false)));
+}
+
+#[test]
 fn linux_write_calls_do_not_mark_accessed() {
     let mut d = linux_read(4, Writeback::Evict, 1);
     d.go(1, W, F);
@@ -412,6 +432,8 @@ fn linux_write_calls_do_not_mark_accessed() {
     assert_eq!(d.p.page_flags(1), Some((false, false, false)));
     d.go(1, R, F);
     assert_eq!(d.p.page_flags(1), Some((false, true, false)));
+    // The second read after a read of another page activates.
+    d.go(2, R, F);
     d.go(1, R, F);
     assert_eq!(d.p.page_flags(1), Some((true, false, false)));
 }
@@ -463,12 +485,13 @@ fn linux_memcg_reclaim_passes_scan_size_shifted_by_priority() {
 }
 
 /// 64 anonymous pages stored, then four file pages read once, in a 68-page
-/// group with reclaim rounds of 32 (`sync_swap` as given).
-fn anon_then_file(sync_swap: bool) -> Driver<LinuxTwoList> {
+/// group with reclaim rounds of 32 (`sync_swap` and `version` as given).
+fn anon_then_file(sync_swap: bool, version: TwoListVersion) -> Driver<LinuxTwoList> {
     let cfg = LinuxTwoListConfig {
         file_access: Some(FileAccess::Read),
         reclaim_batch: 32,
         sync_swap,
+        version,
         ..Default::default()
     };
     let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(68)).unwrap());
@@ -497,7 +520,7 @@ fn linux_memcg_reclaim_scans_anon_by_fraction_before_cache_trim_mode() {
     // pages 2..33 and reclaims 102 and 103; the second keeps 34..63 and
     // reaches 0 and 1, no longer young: swapped out (7 < 32 reclaimed, but
     // no priority is left).
-    let mut d = anon_then_file(true);
+    let mut d = anon_then_file(true, TwoListVersion::V6_12);
     d.go(104, R, F);
     let mut want: Vec<(u64, bool)> = (100..104).map(|p| (p, false)).collect();
     want.extend([(0, true), (1, true)]);
@@ -505,6 +528,27 @@ fn linux_memcg_reclaim_scans_anon_by_fraction_before_cache_trim_mode() {
     assert_eq!(counter(&d, "scanned_anon"), 1 + 1 + 64);
     assert_eq!(counter(&d, "scanned_file"), 4);
     assert_eq!(d.p.resident(), 68 - 6 + 1);
+}
+
+#[test]
+fn linux_6_1_rotations_are_no_reclaim_cost() {
+    // The reclaim of the test above under 6.1's lru_note_cost, which counts
+    // pages written and refaulted only. Priority 4 keeps page 0 as before,
+    // but the rotation is no cost: at priority 3 the costs are still 0, so
+    // ap = 60 of 200 and (64 >> 3) x 60 / 200 = 2 anon pages are scanned,
+    // pages 1 and 2, both kept. Priorities 2 and 1 (cache-trim mode) reclaim
+    // 100 and 101; priority 0 keeps 3..34, reclaims 102 and 103, keeps
+    // 35..63 and swaps out 0, 1 and 2: one anonymous page more than 6.12.
+    // The only cost noted is the three pages written (anon_cost 3).
+    let mut d = anon_then_file(true, TwoListVersion::V6_1);
+    d.go(104, R, F);
+    let mut want: Vec<(u64, bool)> = (100..104).map(|p| (p, false)).collect();
+    want.extend([(0, true), (1, true), (2, true)]);
+    assert_eq!(d.sink.evicted, want);
+    assert_eq!(counter(&d, "scanned_anon"), 1 + 2 + 64);
+    assert_eq!(counter(&d, "scanned_file"), 4);
+    assert_eq!(d.p.costs(), (3, 0));
+    assert_eq!(d.p.resident(), 68 - 7 + 1);
 }
 
 #[test]

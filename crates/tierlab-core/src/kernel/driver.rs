@@ -503,8 +503,8 @@ pub fn drive(
             ));
         }
     }
-    let cmd = Pipe::new()?;
-    let ack = Pipe::new()?;
+    let mut cmd = Pipe::new()?;
+    let mut ack = Pipe::new()?;
     let fd = file.as_raw_fd();
     // SAFETY: the child runs child_main, which makes raw system calls only and
     // never returns.
@@ -517,6 +517,16 @@ pub fn drive(
         unsafe { child_main(refs, fd, spec.anon_pages, cmd.r, ack.w, spec.cpu) }
     }
     let mut child = ChildGuard { pid, reaped: false };
+    // The parent keeps only its own ends: a child that dies (the cgroup's OOM
+    // killer, a signal) closes the last write end of `ack`, so `await_byte`
+    // reads end of file and reports it instead of waiting forever.
+    // SAFETY: closing the child's ends, which this process does not use.
+    unsafe {
+        libc::close(cmd.r);
+        libc::close(ack.w);
+    }
+    cmd.r = -1;
+    ack.w = -1;
     let fail = |child: &mut ChildGuard, what: &str| -> Error {
         // SAFETY: killing our own child.
         unsafe {

@@ -27,6 +27,15 @@
 //!   (32 per page written or refaulted, 1 per page kept or activated by the
 //!   scan), halved when they exceed a quarter of the LRU pages. Swappiness 0
 //!   scans only file pages.
+//!
+//!   `version = "6.1"`: Linux 6.1's `lru_note_cost(lruvec, file, nr_pages)`
+//!   (mm/swap.c) adds one per page: `shrink_inactive_list` notes
+//!   `stat.nr_pageout` only, `shrink_active_list` notes nothing, and a
+//!   workingset refault one page (`lru_note_cost_folio`). Pages kept or
+//!   activated by a scan are no cost there, so anonymous pages that rotate
+//!   (young from their fault or a later use) do not turn reclaim toward file
+//!   pages as they do from 6.12 (`nr_io x SWAP_CLUSTER_MAX + nr_rotated`,
+//!   the default, `version = "6.12"`).
 //! * active list (`shrink_active_list`, when `inactive_is_low`: inactive x
 //!   ratio < active, ratio = int_sqrt(10 x GiB of the type) or 1 below 1 GiB):
 //!   the tail page's young bit is tested and cleared; a young executable file
@@ -56,6 +65,12 @@
 //!   has no young bit, and PG_referenced alone does not save a clean file
 //!   page (FOLIOREF_RECLAIM_CLEAN): use-twice, not second chance.
 //!   Deactivation keeps PG_referenced, so the next read re-activates.
+//!   A read of the page the previous read() of the file ended in is not
+//!   marked again (`filemap_read`: "when a read accesses the same folio
+//!   several times, only mark it as accessed the first time", tested with
+//!   `pos_same_folio` against `ra->prev_pos - 1`, in 6.1 and 6.12 alike): a
+//!   page read twice in a row is marked once. Writes and anonymous
+//!   references in between do not move `prev_pos`.
 //!
 //! Dirty file pages at the inactive tail (`writeback`):
 //! * `evict` (default): written back and reclaimed at once;
@@ -160,6 +175,21 @@ pub struct LinuxTwoListConfig {
     /// swap-in does not keep the page's swap slot and the page is written
     /// again when it is next evicted (see the module documentation).
     pub sync_swap: bool,
+    /// Which kernel's reclaim cost: "6.12" (6.12 and later, the default) or
+    /// "6.1" (see the module documentation).
+    pub version: TwoListVersion,
+}
+
+/// The kernel versions whose two-list reclaim differs in a way the model follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum TwoListVersion {
+    /// Linux 6.1: `lru_note_cost` counts pages written and refaulted, one each.
+    #[serde(rename = "6.1")]
+    V6_1,
+    /// Linux 6.12 and later: 32 per page written or refaulted, plus rotations.
+    #[default]
+    #[serde(rename = "6.12")]
+    V6_12,
 }
 
 impl Default for LinuxTwoListConfig {
@@ -171,6 +201,7 @@ impl Default for LinuxTwoListConfig {
             writeback: Writeback::Evict,
             reclaim_batch: 1,
             sync_swap: false,
+            version: TwoListVersion::V6_12,
         }
     }
 }
@@ -246,6 +277,10 @@ pub struct LinuxTwoList {
     reclaim_batch: usize,
     /// A swap-in leaves the page without a swap copy (zram).
     sync_swap: bool,
+    /// Reclaim cost as 6.1 notes it (pages written and refaulted only).
+    cost_v6_1: bool,
+    /// The page the last read() call read (`ra->prev_pos`), or u32::MAX.
+    last_read: u32,
     /// Dirty file pages since the last flush (may hold evicted or cleaned ids).
     dirty_files: Vec<u32>,
     /// Refault activations per type (anon, file), and their value at the
@@ -305,6 +340,8 @@ impl PolicyDef for LinuxTwoList {
             flusher: cfg.writeback == Writeback::Flusher,
             reclaim_batch: cfg.reclaim_batch as usize,
             sync_swap: cfg.sync_swap,
+            cost_v6_1: cfg.version == TwoListVersion::V6_1,
+            last_read: u32::MAX,
             dirty_files: Vec::new(),
             refault_activations: [0; 2],
             refaults_snapshot: [0; 2],
@@ -352,8 +389,14 @@ impl LinuxTwoList {
         (self.cost[0], self.cost[1])
     }
 
+    /// `lru_note_cost`: 6.12's `nr_io x SWAP_CLUSTER_MAX + nr_rotated`, or
+    /// 6.1's `nr_pages` of I/O alone (rotations are not a cost there).
     fn note_cost(&mut self, anon: bool, nr_io: u64, nr_rotated: u64) {
-        self.cost[!anon as usize] += nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        self.cost[!anon as usize] += if self.cost_v6_1 {
+            nr_io
+        } else {
+            nr_io * SWAP_CLUSTER_MAX + nr_rotated
+        };
         let lrusize = self.resident as u64;
         if self.cost[0] + self.cost[1] > lrusize / 4 {
             self.cost[0] /= 2;
@@ -456,8 +499,11 @@ impl Policy for LinuxTwoList {
         if st.node != NIL {
             if !syscall {
                 self.pages[r.id as usize].flags |= YOUNG;
-            } else if !write {
+            } else if !write && self.last_read != r.id {
                 self.mark_accessed(r.id);
+            }
+            if syscall && !write {
+                self.last_read = r.id;
             }
             if write {
                 self.set_dirty(r.id);
@@ -492,6 +538,9 @@ impl Policy for LinuxTwoList {
         p.node = n;
         p.page = r.page();
         p.shadow = NO_SHADOW;
+        if syscall && !write {
+            self.last_read = r.id;
+        }
         // A fault maps the page young; a read() marks it accessed once
         // (PG_referenced); a write() does neither.
         p.flags = if !syscall {
