@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tierlab import kernel as kc
+from tierlab import kernel_host
 
 MISSING = kc.missing_features({"file", "zram"})
 needs_kernel = pytest.mark.skipif(bool(MISSING), reason="kernel-check needs: " + "; ".join(MISSING))
@@ -109,6 +110,40 @@ def test_an_interrupted_run_leaves_nothing_behind(tmp_path):
     _, err = p.communicate(timeout=120)
     assert p.returncode != 0 and "KeyboardInterrupt" in err, err[-2000:]
     assert _nothing_left(tmp_path) == []
+
+
+@needs_kernel
+def test_a_live_run_is_left_alone_and_a_second_run_waits_for_it(tmp_path):
+    """What a run still alive owns (its pid is in the names) survives another run's clean-up, what a
+    dead one left is removed; and while one run holds the host, a second cannot take it."""
+    live = subprocess.Popen(["sleep", "60"])
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    mine = [kc.CGROUP_ROOT / f"{kc.PREFIX}-{live.pid}-1", kc.CGROUP_ROOT / f"{kc.PREFIX}-{dead.pid}-1"]
+    swapfiles = [tmp_path / f"{kc.PREFIX}-swap-{live.pid}", tmp_path / f"{kc.PREFIX}-swap-{dead.pid}"]
+    try:
+        for d in mine:
+            d.mkdir()
+        for f in swapfiles:
+            f.write_bytes(b"")
+        removed = kc.cleanup_stale(tmp_path)
+        assert mine[0].is_dir() and swapfiles[0].exists()
+        assert not mine[1].exists() and not swapfiles[1].exists()
+        assert str(mine[1]) in removed and str(swapfiles[1]) in removed
+        probe = (
+            "import fcntl, sys\n"
+            f"f = open({str(kernel_host.LOCK_FILE)!r}, 'a+')\n"
+            "try:\n    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept BlockingIOError:\n    sys.exit(3)\n"
+        )
+        with kc.host_run_lock():
+            assert subprocess.run([sys.executable, "-c", probe]).returncode == 3
+        assert subprocess.run([sys.executable, "-c", probe]).returncode == 0
+    finally:
+        live.kill()
+        live.wait()
+        for d in mine:
+            if d.exists():
+                d.rmdir()
 
 
 @needs_kernel

@@ -63,6 +63,7 @@ from tierlab.kernel_host import (
     _sigterm_as_interrupt,
     _write,
     cleanup_stale,
+    host_run_lock,
     memory_cgroup,
     page_cluster,
     swap_device,
@@ -111,6 +112,7 @@ __all__ = [
     "KernelCheckUnavailable",
     "cells_for",
     "cleanup_stale",
+    "host_run_lock",
     "error_figure",
     "kernel_check",
     "memory_cgroup",
@@ -401,88 +403,92 @@ def kernel_check(
         workloads, limits_mib, swap, scale, seed, [str(t) for t in traces], trace_format, trace_options, max_refs
     )
     workdir = Path(workdir)
-    if kernel is not None:
-        from tierlab import kernel_vm
+    # On the host, one run at a time: the counters it reads and the settings it changes are the
+    # machine's (kernel_host.LOCK_FILE).
+    with contextlib.ExitStack() as held:
+        if kernel is not None:
+            from tierlab import kernel_vm
 
-        bad = sorted({c.swap for c in cells if c.swap and c.swap not in kernel_vm.VM_SWAP})
-        if bad:
-            raise KernelCheckUnavailable(
-                f"--swap {bad[0]} under --kernel: expected {', '.join(kernel_vm.VM_SWAP)} "
-                "(brd: swap on a RAM disk in the VM; the VM has no disk for a swap file)"
-            )
-        vm = kernel_vm.prepare(kernel, workdir, progress)
-        pols = kernel_vm.vm_policies(policies, vm.kernel.release)
-        if workloads is None:  # under QEMU the default is the file cells
-            cells = [c for c in cells if not c.swap]
-    else:
-        vm = None
-        needs = {c.swap for c in cells if c.swap}
-        if "brd" in needs:
-            raise KernelCheckUnavailable(
-                "--swap brd (a RAM disk) is for cells under --kernel; on the host: file, zram, zswap"
-            )
-        missing = missing_features(needs)
-        if missing:
-            raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
-        workdir.mkdir(parents=True, exist_ok=True)
-        cleanup_stale(workdir)
-    rows, details = [], []
-    keeps = [
-        Path(keep_traces) / f"{''.join(ch if ch.isalnum() or ch in '._-' else '-' for ch in cell.name)}.tlt"
-        if keep_traces
-        else None
-        for cell in cells
-    ]
-    for keep in filter(None, keeps):
-        keep.parent.mkdir(parents=True, exist_ok=True)
-    # under QEMU every cell runs in one boot of the kernel, before the replays
-    in_vm = vm.run_cells(cells, keeps, lru_gen, progress) if vm else None
-    for i, (cell, keep) in enumerate(zip(cells, keeps, strict=True)):
-        if progress:
-            progress(f"[{i + 1}/{len(cells)}] {cell.name}")
-        res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
-        try:
-            specs = [_for_device(p, cell.swap) for p in pols.values()]
-            df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
-            zs = zswap_model(res.trace, specs, res.capacity_pages, res.kernel) if cell.swap == "zswap" else None
-        finally:
-            if keep is None and res.trace is not None:
-                with contextlib.suppress(FileNotFoundError):
-                    res.trace.unlink()
-        details.append(
-            {
-                "cell": cell.name,
-                "params": res.spec,
-                "capacity_pages": res.capacity_pages,
-                "seconds": res.seconds,
-                **{f"kernel_{k}": v for k, v in res.kernel.items()},
-                **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
-                **({"zswap_page_bytes": zswap_page_bytes(res.kernel)} if cell.swap == "zswap" else {}),
-                **res.ready,
-            }
-        )
-        for j, (label, (_, row)) in enumerate(zip(pols, df.iterrows(), strict=True)):
-            for metric in _metrics_of(res):
-                k = res.kernel[metric]
-                m = zs[j][metric] if metric in ZSWAP_METRICS and zs else int(row[METRICS[metric]])
-                rows.append(
-                    {
-                        **({"kernel_release": res.ready["release"]} if vm else {}),
-                        "cell": cell.name,
-                        "workload": cell.workload if cell.trace is None else _trace_label(cell.trace),
-                        "limit_mib": cell.limit_mib,
-                        "swap": cell.swap or "",
-                        "capacity_pages": res.capacity_pages,
-                        "references": int(row["accesses"]),
-                        "metric": metric,
-                        "kernel": k,
-                        "policy": label,
-                        "model": m,
-                        "error": (m - k) / k if k else float("nan"),
-                        "params": json.dumps(res.spec),
-                    }
+            bad = sorted({c.swap for c in cells if c.swap and c.swap not in kernel_vm.VM_SWAP})
+            if bad:
+                raise KernelCheckUnavailable(
+                    f"--swap {bad[0]} under --kernel: expected {', '.join(kernel_vm.VM_SWAP)} "
+                    "(brd: swap on a RAM disk in the VM; the VM has no disk for a swap file)"
                 )
-    out = pd.DataFrame(rows)
-    out.attrs["cells"] = details
-    out.attrs["policies"] = dict(pols)
+            vm = kernel_vm.prepare(kernel, workdir, progress)
+            pols = kernel_vm.vm_policies(policies, vm.kernel.release)
+            if workloads is None:  # under QEMU the default is the file cells
+                cells = [c for c in cells if not c.swap]
+        else:
+            vm = None
+            needs = {c.swap for c in cells if c.swap}
+            if "brd" in needs:
+                raise KernelCheckUnavailable(
+                    "--swap brd (a RAM disk) is for cells under --kernel; on the host: file, zram, zswap"
+                )
+            missing = missing_features(needs)
+            if missing:
+                raise KernelCheckUnavailable("kernel-check needs: " + "; ".join(missing))
+            workdir.mkdir(parents=True, exist_ok=True)
+            held.enter_context(host_run_lock(progress))
+            cleanup_stale(workdir)
+        rows, details = [], []
+        keeps = [
+            Path(keep_traces) / f"{''.join(ch if ch.isalnum() or ch in '._-' else '-' for ch in cell.name)}.tlt"
+            if keep_traces
+            else None
+            for cell in cells
+        ]
+        for keep in filter(None, keeps):
+            keep.parent.mkdir(parents=True, exist_ok=True)
+        # under QEMU every cell runs in one boot of the kernel, before the replays
+        in_vm = vm.run_cells(cells, keeps, lru_gen, progress) if vm else None
+        for i, (cell, keep) in enumerate(zip(cells, keeps, strict=True)):
+            if progress:
+                progress(f"[{i + 1}/{len(cells)}] {cell.name}")
+            res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
+            try:
+                specs = [_for_device(p, cell.swap) for p in pols.values()]
+                df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
+                zs = zswap_model(res.trace, specs, res.capacity_pages, res.kernel) if cell.swap == "zswap" else None
+            finally:
+                if keep is None and res.trace is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        res.trace.unlink()
+            details.append(
+                {
+                    "cell": cell.name,
+                    "params": res.spec,
+                    "capacity_pages": res.capacity_pages,
+                    "seconds": res.seconds,
+                    **{f"kernel_{k}": v for k, v in res.kernel.items()},
+                    **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
+                    **({"zswap_page_bytes": zswap_page_bytes(res.kernel)} if cell.swap == "zswap" else {}),
+                    **res.ready,
+                }
+            )
+            for j, (label, (_, row)) in enumerate(zip(pols, df.iterrows(), strict=True)):
+                for metric in _metrics_of(res):
+                    k = res.kernel[metric]
+                    m = zs[j][metric] if metric in ZSWAP_METRICS and zs else int(row[METRICS[metric]])
+                    rows.append(
+                        {
+                            **({"kernel_release": res.ready["release"]} if vm else {}),
+                            "cell": cell.name,
+                            "workload": cell.workload if cell.trace is None else _trace_label(cell.trace),
+                            "limit_mib": cell.limit_mib,
+                            "swap": cell.swap or "",
+                            "capacity_pages": res.capacity_pages,
+                            "references": int(row["accesses"]),
+                            "metric": metric,
+                            "kernel": k,
+                            "policy": label,
+                            "model": m,
+                            "error": (m - k) / k if k else float("nan"),
+                            "params": json.dumps(res.spec),
+                        }
+                    )
+        out = pd.DataFrame(rows)
+        out.attrs["cells"] = details
+        out.attrs["policies"] = dict(pols)
     return out

@@ -37,6 +37,10 @@ PREFIX = "tierlab-kcheck"
 #: Where a run notes the system settings it changed (zram, page-cluster) until it restores them.
 STATE_FILE = Path("/run") / f"{PREFIX}-state.json"
 DEFAULT_WORKDIR = Path("/var/tmp") / PREFIX
+#: Held (flock) for a whole host run: the counters it reads (/proc/vmstat, zram0) and the settings it
+#: changes (page-cluster, zswap) are the machine's, so two runs at once would count each other's
+#: pages and undo each other's settings. The kernel drops the lock when its holder dies.
+LOCK_FILE = Path("/run") / f"{PREFIX}.lock"
 
 
 class KernelCheckUnavailable(RuntimeError):
@@ -64,8 +68,11 @@ def _load_state() -> dict:
 
 
 def _save_state(state: dict) -> None:
+    """Notes the settings this run changed, with its pid (so no other run restores them while it
+    lives); no settings left: no file."""
+    state = {k: v for k, v in state.items() if k != "pid"}
     if state:
-        STATE_FILE.write_text(json.dumps(state))
+        STATE_FILE.write_text(json.dumps({**state, "pid": os.getpid()}))
     else:
         with contextlib.suppress(FileNotFoundError):
             STATE_FILE.unlink()
@@ -96,27 +103,74 @@ def _swapoff(dev: str) -> None:
         subprocess.run(["swapoff", dev], check=True, capture_output=True)
 
 
+def _owner_alive(pid: object) -> bool:
+    """Whether ``pid`` (a run's, from a name or the state file) is another process still running."""
+    try:
+        n = int(str(pid))
+    except ValueError:
+        return False
+    return n != os.getpid() and Path(f"/proc/{n}").exists()
+
+
+def _named_owner(name: str) -> str:
+    """The pid in a name this module gives (``PREFIX-<pid>-...``, ``PREFIX-swap-<pid>``)."""
+    parts = name[len(PREFIX) + 1 :].split("-")
+    return parts[1] if parts[0] == "swap" and len(parts) > 1 else parts[0]
+
+
+@contextlib.contextmanager
+def host_run_lock(progress=None) -> Iterator[None]:
+    """Holds :data:`LOCK_FILE` for a host run; a second run waits for the first, saying so."""
+    import fcntl
+
+    with open(LOCK_FILE, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            if progress:
+                progress(f"waiting for the kernel-check run of pid {holder}: the host's counters are shared")
+            fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        f.truncate()
+        f.write(str(os.getpid()))
+        f.flush()
+        try:
+            yield
+        finally:
+            f.truncate(0)
+
+
 def cleanup_stale(workdir: Path = DEFAULT_WORKDIR) -> list[str]:
-    """Removes what an earlier run that was killed outright left behind; returns what it removed."""
+    """Removes what an earlier run that was killed outright left behind; returns what it removed.
+    What belongs to a run that is still alive (its pid is in the names and the state file) is left
+    alone."""
     removed = []
     if CGROUP_ROOT.exists():
         for cg in CGROUP_ROOT.glob(f"{PREFIX}-*"):
-            _remove_cgroup(cg)
-            removed.append(str(cg))
+            if not _owner_alive(_named_owner(cg.name)):
+                _remove_cgroup(cg)
+                removed.append(str(cg))
     inst = TRACEFS / "instances"
     if inst.is_dir():
         for t in inst.glob(f"{PREFIX}-*"):
-            _rmdir_retrying(t)
-            removed.append(str(t))
+            if not _owner_alive(_named_owner(t.name)):
+                _rmdir_retrying(t)
+                removed.append(str(t))
     if Path("/proc/swaps").exists():
         for line in Path("/proc/swaps").read_text().splitlines()[1:]:
             dev = line.split()[0] if line.strip() else ""
-            if dev.startswith(str(workdir)) or Path(dev).name.startswith(PREFIX):
+            if (dev.startswith(str(workdir)) or Path(dev).name.startswith(PREFIX)) and not _owner_alive(
+                _named_owner(Path(dev).name)
+            ):
                 _swapoff(dev)
                 with contextlib.suppress(FileNotFoundError):
                     Path(dev).unlink()
                 removed.append(dev)
     state = _load_state()
+    if _owner_alive(state.get("pid", "")):
+        return removed
     if state.get("zram"):
         _swapoff("/dev/zram0")
         _write(ZRAM / "reset", "1")
@@ -132,6 +186,8 @@ def cleanup_stale(workdir: Path = DEFAULT_WORKDIR) -> list[str]:
         removed.append(f"{DEBUGFS} unmounted")
     _save_state({})
     for f in workdir.glob(f"{PREFIX}-swap-*") if workdir.exists() else []:
+        if _owner_alive(_named_owner(f.name)):
+            continue
         f.unlink()
         removed.append(str(f))
     return removed
