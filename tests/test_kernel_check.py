@@ -48,6 +48,14 @@ def test_missing_features_are_named(monkeypatch, tmp_path):
         kc.kernel_check(workloads=["zipf_read"], limits_mib=[16], workdir=tmp_path)
 
 
+def test_bare_names_mean_the_configured_rows_on_the_host_too():
+    pols = kc.host_policies(["linux-two-list", "linux-two-list()", "lru"])
+    assert pols["linux-two-list"] == kc.DEFAULT_POLICIES["linux-two-list"] != "linux-two-list"
+    assert pols["linux-two-list()"] == "linux-two-list()"
+    assert pols["lru"] == "lru"
+    assert kc.host_policies(None) == kc.DEFAULT_POLICIES
+
+
 def test_cells_and_workload_parameters_are_stated():
     cells = kc.cells_for(limits_mib=[32, 64])
     # four file workloads at two limits; five anonymous or mixed ones at two limits x two swaps

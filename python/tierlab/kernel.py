@@ -112,6 +112,7 @@ __all__ = [
     "KernelCheckUnavailable",
     "cells_for",
     "cleanup_stale",
+    "host_policies",
     "host_run_lock",
     "error_figure",
     "kernel_check",
@@ -270,6 +271,18 @@ DEFAULT_POLICIES: dict[str, str] = {
     "clock": "clock",
 }
 
+
+def host_policies(policies) -> dict[str, str]:
+    """label -> spec for a check on the host: :data:`DEFAULT_POLICIES` by default; a bare name
+    stands for its configured row there (as under QEMU, ``kernel_vm.vm_policies``), anything else
+    (``linux-two-list()`` for the policy's own defaults) is replayed as given."""
+    if policies is None:
+        return dict(DEFAULT_POLICIES)
+    if isinstance(policies, dict):
+        return dict(policies)
+    return {str(p): DEFAULT_POLICIES.get(str(p), str(p)) for p in policies}
+
+
 #: kernel count -> tierlab result column
 METRICS = {
     "misses": "misses",
@@ -396,9 +409,7 @@ def kernel_check(
     ``lru_gen`` "on"/"off" setting MGLRU (None: the kernel's default)."""
     from tierlab import api
 
-    pols = DEFAULT_POLICIES if policies is None else policies
-    if not isinstance(pols, dict):
-        pols = {str(p): str(p) for p in pols}
+    pols = host_policies(policies)
     cells = cells_for(
         workloads, limits_mib, swap, scale, seed, [str(t) for t in traces], trace_format, trace_options, max_refs
     )

@@ -75,7 +75,13 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--max-refs", type=values.count_arg("--max-refs"), help="replay only the first N page references of each trace"
     )
-    p.add_argument("-p", "--policy", action="append", help="policy to replay (default: see docs/kernel-check.md)")
+    p.add_argument(
+        "-p",
+        "--policy",
+        action="append",
+        help="policy to replay; a bare linux-two-list (and under --kernel mglru) is the configured row "
+        "kernel-check compares, linux-two-list() the policy's own defaults (default: see docs/kernel-check.md)",
+    )
     p.add_argument(
         "--scale",
         type=values.positive_arg("--scale", maximum=1000),
