@@ -2,8 +2,10 @@
 
 Runs the command, and every ``--interval`` seconds (0.1 by default) sums the resident set size of
 it and of every process below it (read from ``/proc/PID/stat`` and ``/proc/PID/statm``); prints
-the wall time, the peak of that sum, the largest RSS any one process reached, the number of
-processes seen and the load average before the start, one line (or JSON with ``--json``).
+the wall time, the CPU time (user + system) of the tree's processes that were waited for (all of
+them, when the command waits for its own children), the peak of that sum, the largest RSS any one
+process reached, the number of processes seen and the load average before the start, one line (or
+JSON with ``--json``).
 ``--repeats N`` runs the command N times and prints each run and the medians.
 
     python benches/tree_rss.py -- tierlab reproduce --quick -o /tmp/out
@@ -20,6 +22,7 @@ import argparse
 import ctypes
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -75,6 +78,7 @@ def _rss(pid: int) -> int:
 def measure(cmd: list[str], interval: float) -> dict:
     """Runs ``cmd`` once; its wall time, exit code and the peaks of its tree's RSS."""
     load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, preexec_fn=_die_with_parent, stdout=subprocess.DEVNULL)
     peak_tree = peak_one = 0
@@ -91,8 +95,12 @@ def measure(cmd: list[str], interval: float) -> dict:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {
-        "wall_s": round(time.perf_counter() - t0, 2),
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
         "peak_tree_mib": round(peak_tree / 2**20, 1),
         "peak_process_mib": round(peak_one / 2**20, 1),
         "processes": len(pids),
@@ -121,7 +129,7 @@ def main(argv: list[str]) -> int:
         if r["exit"] != 0:
             print(f"the command exited with {r['exit']}", file=sys.stderr)
             return 1
-    med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "peak_tree_mib", "peak_process_mib")}
+    med = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "cpu_s", "peak_tree_mib", "peak_process_mib")}
     print("median: " + ", ".join(f"{k} {v}" for k, v in med.items()))
     if args.json:
         with open(args.json, "w") as f:
