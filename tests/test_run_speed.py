@@ -5,6 +5,9 @@ by content (scope 3), and papers run side by side with their results in order (s
 from __future__ import annotations
 
 import gzip
+import json
+import subprocess
+import sys
 
 import pandas as pd
 import pytest
@@ -97,3 +100,26 @@ def test_papers_side_by_side_come_back_in_order(tmp_path):
     ends = {k: t for k, s, t in shown if t is not None}
     assert set(ends) == {"android-lmk", "hybrid-dram-pcm"} and all(t > 0 for t in ends.values())
     assert any(k == "hybrid-dram-pcm" and 0 < s < 1 for k, s, t in shown)
+
+
+def test_the_parent_holds_no_paper_module_nor_matplotlib_while_papers_run(tmp_path):
+    """Every process of a run counts towards its memory: the one that starts the papers side by
+    side imports only what gathers their results (pandas), not the papers' modules nor matplotlib
+    (about 30 MB), until it writes the report."""
+    code = f"""
+import json, pathlib, sys
+from tierlab.cli import build_parser
+from tierlab.papers import harness
+build_parser()
+seen = {{}}
+def show(key, share, seconds):
+    seen[key] = sorted(m for m in sys.modules if m.startswith(("tierlab.papers.", "matplotlib")))
+done = harness.run_papers(["android-lmk", "hybrid-dram-pcm"], True, pathlib.Path({str(tmp_path)!r}), 2, show)
+print(json.dumps({{"seen": seen, "ok": [res is not None for _, res, _ in done]}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    got = json.loads(out.stdout.splitlines()[-1])
+    assert got["ok"] == [True, True]
+    assert set(got["seen"]) == {"android-lmk", "hybrid-dram-pcm"}
+    for key, modules in got["seen"].items():
+        assert modules == ["tierlab.papers.harness", "tierlab.papers.progress"], (key, modules)

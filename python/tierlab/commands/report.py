@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tierlab import _core, report
+from tierlab import _core
 from tierlab.store import Store
 
 
@@ -49,6 +49,8 @@ def load_results(path: str | Path) -> pd.DataFrame:
 
 
 def run(args) -> int:
+    from tierlab import report  # matplotlib: only for this command, not for every command's parser
+
     df = load_results(args.results)
     out = report.write_results_report(df, args.output, title=args.title or f"tierlab: {Path(args.results).name}")
     print(f"wrote {out} ({len(df)} rows)")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tierlab import papers, report
+from tierlab import papers
 from tierlab.papers import PaperResult, progress
 
 #: Columns of :func:`claims_frame` (and of ``tierlab.reproduce()``).
@@ -53,13 +53,16 @@ def run_papers(
     """Runs the papers; a paper that fails is reported with its traceback, the others still run.
 
     The papers are independent, so up to ``jobs`` of them (default: one per core, at most two)
-    run at once, each in a process of its own that reads its own traces, the longest first; the
-    results come back in the order of ``keys``. ``show(key, share, seconds)`` is called in this
-    process with each paper's progress (``share`` in [0, 1]) and ``seconds`` when it ends."""
+    run at once, the longest first, in worker processes that read their own traces; this process
+    imports no paper module (nor matplotlib) while they run, so it holds as little memory as it
+    can beside them. The results come back in the order of ``keys``. ``show(key, share, seconds)``
+    is called in this process with each paper's progress (``share`` in [0, 1]) and ``seconds``
+    when it ends."""
     outdir.mkdir(parents=True, exist_ok=True)
     keys = list(dict.fromkeys(keys or list(papers.PAPERS)))
     for key in keys:
-        papers.load(key)  # an unknown key fails here, before anything runs
+        if key not in papers.PAPERS:  # an unknown key fails here, before anything runs
+            raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(papers.PAPERS))}")
     jobs = max(1, min(jobs or min(os.cpu_count() or 1, 2), len(keys)))
     if jobs == 1:
         out = {}
@@ -411,6 +414,8 @@ SENSITIVITY_NOTE = (
 def write_report(done, out: Path, quick: bool) -> Path:
     """Writes the HTML report to ``out`` and, beside it, ``claims.csv`` (:func:`claims_frame`) and
     ``sensitivity.csv`` (:func:`sensitivity_frame`)."""
+    from tierlab import report  # matplotlib: imported only where the report is written
+
     claims = claims_frame(done)
     claims.to_csv(out.parent / "claims.csv", index=False)
     sensitivity_frame(done).to_csv(out.parent / "sensitivity.csv", index=False)
