@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tierlab import kernel as kc
+from tierlab import kernel_image
 from tierlab import kernel_vm as kv
 
 WHY = kv.unavailable_without_download("debian:6.12")
@@ -280,8 +281,8 @@ def test_the_kernel_cache_is_cleared_whole(tmp_path, monkeypatch):
     (tmp_path / "kernels" / "linux-image-6.12.1+deb12-amd64" / "ready").write_text("x")
     (tmp_path / "vm-driver-target" / "debug").mkdir(parents=True)
     (tmp_path / "other").mkdir()
-    assert kv._cached_packages("debian:6.12") == ["linux-image-6.12.1+deb12-amd64"]
-    removed = kv.clear_kernel_cache()
+    assert kernel_image._cached_packages("debian:6.12") == ["linux-image-6.12.1+deb12-amd64"]
+    removed = kernel_image.clear_kernel_cache()
     assert sorted(removed) == [str(tmp_path / "kernels"), str(tmp_path / "vm-driver-target")]
     assert [p.name for p in tmp_path.iterdir()] == ["other"]
     assert "not cached" in (kv.unavailable_without_download("debian:6.12") or "not cached")

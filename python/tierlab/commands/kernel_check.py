@@ -111,9 +111,9 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     console = Console(width=200)
     if args.clear_kernel_cache:
-        from tierlab import kernel_vm
+        from tierlab import kernel_image
 
-        for r in kernel_vm.clear_kernel_cache():
+        for r in kernel_image.clear_kernel_cache():
             console.print(f"removed {r}")
         return 0
     limits = args.limit or ([16] if args.quick else [16, 32] if args.kernel else [32, 64])
