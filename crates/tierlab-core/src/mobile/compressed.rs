@@ -458,11 +458,11 @@ impl CompressedStore {
     /// or below the accept threshold.
     fn shrink(&mut self, cpu_ns: &mut f64, to_device: &mut Vec<u32>, dev: &Device) {
         while self.pool_pages() > self.accept_pages {
-            let Some((s, _)) = self.lru.pop_front() else {
+            let Some((s, g)) = self.lru.pop_front() else {
                 break;
             };
-            if self.milli[s as usize] == 0 {
-                continue; // loaded or freed since it was stored
+            if self.milli[s as usize] == 0 || self.generation[s as usize] != g {
+                continue; // loaded, freed or stored again since
             }
             self.take(s);
             *cpu_ns += dev.read.time_ns(1, false);
@@ -617,6 +617,25 @@ mod tests {
         z.store(21, 2.0, &mut cpu, &mut dev);
         assert!(dev.is_empty());
         assert_eq!(z.location(21), Stored::Ram);
+    }
+
+    #[test]
+    fn zswap_writes_back_a_slot_stored_again_at_its_new_place_in_the_lru() {
+        // As above: 10 pages, accept at 5, entries of half a page. Slot 0 is
+        // loaded and stored again after 1..=18, so it is the newest entry:
+        // the shrink worker writes back 1..=9 (half the pool), not 0 first.
+        let mut z = zswap_store(1000, 1, 50);
+        let (mut cpu, mut dev) = (0.0, Vec::new());
+        for s in 0..19 {
+            z.store(s, 2.0, &mut cpu, &mut dev);
+        }
+        assert_eq!(z.release(0, true, &mut cpu), Stored::Ram);
+        z.store(0, 2.0, &mut cpu, &mut dev);
+        assert!(dev.is_empty());
+        z.store(19, 2.0, &mut cpu, &mut dev);
+        assert_eq!(dev, vec![1, 2, 3, 4, 5, 6, 7, 8, 9, 19]);
+        assert_eq!(z.location(0), Stored::Ram);
+        assert_eq!(z.stats.written_back, 9);
     }
 
     /// A zswap store with a large global pool and the group's limit.
