@@ -52,6 +52,14 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
     add_format_args(p)
 
 
+def add_replay_args(p: argparse.ArgumentParser, policy_help: str, size_help: str) -> None:
+    """Adds the trace arguments (:func:`add_trace_args`) and the repeatable -p POLICY and -s SIZE
+    of a command that replays a trace through policies at sizes."""
+    add_trace_args(p)
+    p.add_argument("-p", "--policy", action="append", help=policy_help)
+    p.add_argument("-s", "--size", action="append", help=size_help)
+
+
 def add_format_args(p: argparse.ArgumentParser) -> None:
     """Adds --format and -O KEY=VALUE (the options of how a trace is read)."""
     p.add_argument("-f", "--format", help="trace format (default: guessed from the file name; see `tierlab formats`)")
@@ -401,9 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
         "byte_misses/byte_miss_ratio in -o.\n"
         "An admission policy follows a '+' (see `tierlab policies`).",
     )
-    add_trace_args(p)
-    p.add_argument("-p", "--policy", action="append", help="policy (repeatable; see `tierlab policies`)")
-    p.add_argument("-s", "--size", action="append", help="memory size (repeatable; default 10%%)")
+    add_replay_args(p, "policy (repeatable; see `tierlab policies`)", "memory size (repeatable; default 10%%)")
     p.add_argument(
         "--object-sizes",
         action="store_true",
