@@ -35,7 +35,12 @@ start with:
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with a usage error on one line (``error: ...; see tierlab run --help``, exit 2)
-    instead of the usage block, like every other error of the command."""
+    instead of the usage block, like every other error of the command, and descriptions and
+    epilogs printed as written (their line breaks and examples kept); subcommands' parsers are
+    of this class too."""
+
+    def __init__(self, *args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
     def error(self, message: str):
         print(f"error: {self.prog}: {message}; see {self.prog} --help", file=sys.stderr)
@@ -380,17 +385,13 @@ def cmd_convert(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(
-        prog="tierlab", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ArgumentParser(prog="tierlab", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"tierlab {_core.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    fmt = argparse.RawDescriptionHelpFormatter
 
     p = sub.add_parser(
         "run",
         help="replay a trace through policies at memory sizes",
-        formatter_class=fmt,
         description="Replay TRACE once through every policy x size and print one row each.",
         epilog="examples:\n"
         "  tierlab run telegram_exec.csv.gz -p lru -s 10%\n"
@@ -433,7 +434,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "info",
         help="summarise a trace",
-        formatter_class=fmt,
         description="Requests, page references, footprint, read/write and file/anon mix,\n"
         "apps and reuse of a trace, in one streaming pass (a progress bar on stderr when it is a\n"
         "terminal).",
@@ -448,7 +448,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "convert",
         help="convert a trace to the native format or Parquet",
-        formatter_class=fmt,
         description="Stream TRACE into OUTPUT: the native compact format (.tlt) for fast\n"
         "repeated sweeps, or Parquet (.parquet) for analysis in pandas/duckdb.",
         epilog="example:\n  tierlab convert OLTP.lis.zst oltp.tlt",

@@ -162,7 +162,6 @@ def add_parser(sub) -> None:
         "  tierlab after-cache trace.csv.gz -p bs-clock -s 4MiB -o bs.csv\n"
         "  tierlab replay-device bs.csv --target /mnt/sdcard/replay.img --region 256MiB\n"
         "  tierlab replay-device bs.csv --target /dev/mmcblk0 --allow-block-device",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
     )
     p.add_argument("after_trace", metavar="AFTER_TRACE", help="after-cache trace file")
     p.add_argument("--target", required=True, help="file or block device to replay on")
@@ -190,7 +189,6 @@ def add_parser(sub) -> None:
         "writes every device request the buffer cache issued (a bulk write is one request).",
         epilog="example:\n  tierlab after-cache app.csv.gz -f android -p 'bs-clock(seq_dirtied_pages=16)' "
         "-s 4MiB -o bs.csv",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
     )
     add_trace_args(p)
     p.add_argument("-p", "--policy", required=True, help="policy spec, e.g. bs-clock(seq_dirtied_pages=16)")

@@ -17,7 +17,6 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "mrc",
         help="miss-ratio curve over many sizes (exact one-pass LRU, SHARDS sampling, or any policy)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="For LRU the curve is exact and computed in one pass over the trace for all sizes\n"
         "(stack distances); --shards RATE samples pages by a spatial hash (SHARDS) for very large\n"
         "traces, and --compare also computes the exact curve and reports the sampling error.\n"
