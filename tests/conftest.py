@@ -27,6 +27,13 @@ def write_pages(path, pages) -> str:
     return str(path)
 
 
+def calls(*lines: str) -> list[tuple]:
+    """The callbacks a Python policy is expected to log on a hand-worked trace, one
+    ``"callback page seq size"`` string a call: ``calls("miss 1 0 4", "hit 1 2 4")`` is
+    ``[("miss", 1, 0, 4), ("hit", 1, 2, 4)]`` (fewer numbers give shorter tuples)."""
+    return [(name, *map(int, rest)) for name, *rest in (line.split() for line in lines)]
+
+
 def scan_zipf_pages(n=60_000, loop=4_000, hot=1_000, alpha=1.0, p_scan=0.5, seed=7) -> np.ndarray:
     """A looping scan over ``loop`` pages interleaved with Zipf(``alpha``) draws over ``hot`` others."""
     rng = np.random.default_rng(seed)

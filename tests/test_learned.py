@@ -22,7 +22,7 @@ import tierlab
 from tierlab.learned import Lrb, resolve
 from tierlab.pypolicy import PythonPolicy
 
-from conftest import scan_zipf_pages, trace_path, write_pages
+from conftest import calls, scan_zipf_pages, trace_path, write_pages
 
 pytest.importorskip("lightgbm")
 
@@ -66,15 +66,9 @@ def test_request_info_callbacks_get_seq_time_and_size(tmp_path):
     f = write_pages(tmp_path / "t.trace", np.array([1, 2, 1, 3, 1], dtype=np.uint64))
     df = tierlab.run(f, policies=[Fifo, "fifo"], sizes=[2])
     assert df["misses"].tolist() == [4, 4]
-    assert seen == [
-        ("miss", 1, 0, 1),
-        ("miss", 2, 1, 1),
-        ("hit", 1, 2, 1),
-        ("evict", 3, 3, 1),
-        ("miss", 3, 3, 1),
-        ("evict", 1, 4, 1),
-        ("miss", 1, 4, 1),
-    ]
+    assert seen == calls(
+        "miss 1 0 1", "miss 2 1 1", "hit 1 2 1", "evict 3 3 1", "miss 3 3 1", "evict 1 4 1", "miss 1 4 1"
+    )
 
 
 def test_lrb_is_lru_until_its_first_model():

@@ -14,7 +14,7 @@ import tierlab
 from tierlab.cli import main
 from tierlab.pypolicy import PyLru, PythonPolicy
 
-from conftest import trace_path
+from conftest import calls, trace_path
 
 ORACLE = "libcachesim/cloudPhysicsIO.oracleGeneral.bin"
 ORACLE_RECORD = np.dtype([("time", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
@@ -89,15 +89,9 @@ def test_several_objects_are_evicted_for_one_big_one(tmp_path):
     df = tierlab.run(f, policies=[Logged, "fifo"], sizes=[10], object_sizes=True)
     assert counts(df, 0) == counts(df, 1) == (1, 4, 17, 0)
     assert Logged.capacity_seen == 10  # bytes
-    assert Logged.log == [
-        ("miss", 1, 0, 4),
-        ("miss", 2, 1, 3),
-        ("miss", 3, 2, 2),
-        ("evict", 4, 3, 8),
-        ("evict", 4, 3, 8),
-        ("miss", 4, 3, 8),
-        ("hit", 3, 4, 2),
-    ]
+    assert Logged.log == calls(
+        "miss 1 0 4", "miss 2 1 3", "miss 3 2 2", "evict 4 3 8", "evict 4 3 8", "miss 4 3 8", "hit 3 4 2"
+    )
     assert df["evictions"].tolist() == [2, 2]
 
 
@@ -106,14 +100,7 @@ def test_an_object_larger_than_the_cache_is_bypassed_without_a_callback(tmp_path
     f = write_objects(tmp_path, [(1, 4), (5, 11), (1, 4), (5, 10), (1, 4)])
     df = tierlab.run(f, policies=[Logged, "fifo"], sizes=[10], object_sizes=True)
     assert counts(df, 0) == counts(df, 1) == (1, 4, 29, 1)
-    assert [c[:3] for c in Logged.log] == [
-        ("miss", 1, 0),
-        ("hit", 1, 2),
-        ("evict", 5, 3),
-        ("miss", 5, 3),
-        ("evict", 1, 4),
-        ("miss", 1, 4),
-    ]
+    assert [c[:3] for c in Logged.log] == calls("miss 1 0", "hit 1 2", "evict 5 3", "miss 5 3", "evict 1 4", "miss 1 4")
 
 
 def test_a_hit_with_another_size_keeps_the_admitted_size(tmp_path):
@@ -122,14 +109,7 @@ def test_a_hit_with_another_size_keeps_the_admitted_size(tmp_path):
     f = write_objects(tmp_path, [(1, 4), (1, 9), (2, 6), (3, 1), (2, 6)])
     df = tierlab.run(f, policies=[Logged, "fifo", "lru"], sizes=[10], object_sizes=True)
     assert counts(df, 0) == counts(df, 1) == counts(df, 2) == (2, 3, 11, 0)
-    assert Logged.log == [
-        ("miss", 1, 0, 4),
-        ("hit", 1, 1, 9),
-        ("miss", 2, 2, 6),
-        ("evict", 3, 3, 1),
-        ("miss", 3, 3, 1),
-        ("hit", 2, 4, 6),
-    ]
+    assert Logged.log == calls("miss 1 0 4", "hit 1 1 9", "miss 2 2 6", "evict 3 3 1", "miss 3 3 1", "hit 2 4 6")
     # An object admitted small and re-requested larger than the cache is still a hit.
     f = write_objects(tmp_path, [(1, 4), (1, 50), (2, 6)])
     df = tierlab.run(f, policies=[Logged, "lru"], sizes=[10], object_sizes=True)

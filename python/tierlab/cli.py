@@ -35,7 +35,12 @@ start with:
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with a usage error on one line (``error: ...; see tierlab run --help``, exit 2)
-    instead of the usage block, like every other error of the command."""
+    instead of the usage block, like every other error of the command, and descriptions and
+    epilogs printed as written (their line breaks and examples kept); subcommands' parsers are
+    of this class too."""
+
+    def __init__(self, *args, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
 
     def error(self, message: str):
         print(f"error: {self.prog}: {message}; see {self.prog} --help", file=sys.stderr)
@@ -50,6 +55,14 @@ def add_trace_args(p: argparse.ArgumentParser) -> None:
         "or a generator spec such as zipf:alpha=1.0,pages=100000,n=1000000,seed=1",
     )
     add_format_args(p)
+
+
+def add_replay_args(p: argparse.ArgumentParser, policy_help: str, size_help: str) -> None:
+    """Adds the trace arguments (:func:`add_trace_args`) and the repeatable -p POLICY and -s SIZE
+    of a command that replays a trace through policies at sizes."""
+    add_trace_args(p)
+    p.add_argument("-p", "--policy", action="append", help=policy_help)
+    p.add_argument("-s", "--size", action="append", help=size_help)
 
 
 def add_format_args(p: argparse.ArgumentParser) -> None:
@@ -372,17 +385,13 @@ def cmd_convert(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(
-        prog="tierlab", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ArgumentParser(prog="tierlab", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"tierlab {_core.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    fmt = argparse.RawDescriptionHelpFormatter
 
     p = sub.add_parser(
         "run",
         help="replay a trace through policies at memory sizes",
-        formatter_class=fmt,
         description="Replay TRACE once through every policy x size and print one row each.",
         epilog="examples:\n"
         "  tierlab run telegram_exec.csv.gz -p lru -s 10%\n"
@@ -401,9 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
         "byte_misses/byte_miss_ratio in -o.\n"
         "An admission policy follows a '+' (see `tierlab policies`).",
     )
-    add_trace_args(p)
-    p.add_argument("-p", "--policy", action="append", help="policy (repeatable; see `tierlab policies`)")
-    p.add_argument("-s", "--size", action="append", help="memory size (repeatable; default 10%%)")
+    add_replay_args(p, "policy (repeatable; see `tierlab policies`)", "memory size (repeatable; default 10%%)")
     p.add_argument(
         "--object-sizes",
         action="store_true",
@@ -427,7 +434,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "info",
         help="summarise a trace",
-        formatter_class=fmt,
         description="Requests, page references, footprint, read/write and file/anon mix,\n"
         "apps and reuse of a trace, in one streaming pass (a progress bar on stderr when it is a\n"
         "terminal).",
@@ -442,7 +448,6 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "convert",
         help="convert a trace to the native format or Parquet",
-        formatter_class=fmt,
         description="Stream TRACE into OUTPUT: the native compact format (.tlt) for fast\n"
         "repeated sweeps, or Parquet (.parquet) for analysis in pandas/duckdb.",
         epilog="example:\n  tierlab convert OLTP.lis.zst oltp.tlt",

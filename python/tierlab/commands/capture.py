@@ -28,7 +28,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "capture",
         help=HELP,
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "-o",

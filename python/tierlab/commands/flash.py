@@ -92,6 +92,13 @@ def _fmt_ms(ns: float) -> str:
     return f"{ns / 1e6:,.1f} ms"
 
 
+def _print_summary(headline: str, *details: str) -> None:
+    """Prints a command's result: the headline, then each detail indented by two spaces."""
+    print(headline)
+    for line in details:
+        print(f"  {line}")
+
+
 def cmd_replay_device(args) -> int:
     r = replay_device(
         args.after_trace,
@@ -105,13 +112,15 @@ def cmd_replay_device(args) -> int:
     if args.json:
         print(json.dumps(r, indent=1))
         return 0
-    print(f"replayed {r['requests']:,} requests of {args.after_trace} on {r['target']}")
-    print(f"  O_DIRECT: {'yes' if r['direct'] else 'no (page cache: not a device measurement)'}")
-    print(f"  region:   {r['region_bytes'] / 2**20:,.1f} MiB, page size {r['page_size']} B")
-    print(f"  reads:    {r['reads']:,} requests, {r['pages_read']:,} pages, {_fmt_ms(r['read_ns'])}")
-    print(f"  writes:   {r['writes']:,} requests, {r['pages_written']:,} pages, {_fmt_ms(r['write_ns'])}")
-    print(f"  fsync:    {_fmt_ms(r['fsync_ns'])}")
-    print(f"  I/O time: {_fmt_ms(r['io_ns'])}")
+    _print_summary(
+        f"replayed {r['requests']:,} requests of {args.after_trace} on {r['target']}",
+        f"O_DIRECT: {'yes' if r['direct'] else 'no (page cache: not a device measurement)'}",
+        f"region:   {r['region_bytes'] / 2**20:,.1f} MiB, page size {r['page_size']} B",
+        f"reads:    {r['reads']:,} requests, {r['pages_read']:,} pages, {_fmt_ms(r['read_ns'])}",
+        f"writes:   {r['writes']:,} requests, {r['pages_written']:,} pages, {_fmt_ms(r['write_ns'])}",
+        f"fsync:    {_fmt_ms(r['fsync_ns'])}",
+        f"I/O time: {_fmt_ms(r['io_ns'])}",
+    )
     return 0
 
 
@@ -129,10 +138,12 @@ def cmd_after_cache(args) -> int:
     )
     row = r["row"]
     sizes = ", ".join(f"{k}p:{v}" for k, v in sorted(r["write_sizes"].items(), key=lambda kv: int(kv[0])))
-    print(f"wrote {r['requests']:,} device requests to {args.out}")
-    print(f"  hit ratio {row['hit_ratio']:.4f}, pages written {row['file_pages_written']:,}")
-    print(f"  write requests by size (pages:count): {sizes or '-'}")
-    print(f"  modeled flash I/O time on {args.file_store}: {_fmt_ms(row['io_time_ns'])}")
+    _print_summary(
+        f"wrote {r['requests']:,} device requests to {args.out}",
+        f"hit ratio {row['hit_ratio']:.4f}, pages written {row['file_pages_written']:,}",
+        f"write requests by size (pages:count): {sizes or '-'}",
+        f"modeled flash I/O time on {args.file_store}: {_fmt_ms(row['io_time_ns'])}",
+    )
     return 0
 
 
@@ -151,7 +162,6 @@ def add_parser(sub) -> None:
         "  tierlab after-cache trace.csv.gz -p bs-clock -s 4MiB -o bs.csv\n"
         "  tierlab replay-device bs.csv --target /mnt/sdcard/replay.img --region 256MiB\n"
         "  tierlab replay-device bs.csv --target /dev/mmcblk0 --allow-block-device",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
     )
     p.add_argument("after_trace", metavar="AFTER_TRACE", help="after-cache trace file")
     p.add_argument("--target", required=True, help="file or block device to replay on")
@@ -179,7 +189,6 @@ def add_parser(sub) -> None:
         "writes every device request the buffer cache issued (a bulk write is one request).",
         epilog="example:\n  tierlab after-cache app.csv.gz -f android -p 'bs-clock(seq_dirtied_pages=16)' "
         "-s 4MiB -o bs.csv",
-        formatter_class=__import__("argparse").RawDescriptionHelpFormatter,
     )
     add_trace_args(p)
     p.add_argument("-p", "--policy", required=True, help="policy spec, e.g. bs-clock(seq_dirtied_pages=16)")

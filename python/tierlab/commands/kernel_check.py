@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-
 from rich.console import Console
 from rich.table import Table
 
@@ -16,7 +14,6 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "kernel-check",
         help="run workloads against the real kernel in a memory cgroup and compare tierlab's models",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Runs each workload against this machine's kernel in a fresh memory cgroup (v1) at\n"
         "each limit, counting what the kernel did (page-cache insertions, pages written back, swap-ins\n"
         "and swap-outs) from its tracepoints and counters; replays the same page references through\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import tomllib
 from pathlib import Path
 
@@ -17,7 +16,6 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "mobile",
         help="simulate a phone session: app launches, the low-memory killer, swap",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run SCENARIO.toml: apps launched, used and sent to the background on a phone of\n"
         "a given memory size, with Android's low-memory killer, the OOM killer, and optional swap\n"
         "to a device. Prints the LMK table, launch times by kind (first, hot, swap, cold after a\n"

@@ -10,14 +10,13 @@ from rich.console import Console
 from rich.table import Table
 
 from tierlab import _core, api, values
-from tierlab.cli import add_trace_args, save_frame, trace_of
+from tierlab.cli import add_replay_args, save_frame, trace_of
 
 
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "mrc",
         help="miss-ratio curve over many sizes (exact one-pass LRU, SHARDS sampling, or any policy)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="For LRU the curve is exact and computed in one pass over the trace for all sizes\n"
         "(stack distances); --shards RATE samples pages by a spatial hash (SHARDS) for very large\n"
         "traces, and --compare also computes the exact curve and reports the sampling error.\n"
@@ -27,9 +26,7 @@ def add_parser(sub) -> None:
         "  tierlab mrc OLTP.lis.zst --shards 0.01 --compare\n"
         "  tierlab mrc sprite.trace.gz -p arc -p lru --points 20 -o mrc.csv",
     )
-    add_trace_args(p)
-    p.add_argument("-p", "--policy", action="append", help="policy (default lru; repeatable)")
-    p.add_argument("-s", "--size", action="append", help="sizes (default: --points sizes spread up to the footprint)")
+    add_replay_args(p, "policy (default lru; repeatable)", "sizes (default: --points sizes spread up to the footprint)")
     p.add_argument(
         "--points",
         type=values.count_arg("--points", maximum=10_000),

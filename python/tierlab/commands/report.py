@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -15,7 +14,6 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "report",
         help="build an HTML report (figures embedded) from sweep results",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Miss-ratio curves, time bars split by component, energy and each policy's\n"
         "counters, per trace and system, in one self-contained HTML file.",
         epilog="example:\n  tierlab report results/classic -o report.html",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from rich.console import Console
@@ -28,7 +27,6 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "reproduce",
         help="re-run the papers' experiments and compare with their claims",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Runs each paper's experiment on traces tierlab ships (generated or captured by\n"
         "its own tools), writes OUTDIR/report.html with every figure, and prints each claim of the\n"
         "paper beside tierlab's figure with a grade: within 25% of the paper's figure, direction\n"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from tierlab import experiment, sweep, values
@@ -12,7 +11,6 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "sweep",
         help="run an experiment file (TOML) into a resumable Parquet store",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Expand EXPERIMENT.toml into cells (traces x systems x policy parameters x sizes),\n"
         "replay each trace once for all its cells, and store one row per cell. Rerunning\n"
         "finishes only the missing cells. Reference: experiments/REFERENCE.md.",
