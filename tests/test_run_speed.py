@@ -1,11 +1,12 @@
 """What makes `tierlab reproduce` fast without changing a figure: a replay priced under device
 variants equals separate replays (issue 38, scope 1), generated workloads are cached across runs
-by content (scope 3), and papers run side by side with their results in order (scope 2)."""
+by content (scope 3), so is a trace's footprint, and papers run side by side with their results in order (scope 2)."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 
@@ -123,3 +124,51 @@ print(json.dumps({{"seen": seen, "ok": [res is not None for _, res, _ in done]}}
     assert set(got["seen"]) == {"android-lmk", "hybrid-dram-pcm"}
     for key, modules in got["seen"].items():
         assert modules == ["tierlab.papers.harness", "tierlab.papers.progress"], (key, modules)
+
+
+def test_a_footprint_is_computed_once_per_trace_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIERLAB_CACHE", str(tmp_path / "cache"))
+    cache.clear()
+    passes = []
+    info = tierlab.api.info
+
+    def counted(*args, **kwargs):
+        passes.append(args[0])
+        return info(*args, **kwargs)
+
+    monkeypatch.setattr(tierlab.api, "info", counted)
+    f = tmp_path / "t.trace"
+    f.write_text("\n".join(str(i % 40) for i in range(2000)))  # 40 distinct pages
+    assert tierlab.api.resolve_sizes(tierlab.api.Trace.of(f), ["50%", 0.25, 7]) == [20, 10, 7]
+    tierlab.run(f, ["clock"], ["50%"])
+    assert len(passes) == 1
+    # Another limit is another entry.
+    tierlab.run(f, ["clock"], ["50%"], limit=10)
+    assert len(passes) == 2
+    # Across runs: a new process finds the entry in the cache directory.
+    cache._footprints.clear()
+    assert tierlab.run(f, ["clock"], ["50%"])["size_pages"].tolist() == [20]
+    assert len(passes) == 2
+    # A changed file misses, even at the same size and modification time.
+    stat = f.stat()
+    f.write_text("\n".join(str(min(i % 40, 37)) for i in range(2000)))  # 38 distinct pages, same length
+    os.utime(f, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert f.stat().st_size == stat.st_size
+    assert tierlab.run(f, ["clock"], ["50%"])["size_pages"].tolist() == [19]
+    assert len(passes) == 3
+
+
+def test_a_corrupt_footprint_entry_is_computed_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIERLAB_CACHE", str(tmp_path / "cache"))
+    cache.clear()
+    f = tmp_path / "t.trace"
+    f.write_text("\n".join(str(i % 40) for i in range(2000)))
+    assert tierlab.run(f, ["clock"], ["50%"])["size_pages"].tolist() == [20]
+    (entry,) = (tmp_path / "cache" / "footprints").iterdir()
+    for bad in ("", "{not json", '{"distinct_pages": -3}', '{"distinct_pages": "20"}', "[1]", '{"other": 1}'):
+        cache._footprints.clear()
+        entry.write_text(bad)
+        assert tierlab.run(f, ["clock"], ["50%"])["size_pages"].tolist() == [20]
+    # Rewritten whole by the pass that replaced it.
+    assert json.loads(entry.read_text())["distinct_pages"] == 40
+    assert cache.clear() > 0 and not (tmp_path / "cache" / "footprints").exists()

@@ -14,7 +14,7 @@ from typing import Any, Union
 
 import pandas as pd
 
-from tierlab import _core, values
+from tierlab import _core, cache, values
 from tierlab import learned as _learned
 from tierlab.pypolicy import is_python_policy
 
@@ -80,13 +80,17 @@ def resolve_sizes(
 ) -> list[int]:
     """Resolves every size of ``sizes`` to pages for ``trace``. The footprint (one pass over the
     trace, shown as :func:`info` shows it when ``progress`` is given) is computed only if a size is
-    a share of it, and at most once."""
-    cache: dict[str, int] = {}
+    a share of it, and once per trace content (:func:`tierlab.cache.footprint`: kept across calls
+    and runs while the file's bytes stay the same)."""
+    known: dict[str, int] = {}
+
+    def compute() -> int:
+        return int(info(trace, limit=limit, progress=progress, label="footprint of")["distinct_pages"])
 
     def footprint() -> int:
-        if "n" not in cache:
-            cache["n"] = int(info(trace, limit=limit, progress=progress, label="footprint of")["distinct_pages"])
-        return cache["n"]
+        if "n" not in known:
+            known["n"] = cache.footprint(trace.path, trace.format, trace.options, limit, compute)
+        return known["n"]
 
     page_size = trace.page_size()
     return [resolve_size(s, page_size, footprint) for s in sizes]
