@@ -63,6 +63,9 @@ pub fn summarize_with(
     let mut per_app: Vec<u64> = Vec::new();
     let mut first_time = None;
     let limit = limit.unwrap_or(u64::MAX);
+    // Requests and pages among the references counted: the decoder reads whole batches, past a
+    // limit.
+    let (mut requests_counted, mut distinct_counted) = (0u64, 0u64);
     let mut more = true;
     while more && info.page_refs < limit {
         refs.clear(decoder.decoded());
@@ -76,6 +79,7 @@ pub fn summarize_with(
                 break;
             }
             first_time.get_or_insert(r.time());
+            requests_counted += r.req_start() as u64;
             info.last_time = r.time();
             match r.op() {
                 Op::Read => info.reads += 1,
@@ -101,6 +105,8 @@ pub fn summarize_with(
                 info.reuses += 1;
                 let gap = r.seq() - prev;
                 hist[(64 - gap.leading_zeros()) as usize % 64] += 1;
+            } else {
+                distinct_counted += 1;
             }
             last_seen[r.id as usize] = r.seq();
             info.page_refs += 1;
@@ -111,8 +117,14 @@ pub fn summarize_with(
             requests: decoder.requests,
         })?;
     }
-    info.requests = decoder.requests;
-    info.distinct_pages = decoder.distinct() as u64;
+    if decoder.decoded() > info.page_refs {
+        // Stopped at the limit: what was decoded beyond it is not the trace's first `limit`.
+        info.requests = requests_counted;
+        info.distinct_pages = distinct_counted;
+    } else {
+        info.requests = decoder.requests;
+        info.distinct_pages = decoder.distinct() as u64;
+    }
     info.footprint_bytes = info.distinct_pages * info.page_size as u64;
     info.first_time = first_time.unwrap_or(0);
     info.mean_request_pages = if info.requests > 0 {
@@ -163,6 +175,28 @@ mod tests {
         assert_eq!(*seen.last().unwrap(), (300_000, 300_000));
         let plain = summarize(reader().as_mut(), None).unwrap();
         assert_eq!(plain.distinct_pages, info.distinct_pages);
+    }
+
+    #[test]
+    fn a_limit_counts_requests_and_pages_of_the_first_references_only() {
+        // Pages 0..=39 once each, then again: the first 10 references have 10 pages.
+        let spec = TraceSpec::new("loop:pages=40,n=80");
+        let first = summarize(open(&spec).unwrap().as_mut(), Some(10)).unwrap();
+        assert_eq!(
+            (first.page_refs, first.requests, first.distinct_pages),
+            (10, 10, 10)
+        );
+        assert_eq!(first.footprint_bytes, 10 * first.page_size as u64);
+        let half = summarize(open(&spec).unwrap().as_mut(), Some(60)).unwrap();
+        assert_eq!(
+            (half.page_refs, half.distinct_pages, half.reuses),
+            (60, 40, 20)
+        );
+        let all = summarize(open(&spec).unwrap().as_mut(), None).unwrap();
+        assert_eq!(
+            (all.page_refs, all.requests, all.distinct_pages),
+            (80, 80, 40)
+        );
     }
 
     #[test]
