@@ -51,7 +51,9 @@ def add_parser(sub) -> None:
         default=None,
         help="papers run at once (default: one per core, at most 2)",
     )
-    p.add_argument("--clear-cache", action="store_true", help="remove the cached generated workloads first")
+    p.add_argument(
+        "--clear-cache", action="store_true", help="remove the cached generated workloads and trace footprints first"
+    )
     p.set_defaults(func=run)
 
 
@@ -107,7 +109,7 @@ def run(args) -> int:
 
     if args.clear_cache:
         freed = cache.clear()
-        print(f"cleared {cache.cache_dir() / 'generated'} ({freed / 1e6:.1f} MB)")
+        print(f"cleared the generated workloads and footprints in {cache.cache_dir()} ({freed / 1e6:.1f} MB)")
     outdir = Path(args.outdir)
     console = Console(width=160)
     keys = list(dict.fromkeys(args.papers or papers.PAPERS))
