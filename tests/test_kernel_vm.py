@@ -222,7 +222,7 @@ def test_anonymous_cells_swap_in_the_vm_as_the_models_predict(tmp_path):
     reference after the first pass misses in the kernel and in both models (the same swap-ins,
     exactly), and the synchronous devices' swap-ins free their slots, so the pages are written
     again (swap-outs within 5% of mglru's and linux-two-list's with sync_swap). The zram cell's
-    pool, the group's memory.pressure, and nothing left behind."""
+    pool, the group's memory.pressure beside the lmkd model's stall, and nothing left behind."""
     df = kc.kernel_check(
         workloads=["anon_loop"], limits_mib=[16], swap=["zram", "brd"], policies=["mglru", "linux-two-list"],
         scale=0.25, workdir=tmp_path, kernel="debian:6.12",
@@ -236,6 +236,9 @@ def test_anonymous_cells_swap_in_the_vm_as_the_models_predict(tmp_path):
     assert (ins["model"] == ins["kernel"]).all(), ins
     outs = df[df["metric"] == "swap_outs"]
     assert (outs["error"].abs() <= 0.05).all(), outs
+    # the lmkd model's stall beside the group's: one row per cell and policy, both sides > 0
+    psi = kc.psi_summary(df)
+    assert len(psi) == 4 and (psi[["kernel some ms", "model some ms", "model full ms"]] > 0).all().all(), psi
     assert _vm_left(tmp_path) == []
 
 

@@ -70,7 +70,7 @@ from tierlab.kernel_host import (
     trace_instance,
     zswap_on,
 )
-from tierlab.kernel_report import error_figure, summary, write_report
+from tierlab.kernel_report import error_figure, psi_summary, summary, write_report
 from tierlab.kernel_workloads import (
     ANON_WORKLOADS,
     FILE_ACCESS_BY_FORMAT,
@@ -120,6 +120,8 @@ __all__ = [
     "missing_features",
     "page_cluster",
     "parse_mm_stat",
+    "psi_model",
+    "psi_summary",
     "run_cell",
     "standard_cells",
     "summary",
@@ -333,9 +335,53 @@ def zswap_model(trace: Path, specs: Sequence[str], capacity: int, kernel: dict) 
                     "zswap_written_back": st["written_back"],
                     "zswap_to_device": st["memcg_limit_rejected"] + st["rejected"],
                     "zswap_rejected": st["rejected"],
+                    "zswap_pool_loads": st["pool_loads"],
+                    "zswap_device_reads": r["device_reads"],
+                    "zswap_device_writes": r["device_writes"],
                 }
             )
     return out
+
+
+#: The lmkd model's device for each swap device under QEMU (catalog names): zram compresses with
+#: lz4 (the VM's zram default), brd is a RAM disk (a page copy, ``dram``), zswap is lzo (the
+#: Debian kernel's CONFIG_ZSWAP_COMPRESSOR_DEFAULT) in front of brd. The data file is on brd too.
+PSI_DEVICES = {"zram": ("zram", None), "brd": ("dram", None), "zswap": ("dram", "zram-lzo")}
+PSI_FILE_DEVICE = "dram"
+#: The share of reclaim the faulting task waits for: all of it, as memory.max reclaim runs in the
+#: task that charges the page, inside psi_memstall_enter (6.12 mm/memcontrol.c, try_charge_memcg);
+#: the mobile session's default 0.2 is a phone's kswapd running beside the app.
+PSI_RECLAIM_STALL = 1.0
+#: The lmkd model's scan cost per page (``[reclaim] scan_ns_per_page``'s default).
+PSI_SCAN_NS = 1000.0
+
+
+def psi_model(swap: str, row, zswap: dict | None, cold_file_reads: int) -> dict[str, float]:
+    """The PSI stall (µs) the lmkd model (``mobile/lmkd.rs``, ``psi_stall``) prices for one
+    policy's replay of a cell: its swap-ins (zswap: pool loads and device reads), its file
+    refaults (pages read from the file again: its file reads less ``cold_file_reads``, the
+    reads of an unlimited cache), its swap-outs (zswap: stores and device writes) and the pages
+    it scanned (``ctr_scanned_*``, where the policy counts them), with the device times of
+    :data:`PSI_DEVICES`. ``row`` is the policy's row of ``api.run``."""
+    dev, pool = PSI_DEVICES[swap]
+    scanned = sum(int(row.get(k, 0) or 0) for k in ("ctr_scanned_anon", "ctr_scanned_file"))
+    counts = {
+        "refaults": max(0, int(row["file_pages_read"]) - cold_file_reads),
+        "scanned": scanned,
+    }
+    if zswap is not None:
+        counts.update(
+            swap_ins=zswap["zswap_device_reads"],
+            pool_loads=zswap["zswap_pool_loads"],
+            swap_outs=zswap["zswap_device_writes"],
+            pool_stores=zswap["zswap_stored"],
+        )
+    else:
+        counts.update(swap_ins=int(row["swap_pages_read"]), swap_outs=int(row["swap_pages_written"]))
+    some, full = json.loads(
+        _core.kernel_psi_model(json.dumps(counts), dev, PSI_FILE_DEVICE, pool, PSI_SCAN_NS, PSI_RECLAIM_STALL)
+    )
+    return {"some_us": some / 1e3, "full_us": full / 1e3}
 
 
 def _for_device(spec: str, swap: str | None) -> str:
@@ -462,6 +508,18 @@ def kernel_check(
                 specs = [_for_device(p, cell.swap) for p in pols.values()]
                 df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
                 zs = zswap_model(res.trace, specs, res.capacity_pages, res.kernel) if cell.swap == "zswap" else None
+                psi = None
+                if vm and cell.swap in PSI_DEVICES and res.psi_us:
+                    file_reads = df["file_pages_read"].astype(int)
+                    cold = (
+                        int(api.run(str(res.trace), policies=["lru"], sizes=["100%"])["file_pages_read"].iloc[0])
+                        if file_reads.any()
+                        else 0
+                    )
+                    psi = [
+                        psi_model(cell.swap, row, zs[j] if zs else None, cold)
+                        for j, (_, row) in enumerate(df.iterrows())
+                    ]
             finally:
                 if keep is None and res.trace is not None:
                     with contextlib.suppress(FileNotFoundError):
@@ -475,6 +533,7 @@ def kernel_check(
                     **{f"kernel_{k}": v for k, v in res.kernel.items()},
                     **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
                     **({"zswap_page_bytes": zswap_page_bytes(res.kernel)} if cell.swap == "zswap" else {}),
+                    **({"psi_model_us": dict(zip(pols, psi, strict=True))} if psi else {}),
                     **res.ready,
                 }
             )
@@ -497,6 +556,16 @@ def kernel_check(
                             "model": m,
                             "error": (m - k) / k if k else float("nan"),
                             "params": json.dumps(res.spec),
+                            **(
+                                {
+                                    "psi_some_us": res.psi_us.get("some"),
+                                    "psi_full_us": res.psi_us.get("full"),
+                                    "model_psi_some_us": psi[j]["some_us"],
+                                    "model_psi_full_us": psi[j]["full_us"],
+                                }
+                                if psi
+                                else {}
+                            ),
                         }
                     )
         out = pd.DataFrame(rows)

@@ -25,6 +25,31 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def psi_summary(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell and policy with a PSI stall on both sides (cells under ``--kernel``): the
+    group's memory.pressure *some* and *full* totals and the lmkd model's stall for the same
+    references (``tierlab.kernel.psi_model``), in ms, and ``kernel/model``, the ratio of the
+    *some* totals. Empty without such cells. The ratio is what may be compared across cells of
+    one swap device (docs/kernel-check.md, "PSI beside the lmkd model"), not its value."""
+    cols = ["psi_some_us", "psi_full_us", "model_psi_some_us", "model_psi_full_us"]
+    if df.empty or not set(cols) <= set(df.columns):
+        return pd.DataFrame()
+    d = df.dropna(subset=cols).drop_duplicates(["cell", "policy"])
+    out = pd.DataFrame(
+        {
+            "cell": d["cell"],
+            "swap": d["swap"],
+            "policy": d["policy"],
+            "kernel some ms": d["psi_some_us"] / 1e3,
+            "kernel full ms": d["psi_full_us"] / 1e3,
+            "model some ms": d["model_psi_some_us"] / 1e3,
+            "model full ms": d["model_psi_full_us"] / 1e3,
+        }
+    )
+    out["kernel/model"] = out["kernel some ms"] / out["model some ms"]
+    return out.reset_index(drop=True)
+
+
 def error_figure(df: pd.DataFrame, metric: str = "misses"):
     """Grouped bars: each policy's relative error against the kernel, per cell, with the 5% band."""
     import matplotlib

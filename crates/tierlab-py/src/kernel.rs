@@ -127,8 +127,51 @@ fn kernel_zswap_model(
     Ok(serde_json::to_string(&r).unwrap_or_default())
 }
 
+/// kernel_psi_model(counts_json, swap, file, pool, scan_ns_per_page, reclaim_stall) -> json:
+/// the PSI stall (`[some_ns, full_ns]`) the lmkd model prices for a run's counts
+/// (`tierlab_core::mobile::lmkd::psi_stall`; `counts_json` a `StallCounts`), with the
+/// catalog devices named `swap` and `file`, and `pool` (zswap's compressor) or None.
+#[pyfunction]
+#[pyo3(signature = (counts_json, swap, file, pool, scan_ns_per_page, reclaim_stall))]
+fn kernel_psi_model(
+    counts_json: &str,
+    swap: &str,
+    file: &str,
+    pool: Option<&str>,
+    scan_ns_per_page: f64,
+    reclaim_stall: f64,
+) -> PyResult<String> {
+    use tierlab_core::mobile::lmkd::{psi_stall, StallCounts};
+    let c: StallCounts = json_arg("counts", counts_json)?;
+    for (what, v) in [
+        ("scan_ns_per_page", scan_ns_per_page),
+        ("reclaim_stall", reclaim_stall),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(crate::common::ConfigError::new_err(format!(
+                "{what}: expected a finite number >= 0, got {v}"
+            )));
+        }
+    }
+    let cat = tierlab_core::device::DeviceCatalog::default();
+    let (some, full) = (|| {
+        let pool = pool.map(|p| cat.get(p)).transpose()?;
+        Ok::<_, Error>(psi_stall(
+            &c,
+            cat.get(swap)?,
+            cat.get(file)?,
+            pool,
+            scan_ns_per_page,
+            reclaim_stall,
+        ))
+    })()
+    .map_err(to_py_err)?;
+    Ok(serde_json::json!([some, full]).to_string())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel_zswap_model, m)?)?;
+    m.add_function(wrap_pyfunction!(kernel_psi_model, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_prepare, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_references, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_drive, m)?)

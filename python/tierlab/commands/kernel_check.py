@@ -27,6 +27,10 @@ def add_parser(sub) -> None:
         "Any workload: --trace takes a trace tierlab reads (file and/or anonymous pages, reads and\n"
         "writes, as its kind and op columns say) or a generator spec; its page references run through\n"
         "the same driver and counters as the built-in workloads, which stay as presets.\n\n"
+        "PSI: under --kernel each swap cell's memory.pressure some/full totals are printed beside the\n"
+        "stall the lmkd model prices for the same references (a second table; the columns psi_* and\n"
+        "model_psi_* in -o): the times differ in kind (an emulator's against the model's devices),\n"
+        "so only their ratio across cells of one swap device is a comparison.\n\n"
         f"workloads: {', '.join(kc.WORKLOADS)}",
         epilog="examples:\n"
         "  tierlab kernel-check\n"
@@ -155,6 +159,17 @@ def run(args) -> int:
                 cells.append(f"{int(v):,}")
         t.add_row(*cells)
     console.print(t)
+    psi = kc.psi_summary(df)
+    if not psi.empty:
+        pt = Table(
+            title="PSI: the group's memory.pressure (TCG time) beside the lmkd model's stall (its device times)",
+            title_justify="left",
+        )
+        for c in psi.columns:
+            pt.add_column(str(c), justify="left" if c in ("cell", "swap", "policy") else "right")
+        for _, r in psi.iterrows():
+            pt.add_row(*(f"{v:,.1f}" if isinstance(v, float) else str(v) for v in r))
+        console.print(pt)
     for tr in args.trace:
         spec, why = kc.two_list_for(tr, args.format)
         console.print(

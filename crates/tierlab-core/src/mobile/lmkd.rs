@@ -242,6 +242,53 @@ impl Psi {
     }
 }
 
+/// A run's faults and reclaim work, as the session's PSI stall counts them
+/// ([`psi_stall`]): what a replay outside a session (kernel-check's cells)
+/// knows of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StallCounts {
+    /// Pages read back from the swap device.
+    pub swap_ins: u64,
+    /// Pages loaded (decompressed) from zswap's pool.
+    pub pool_loads: u64,
+    /// File pages read again after reclaim dropped them.
+    pub refaults: u64,
+    /// Pages written to the swap device (for zram: compressed into it).
+    pub swap_outs: u64,
+    /// Pages compressed into zswap's pool.
+    pub pool_stores: u64,
+    /// Pages reclaim scanned.
+    pub scanned: u64,
+}
+
+/// The session's PSI stall (ns: some, full) for `c`, priced with its device
+/// times: each swap-in is a one-page read of `swap`, each pool load a
+/// decompression (`pool.read`), each refault a one-page read of `file`, all
+/// *some* stall; reclaim's work (swap writes, pool compressions, scanning at
+/// `scan_ns_per_page`), scaled by the share `reclaim_stall` the faulting task
+/// waits for, is *some* and *full* stall (the session's `swap_in`,
+/// `flush_file_run`, `charge_reclaim`, `scan_cost`). Requests are single
+/// pages, never sequential (no readahead). Kills are not counted. Cost: O(1).
+pub fn psi_stall(
+    c: &StallCounts,
+    swap: &crate::device::Device,
+    file: &crate::device::Device,
+    pool: Option<&crate::device::Device>,
+    scan_ns_per_page: f64,
+    reclaim_stall: f64,
+) -> (f64, f64) {
+    let page = |n: u64, cost: &crate::device::IoCost| n as f64 * cost.time_ns(1, false);
+    let (pool_in, pool_out) = match pool {
+        Some(p) => (page(c.pool_loads, &p.read), page(c.pool_stores, &p.write)),
+        None => (0.0, 0.0),
+    };
+    let reclaim = (page(c.swap_outs, &swap.write) + pool_out + c.scanned as f64 * scan_ns_per_page)
+        * reclaim_stall;
+    let faults = page(c.swap_ins, &swap.read) + pool_in + page(c.refaults, &file.read);
+    (faults + reclaim, reclaim)
+}
+
 /// lmkd's state between wake-ups.
 #[derive(Debug, Clone)]
 pub struct Lmkd {
@@ -459,6 +506,59 @@ pub fn lmkd_victim(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A device whose one-page read costs `r` ns and write `w` ns (setup
+    /// 10 ns of each, the rest per page).
+    fn dev(r: f64, w: f64) -> crate::device::Device {
+        let mut d = crate::device::DeviceCatalog::default()
+            .get("dram")
+            .unwrap()
+            .clone();
+        let cost = |t: f64| crate::device::IoCost {
+            random_setup_ns: 10.0,
+            seq_setup_ns: 0.0,
+            per_page_ns: t - 10.0,
+            energy_nj_per_page: 0.0,
+        };
+        (d.read, d.write) = (cost(r), cost(w));
+        d
+    }
+
+    #[test]
+    fn psi_stall_prices_faults_as_some_and_the_waited_for_reclaim_as_both() {
+        // A cell: 100 swap-ins at 2 us, 30 refaults at 50 us, 200 swap-outs
+        // at 3 us, 1000 pages scanned at 1 us, half of reclaim waited for.
+        // some = 200 + 1500 + (600 + 1000) / 2 = 2500 us, full = 800 us.
+        let c = StallCounts {
+            swap_ins: 100,
+            refaults: 30,
+            swap_outs: 200,
+            scanned: 1000,
+            ..Default::default()
+        };
+        let (swap, file) = (dev(2000.0, 3000.0), dev(50_000.0, 0.0));
+        let (some, full) = psi_stall(&c, &swap, &file, None, 1000.0, 0.5);
+        assert_eq!((some, full), (2_500_000.0, 800_000.0));
+        // zswap in front: 40 loads at 1 us and 150 stores at 4 us add 40 us of
+        // faults and 300 us of reclaim; without a pool they cost nothing.
+        let c = StallCounts {
+            pool_loads: 40,
+            pool_stores: 150,
+            ..c
+        };
+        let pool = dev(1000.0, 4000.0);
+        let (some, full) = psi_stall(&c, &swap, &file, Some(&pool), 1000.0, 0.5);
+        assert_eq!((some, full), (2_840_000.0, 1_100_000.0));
+        assert_eq!(
+            psi_stall(&c, &swap, &file, None, 1000.0, 0.5),
+            (2_500_000.0, 800_000.0)
+        );
+        // Nothing waited for: reclaim adds no stall, faults stay.
+        assert_eq!(
+            psi_stall(&c, &swap, &file, Some(&pool), 1000.0, 0.0),
+            (1_740_000.0, 0.0)
+        );
+    }
 
     fn mem(free: u64) -> MemState {
         MemState {
