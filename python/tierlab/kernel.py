@@ -20,7 +20,9 @@ set-up and tear-down), ``tierlab.kernel_counts`` (the kernel's counts and their 
 ``tierlab.kernel_report`` (the table, figures and HTML page); this module runs a cell and the
 whole check, and offers all their names (``__all__``). Cost: the driver's run and tierlab's replay
 of each cell, one ``api.run`` per cell over the listed policies; a zswap cell replays them once more
-recording their swap requests, which go through the zswap model (:func:`zswap_model`).
+recording their swap requests, which go through the zswap model (:func:`zswap_model`); a swap
+cell under QEMU with file reads replays once more at an unlimited size (its first file reads, for
+the lmkd model's refaults in :func:`psi_model`).
 """
 
 from __future__ import annotations
