@@ -36,6 +36,11 @@ def test_brd_cell_prices_faults_as_some_and_reclaim_as_both():
     # some = 4 x 250 ns of swap-ins + 8 x 250 ns of swap-outs, full the swap-outs.
     p = kc.psi_model("brd", {"swap_pages_read": 4, "swap_pages_written": 8, "file_pages_read": 7}, None, 7)
     assert p == {"some_us": 3.0, "full_us": 2.0}
+    # A policy without them replayed beside one with them: its row has NaN there.
+    row = pd.Series(
+        {"swap_pages_read": 4, "swap_pages_written": 8, "file_pages_read": 7, "ctr_scanned_anon": float("nan")}
+    )
+    assert kc.psi_model("brd", row, None, 7) == {"some_us": 3.0, "full_us": 2.0}
 
 
 def test_zswap_cell_prices_pool_loads_and_stores_with_lzo_and_the_rest_on_brd():

@@ -366,7 +366,8 @@ def psi_model(swap: str, row, zswap: dict | None, cold_file_reads: int) -> dict[
     it scanned (``ctr_scanned_*``, where the policy counts them), with the device times of
     :data:`PSI_DEVICES`. ``row`` is the policy's row of ``api.run``."""
     dev, pool = PSI_DEVICES[swap]
-    scanned = sum(int(row.get(k, 0) or 0) for k in ("ctr_scanned_anon", "ctr_scanned_file"))
+    # a policy without scan counters, replayed beside one with them, has NaN there
+    scanned = sum(int(v) for k in ("ctr_scanned_anon", "ctr_scanned_file") if not pd.isna(v := row.get(k)))
     counts = {
         "refaults": max(0, int(row["file_pages_read"]) - cold_file_reads),
         "scanned": scanned,
