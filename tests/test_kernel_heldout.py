@@ -4,7 +4,7 @@ references and footprints docs/kernel-check.md states, relative to the limit. No
 import pytest
 
 from tierlab.kernel_heldout import HEAP_WAVE, HELDOUT, heldout_spec
-from tierlab.kernel_workloads import trace_footprint
+from tierlab.kernel_workloads import cells_for, trace_footprint
 
 
 def _footprint(name, limit_mib):
@@ -51,3 +51,10 @@ def test_an_unknown_name_or_limit_is_refused_with_one_line():
         heldout_spec("nope", 16)
     with pytest.raises(ValueError, match="limit 0 MiB"):
         heldout_spec("two_procs", 0)
+
+
+def test_a_spec_longer_than_a_file_name_is_a_cell_named_by_its_start():
+    spec = heldout_spec("db_lookup_scan", 16)
+    assert len(spec) > 255
+    cells = cells_for(traces=[spec], limits_mib=[16])
+    assert [c.name for c in cells] == [spec[:37] + "...@16MiB"]
