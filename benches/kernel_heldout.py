@@ -40,7 +40,8 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     for limit in args.limit:
-        specs = {heldout_spec(n, limit): n for n in HELDOUT}
+        names = args.workload or HELDOUT
+        specs = {heldout_spec(n, limit): n for n in names}
         keep = out / f"traces-{args.tag}-{limit}"
         df = kc.kernel_check(
             traces=list(specs),
@@ -61,7 +62,7 @@ def run(args) -> int:
         ]
         df["policy_spec"] = [kc._for_device(pols[p], s or None) for p, s in zip(df["policy"], df["swap"], strict=True)]
         df["spec"] = df["heldout"].map({n: s for s, n in specs.items()})
-        path = out / f"{args.tag}-{limit}.csv"
+        path = out / (f"{args.tag}-{limit}.csv" if names == HELDOUT else f"{args.tag}-{limit}-{'+'.join(names)}.csv")
         df.to_csv(path, index=False)
         print(f"wrote {path} ({len(df)} rows)", file=sys.stderr)
     return 0
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     r.add_argument("--limit", type=int, action="append", required=True, help="limit in MiB (repeatable)")
     r.add_argument("--swap", action="append", required=True, help="swap device for the mixed workloads")
     r.add_argument("-p", "--policy", action="append", required=True)
+    r.add_argument("-w", "--workload", action="append", choices=HELDOUT, help="held-out workload (default: all)")
     r.add_argument("--kernel")
     r.add_argument("--lru-gen", choices=["on", "off"])
     r.set_defaults(func=run)

@@ -3,6 +3,7 @@ references and footprints docs/kernel-check.md states, relative to the limit. No
 
 import pytest
 
+from tierlab import kernel as kc
 from tierlab.kernel_heldout import HEAP_WAVE, HELDOUT, heldout_spec
 from tierlab.kernel_workloads import cells_for, trace_footprint
 
@@ -58,3 +59,12 @@ def test_a_spec_longer_than_a_file_name_is_a_cell_named_by_its_start():
     assert len(spec) > 255
     cells = cells_for(traces=[spec], limits_mib=[16])
     assert [c.name for c in cells] == [spec[:37] + "...@16MiB"]
+
+
+def test_under_qemu_a_mixed_trace_runs_with_its_swap_devices():
+    spec = heldout_spec("two_procs", 16)
+    cells = kc.cells_for(None, [16], ("zram", "brd"), traces=[spec])
+    assert [c.swap for c in cells] == ["zram", "brd"]
+    assert kc.vm_default_cells(cells) == cells
+    built_in = kc.cells_for(None, [16], ("zram", "brd"))
+    assert [c.workload for c in kc.vm_default_cells(built_in)] == kc.FILE_WORKLOADS

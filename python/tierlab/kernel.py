@@ -373,6 +373,12 @@ def _metrics_of(result: CellResult) -> list[str]:
     return ["misses", *written]
 
 
+def vm_default_cells(cells: Sequence[Cell]) -> list[Cell]:
+    """The cells a check under QEMU runs when no workload is named: the built-in file cells (TCG is
+    slow), and every trace cell, with its swap devices when the trace has anonymous pages."""
+    return [c for c in cells if not c.swap or c.trace is not None]
+
+
 def kernel_check(
     workloads: Sequence[str] | None = None,
     limits_mib: Sequence[int] = (32, 64),
@@ -428,8 +434,8 @@ def kernel_check(
                 )
             vm = kernel_vm.prepare(kernel, workdir, progress)
             pols = kernel_vm.vm_policies(policies, vm.kernel.release)
-            if workloads is None:  # under QEMU the default is the file cells
-                cells = [c for c in cells if not c.swap]
+            if workloads is None:
+                cells = vm_default_cells(cells)
         else:
             vm = None
             needs = {c.swap for c in cells if c.swap}
