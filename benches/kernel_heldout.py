@@ -15,7 +15,7 @@ prints the rows as the markdown table of docs/kernel-check.md ("Held-out workloa
     sudo python benches/kernel_heldout.py run --out DIR --tag 6.1-off --kernel debian:6.1 --lru-gen off \\
         --limit 16 --limit 32 --swap zram --swap brd -p linux-two-list
     python benches/kernel_heldout.py replay --out DIR
-    python benches/kernel_heldout.py table --out DIR
+    python benches/kernel_heldout.py table --out DIR --out DIR2   # DIR2: the same commands again
 
 Cost: a kernel-check run per limit (host: about a minute; under QEMU the boot and TCG, minutes);
 the replay one ``tierlab.run`` per cell and policy (seconds). DIR holds the kept traces (a few MB):
@@ -68,6 +68,10 @@ def run(args) -> int:
     return 0
 
 
+#: the counts the issue's bar counts (pages written back are shown, not counted)
+COUNTED = ("misses", "swap_ins", "swap_outs")
+
+
 def _frames(out: Path) -> pd.DataFrame:
     paths = sorted(out.glob("*.csv"))
     if not paths:
@@ -90,16 +94,43 @@ def replay(args) -> int:
 
 
 def table(args) -> int:
-    df = _frames(Path(args.out))
-    print("| kernel | workload | limit | swap | metric | kernel count | policy | model | error |")
-    print("|---|---|---:|---|---|---:|---|---:|---:|")
-    for _, r in df.iterrows():
-        err = f"{float(r['error']):+.1%}" if r["kernel"] else ""
-        within = "**" if r["kernel"] >= 200 and abs(float(r["error"])) <= 0.05 else ""
-        print(
-            f"| {r['check']} | {r['heldout']} | {r['limit_mib']} | {r['swap'] or '-'} | {r['metric']} | "
-            f"{int(r['kernel']):,} | {r['policy']} | {int(r['model']):,} | {within}{err}{within} |"
+    """One row per check, cell, policy and metric: the kernel's count and the model's in each run
+    given (``--out`` repeated: the same commands run again), the errors, and in bold the misses,
+    swap-ins and swap-outs of at least 200 pages within 5%."""
+    runs = [_frames(Path(o)) for o in args.out]
+    keys = ["check", "heldout", "limit_mib", "swap", "metric", "policy"]
+    df = runs[0][keys].copy()
+    for i, r in enumerate(runs):
+        df = df.merge(
+            r[[*keys, "kernel", "model"]].rename(columns={"kernel": f"k{i}", "model": f"m{i}"}), on=keys, how="left"
         )
+    n = len(runs)
+    runs_h = " / ".join(f"run {i + 1}" for i in range(n))
+    print(f"| kernel | cell | metric | policy | kernel: {runs_h} | model: {runs_h} | error: {runs_h} |")
+    print("|---|---|---|---|---:|---:|---:|")
+    tally: dict[tuple[str, str], list[int]] = {}
+    for _, r in df.iterrows():
+        errs = []
+        for i in range(n):
+            k, m = r[f"k{i}"], r[f"m{i}"]
+            if pd.isna(k):
+                errs.append("")
+                continue
+            e = f"{(m - k) / k:+.1%}" if k else ""
+            if k >= 200 and r["metric"] in COUNTED:
+                t = tally.setdefault((r["check"], r["policy"]), [0, 0])
+                t[1] += 1
+                if abs(m - k) / k <= 0.05:
+                    t[0] += 1
+                    e = f"**{e}**"
+            errs.append(e)
+        cell = f"{r['heldout']}@{r['limit_mib']}MiB" + (f"+{r['swap']}" if r["swap"] else "")
+        ks = " / ".join("" if pd.isna(r[f"k{i}"]) else f"{int(r[f'k{i}']):,}" for i in range(n))
+        ms = " / ".join("" if pd.isna(r[f"m{i}"]) else f"{int(r[f'm{i}']):,}" for i in range(n))
+        print(f"| {r['check']} | {cell} | {r['metric']} | {r['policy']} | {ks} | {ms} | {' / '.join(errs)} |")
+    print()
+    for (check, policy), (w, t) in tally.items():
+        print(f"{check}, {policy}: {w} of {t} counts of at least 200 pages within 5% (all runs)")
     return 0
 
 
@@ -116,10 +147,12 @@ def main(argv=None) -> int:
     r.add_argument("--kernel")
     r.add_argument("--lru-gen", choices=["on", "off"])
     r.set_defaults(func=run)
-    for name, fn in (("replay", replay), ("table", table)):
-        s = sub.add_parser(name)
-        s.add_argument("--out", required=True)
-        s.set_defaults(func=fn)
+    s = sub.add_parser("replay", help="replay the models on the kept traces and compare")
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=replay)
+    s = sub.add_parser("table", help="the markdown table of one run or several (--out repeated)")
+    s.add_argument("--out", action="append", required=True)
+    s.set_defaults(func=table)
     args = ap.parse_args(argv)
     return args.func(args)
 
