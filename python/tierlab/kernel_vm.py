@@ -25,6 +25,10 @@ The method (docs/kernel-check.md, "Kernels under QEMU"):
   ``qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 1``, niced, dies with its parent
   (``PR_SET_PDEATHSIG``); the temporary directory is removed afterwards, also on error and
   Ctrl-C, and a later run removes what a killed one left (:func:`cleanup_stale`).
+- **Memory tiering** (``--fast-node``): a CPU-less second NUMA node, slower in QEMU's HMAT, that
+  6.12 puts in a lower memory tier; ``/init`` turns on demotion and ``numa_balancing=2`` and each
+  cell records the kernel's promotions and demotions beside ``tpp``'s (:func:`numa_tier_args`,
+  :func:`tiered_spec`; docs/kernel-check.md, "Memory tiering under QEMU").
 
 Cost: the first use of a kernel downloads its package (~70-110 MB) and unpacks its modules
 (~100 MB cached); the first build of the driver compiles tierlab-core once (minutes). A cell
@@ -306,8 +310,9 @@ def system_for(spec: str) -> dict | None:
 def tiered_spec(spec: str, fast_pages: int, references: int, seconds: float) -> str:
     """``tpp`` set up for a ``--fast-node`` cell, unless the spec sets them: ``fast_pages`` node 0's
     free pages when the driver started, ``scan_period`` the references the driver issued in one
-    second, the kernel's ``numa_balancing_scan_period_min_ms`` (1000), at the cell's own rate (a
-    whole scan pass covers the mapping: ``numa_balancing_scan_size_mb`` is 256). Other policies
+    second, the kernel's ``sysctl_numa_balancing_scan_period_min`` (1000 ms; kernel/sched/fair.c),
+    at the cell's own rate (a scan pass covers the mapping: ``sysctl_numa_balancing_scan_size`` is
+    256 MB). Other policies
     are replayed as given."""
     if not (spec == "tpp" or spec.startswith("tpp(")):
         return spec
