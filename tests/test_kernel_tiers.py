@@ -81,3 +81,50 @@ def test_init_turns_tiering_on_and_prints_node_0_before_each_driver(tmp_path):
 def test_fast_node_without_a_kernel_is_refused_with_one_line():
     with pytest.raises(kc.KernelCheckUnavailable, match="--fast-node boots a kernel under QEMU: give --kernel"):
         kc.kernel_check(workloads=["loop_read"], limits_mib=[16], fast_node_mib=300)
+
+
+def test_a_tiered_cell_sets_tpp_beside_the_kernel_s_promotions_and_demotions(tmp_path, monkeypatch):
+    """kernel_check's replay of a --fast-node cell, with the VM replaced by the counts it would
+    report: tpp runs on two tiers with the cell's fast tier and scan period and its counters are
+    set beside the kernel's; linux-two-list has no promotions and gets no such rows."""
+    import json
+
+    from tierlab import _core, api
+    from tierlab.kernel_image import KernelImage
+
+    spec = "zipf:kind=anon,alpha=0.9,pages=2000,n=20000,write=0.3,seed=1"
+    counts = {"misses": 1990, "swap_ins": 0, "swap_outs": 0, "pages_dirtied": 0, "fast_free_pages": 500}
+    counts |= {"promotions": 40, "demotions": 300, "promote_candidates": 90, "numa_hint_faults": 900}
+    seen = {}
+
+    class Runner:
+        kernel = KernelImage("fake", "6.12.0", tmp_path / "vmlinuz", None)
+
+        def run_cells(self, cells, keeps, lru_gen, progress=None, fast_node_mib=None):
+            seen["fast_node_mib"] = fast_node_mib
+            out = []
+            for c, trace in zip(cells, keeps, strict=True):
+                _core.kernel_references(json.dumps(c.spec()), str(trace))
+                out.append(kc.CellResult(c, c.spec(), 2500, dict(counts), {"release": "6.12.0"}, 2.0, trace))
+            return out
+
+    monkeypatch.setattr(kv, "prepare", lambda kernel, workdir, progress=None: Runner())
+    df = kc.kernel_check(
+        traces=[spec],
+        limits_mib=[64],
+        swap=["zram"],
+        policies=["tpp", "linux-two-list"],
+        kernel="x",
+        fast_node_mib=300,
+        keep_traces=tmp_path / "k",
+    )
+    assert seen["fast_node_mib"] == 300
+    tpp_spec = df.attrs["cells"][0]["policy_specs"][0]
+    assert tpp_spec == "tpp(fast_pages=500,scan_period=10000)"  # 20,000 references in 2 s
+    (trace,) = (tmp_path / "k").glob("*.tlt")
+    want = api.run(str(trace), policies=[tpp_spec], sizes=[2500], system=kv.TIERED_SYSTEM).iloc[0]
+    got = df.set_index(["policy", "metric"])
+    assert got.loc[("tpp", "promotions"), "kernel"] == 40 and got.loc[("tpp", "demotions"), "kernel"] == 300
+    assert got.loc[("tpp", "promotions"), "model"] == want["ctr_promotions"]
+    assert got.loc[("tpp", "demotions"), "model"] == want["ctr_demotions"]
+    assert set(df[df["policy"] == "linux-two-list"]["metric"]) == {"misses", "swap_ins", "swap_outs"}
