@@ -293,6 +293,9 @@ METRICS = {
     "pages_written": "file_pages_written",
     "swap_ins": "swap_pages_read",
     "swap_outs": "swap_pages_written",
+    # --fast-node cells: the tiered policies' counters
+    "promotions": "ctr_promotions",
+    "demotions": "ctr_demotions",
 }
 
 #: zswap's counts, from the policy's swap requests replayed through tierlab's zswap model
@@ -415,11 +418,20 @@ SYNC_SWAP_POLICIES = ("linux-two-list", "mglru")
 
 def _metrics_of(result: CellResult) -> list[str]:
     written = ["pages_written"] if result.kernel["pages_dirtied"] else []
+    tiers = ["promotions", "demotions"] if "promotions" in result.kernel else []
     if result.cell.swap == "zswap":
         return ["misses", "swap_ins", "swap_outs", *ZSWAP_METRICS, *written]
+    if tiers:
+        return ["misses", "swap_ins", "swap_outs", *tiers, *written] if result.cell.swap else ["misses", *tiers]
     if result.cell.swap:
         return ["misses", "swap_ins", "swap_outs", *written]
     return ["misses", *written]
+
+
+def vm_default_cells(cells: Sequence[Cell]) -> list[Cell]:
+    """The cells a check under QEMU runs when no workload is named: the built-in file cells (TCG is
+    slow), and every trace cell, with its swap devices when the trace has anonymous pages."""
+    return [c for c in cells if not c.swap or c.trace is not None]
 
 
 def kernel_check(
@@ -438,6 +450,7 @@ def kernel_check(
     max_refs: int | None = None,
     kernel: str | None = None,
     lru_gen: str | None = None,
+    fast_node_mib: int | None = None,
 ) -> pd.DataFrame:
     """Runs each workload against the real kernel in a fresh memory cgroup at each limit, replays the
     same references through tierlab's policies at the capacity the cgroup's accounting gives, and
@@ -455,7 +468,11 @@ def kernel_check(
 
     ``kernel`` (``debian:6.1``, ``debian:6.12`` or a vmlinuz path) runs each cell in that kernel
     under QEMU instead (``tierlab.kernel_vm``; swap devices there: zram, brd, zswap), with
-    ``lru_gen`` "on"/"off" setting MGLRU (None: the kernel's default)."""
+    ``lru_gen`` "on"/"off" setting MGLRU (None: the kernel's default). ``fast_node_mib`` boots it with
+    that much memory on node 0 and the rest on a slower CPU-less node 1, 6.12's memory tiering on
+    (``kernel_vm.numa_tier_args``; docs/kernel-check.md, "Memory tiering under QEMU"): each cell
+    adds the kernel's promotions and demotions beside ``tpp``'s (``-p tpp``), whose fast tier and
+    hint-scan period the cell gives (``kernel_vm.tiered_spec``)."""
     from tierlab import api
 
     pols = host_policies(policies)
@@ -477,10 +494,12 @@ def kernel_check(
                 )
             vm = kernel_vm.prepare(kernel, workdir, progress)
             pols = kernel_vm.vm_policies(policies, vm.kernel.release)
-            if workloads is None:  # under QEMU the default is the file cells
-                cells = [c for c in cells if not c.swap]
+            if workloads is None:
+                cells = vm_default_cells(cells)
         else:
             vm = None
+            if fast_node_mib:
+                raise KernelCheckUnavailable("--fast-node boots a kernel under QEMU: give --kernel too")
             needs = {c.swap for c in cells if c.swap}
             if "brd" in needs:
                 raise KernelCheckUnavailable(
@@ -502,14 +521,23 @@ def kernel_check(
         for keep in filter(None, keeps):
             keep.parent.mkdir(parents=True, exist_ok=True)
         # under QEMU every cell runs in one boot of the kernel, before the replays
-        in_vm = vm.run_cells(cells, keeps, lru_gen, progress) if vm else None
+        in_vm = vm.run_cells(cells, keeps, lru_gen, progress, fast_node_mib) if vm else None
         for i, (cell, keep) in enumerate(zip(cells, keeps, strict=True)):
             if progress:
                 progress(f"[{i + 1}/{len(cells)}] {cell.name}")
             res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
             try:
                 specs = [_for_device(p, cell.swap) for p in pols.values()]
-                df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
+                if "fast_free_pages" in res.kernel:  # --fast-node; a tiered policy runs on two tiers
+                    from tierlab import kernel_vm
+
+                    refs = int(trace_footprint(str(res.trace))["references"])
+                    specs = [kernel_vm.tiered_spec(p, res.kernel["fast_free_pages"], refs, res.seconds) for p in specs]
+                    tr, cap = str(res.trace), [res.capacity_pages]
+                    one = [api.run(tr, policies=[p], sizes=cap, system=kernel_vm.system_for(p)) for p in specs]
+                    df = pd.concat(one, ignore_index=True)
+                else:
+                    df = api.run(str(res.trace), policies=specs, sizes=[res.capacity_pages])
                 zs = zswap_model(res.trace, specs, res.capacity_pages, res.kernel) if cell.swap == "zswap" else None
                 psi = None
                 if vm and cell.swap in PSI_DEVICES and res.psi_us:
@@ -532,6 +560,7 @@ def kernel_check(
                     "cell": cell.name,
                     "params": res.spec,
                     "capacity_pages": res.capacity_pages,
+                    "policy_specs": specs,
                     "seconds": res.seconds,
                     **{f"kernel_{k}": v for k, v in res.kernel.items()},
                     **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
@@ -543,7 +572,10 @@ def kernel_check(
             for j, (label, (_, row)) in enumerate(zip(pols, df.iterrows(), strict=True)):
                 for metric in _metrics_of(res):
                     k = res.kernel[metric]
-                    m = zs[j][metric] if metric in ZSWAP_METRICS and zs else int(row[METRICS[metric]])
+                    col = METRICS.get(metric)
+                    if metric not in ZSWAP_METRICS and (col not in row or pd.isna(row[col])):
+                        continue  # a counter this policy does not have (promotions of a one-tier policy)
+                    m = zs[j][metric] if metric in ZSWAP_METRICS and zs else int(row[col])
                     rows.append(
                         {
                             **({"kernel_release": res.ready["release"]} if vm else {}),

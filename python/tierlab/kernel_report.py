@@ -15,12 +15,13 @@ import pandas as pd
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per cell and metric: the kernel's count, then each policy's prediction and error."""
+    """One row per cell and metric: the kernel's count, then each policy's prediction and error (NA
+    where the policy has no such count: a one-tier policy's promotions)."""
     wide = df.pivot_table(index=["cell", "metric"], columns="policy", values=["model", "error"], sort=False)
     kernel = df.groupby(["cell", "metric"], sort=False)["kernel"].first()
     out = pd.DataFrame({"kernel": kernel})
     for p in df["policy"].unique():
-        out[p] = wide[("model", p)].astype(int)
+        out[p] = wide[("model", p)].astype("Int64")
         out[f"{p} error"] = wide[("error", p)]
     return out.reset_index()
 

@@ -25,6 +25,10 @@ The method (docs/kernel-check.md, "Kernels under QEMU"):
   ``qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 1``, niced, dies with its parent
   (``PR_SET_PDEATHSIG``); the temporary directory is removed afterwards, also on error and
   Ctrl-C, and a later run removes what a killed one left (:func:`cleanup_stale`).
+- **Memory tiering** (``--fast-node``): a CPU-less second NUMA node, slower in QEMU's HMAT, that
+  6.12 puts in a lower memory tier; ``/init`` turns on demotion and ``numa_balancing=2`` and each
+  cell records the kernel's promotions and demotions beside ``tpp``'s (:func:`numa_tier_args`,
+  :func:`tiered_spec`; docs/kernel-check.md, "Memory tiering under QEMU").
 
 Cost: the first use of a kernel downloads its package (~70-110 MB) and unpacks its modules
 (~100 MB cached); the first build of the driver compiles tierlab-core once (minutes). A cell
@@ -192,6 +196,7 @@ mount -t cgroup2 none /sys/fs/cgroup || fail "cgroup2"
 {lru_gen}
 echo 60 > /proc/sys/vm/swappiness
 echo 0 > /proc/sys/vm/page-cluster
+{tiers}
 Z=/sys/module/zswap/parameters
 [ -w $Z/enabled ] && echo N > $Z/enabled
 {swap_init}
@@ -212,6 +217,7 @@ mkdir $C && echo {limit} > $C/memory.max || fail "memory.max"
 {swap_on}
 echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/tracing_on
 sync; echo 3 > /proc/sys/vm/drop_caches
+{node0}
 echo "TIERLAB-VM-CELL {i}"
 {zswap_pre}
 /driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
@@ -249,6 +255,74 @@ VM_SWAP = ("zram", "brd", "zswap")
 #: memory.zswap.max of a zswap cell, as a share of its memory.max: small, so that the cell's
 #: pool reaches it (the workload's pages compress about 90:1) and zswap must reject or write back
 ZSWAP_MAX_SHARE = 1 / 256
+
+#: ``--fast-node``: 6.12's memory tiering on a CPU-less second NUMA node. QEMU gives the VM an
+#: HMAT (``-machine hmat=on``) in which node 1 has ten times node 0's latency and a tenth of its
+#: bandwidth, so the kernel puts it in a lower memory tier (mm/memory-tiers.c: node 0 in
+#: memory_tier4, node 1 in memory_tier450 on 6.12); /init turns on demotion
+#: (/sys/kernel/mm/numa/demotion_enabled: kswapd demotes from node 0 to node 1 instead of
+#: reclaiming) and ``numa_balancing=2`` (NUMA_BALANCING_MEMORY_TIERING: hint faults on the slow
+#: node promote hot pages).
+TIERS_INIT = (
+    '[ -w /sys/kernel/mm/numa/demotion_enabled ] || fail "no /sys/kernel/mm/numa/demotion_enabled"\n'
+    'echo 1 > /sys/kernel/mm/numa/demotion_enabled || fail "demotion_enabled"\n'
+    'echo 2 > /proc/sys/kernel/numa_balancing || fail "numa_balancing=2 (memory tiering)"'
+)
+#: node 0's free memory right before the driver starts: the fast tier the workload has
+TIERS_NODE0 = 'echo "TIERLAB-VM-NODE0 {i} $(grep MemFree /sys/devices/system/node/node0/meminfo)"'
+#: the kernel's promotion and demotion counters (/proc/vmstat)
+DEMOTE_COUNTERS = ("pgdemote_kswapd", "pgdemote_direct", "pgdemote_khugepaged")
+
+
+def numa_tier_args(total_mib: int, fast_mib: int) -> list[str]:
+    """QEMU's arguments for a VM of ``total_mib`` MiB split into node 0 (the CPU, ``fast_mib``) and
+    a CPU-less node 1 (the rest) that the HMAT makes ten times slower."""
+    if not 0 < fast_mib < total_mib:
+        raise kc.KernelCheckUnavailable(
+            f"--fast-node {fast_mib} MiB: expected less than the VM's {total_mib} MiB (node 1 gets the rest)"
+        )
+    lb = "hmat-lb,initiator=0,hierarchy=memory,target="
+    return [
+        "-object", f"memory-backend-ram,size={fast_mib}M,id=m0",
+        "-object", f"memory-backend-ram,size={total_mib - fast_mib}M,id=m1",
+        "-numa", "node,nodeid=0,cpus=0,memdev=m0",
+        "-numa", "node,nodeid=1,memdev=m1,initiator=0",
+        "-numa", f"{lb}0,data-type=access-latency,latency=10",
+        "-numa", f"{lb}0,data-type=access-bandwidth,bandwidth=10G",
+        "-numa", f"{lb}1,data-type=access-latency,latency=100",
+        "-numa", f"{lb}1,data-type=access-bandwidth,bandwidth=1G",
+    ]  # fmt: skip
+
+
+#: the tiered policies (docs/tiered.md) and the two-tier system they are replayed on under
+#: ``--fast-node``: the presets of local and remote DRAM (device/presets_tiered.rs); only the counts
+#: are compared, not time
+TIERED_POLICIES = ("tpp", "nomad", "ssp", "memtis")
+TIERED_SYSTEM = {"tiers": ["nomad-local-dram", "nomad-remote-dram"]}
+
+
+def system_for(spec: str) -> dict | None:
+    """The system a policy is replayed on in a ``--fast-node`` cell: two tiers for a tiered policy,
+    the default for the others."""
+    return TIERED_SYSTEM if spec.split("(")[0].strip() in TIERED_POLICIES else None
+
+
+def tiered_spec(spec: str, fast_pages: int, references: int, seconds: float) -> str:
+    """``tpp`` set up for a ``--fast-node`` cell, unless the spec sets them: ``fast_pages`` node 0's
+    free pages when the driver started, ``scan_period`` the references the driver issued in one
+    second, the kernel's ``sysctl_numa_balancing_scan_period_min`` (1000 ms; kernel/sched/fair.c),
+    at the cell's own rate (a scan pass covers the mapping: ``sysctl_numa_balancing_scan_size`` is
+    256 MB). Other policies
+    are replayed as given."""
+    if not (spec == "tpp" or spec.startswith("tpp(")):
+        return spec
+    inner = spec[4:-1].strip() if spec.startswith("tpp(") else ""
+    add = []
+    if "fast_pages" not in inner:
+        add.append(f"fast_pages={int(fast_pages)}")
+    if "scan_period" not in inner:
+        add.append(f"scan_period={max(1, round(references / max(seconds, 1e-9)))}")
+    return f"tpp({','.join([p for p in [inner] if p] + add)})"
 
 
 def _lru_gen_script(lru_gen: str | None) -> str:
@@ -293,7 +367,13 @@ def _stripped(exe: Path, tmp: Path) -> bytes:
 
 
 def build_initramfs(
-    out: Path, kernel: KernelImage, driver: Path, cells: list[VmCell], lru_gen: str | None, buffer_kb: int
+    out: Path,
+    kernel: KernelImage,
+    driver: Path,
+    cells: list[VmCell],
+    lru_gen: str | None,
+    buffer_kb: int,
+    tiers: bool = False,
 ) -> None:
     """The cells' initramfs: busybox, the driver, each cell's trace, brd and its dependencies, and
     an /init that runs the cells one after another (each on its own RAM disk, so no page cache or
@@ -346,12 +426,14 @@ def build_initramfs(
             swap_off=SWAP_OFF[c.swap].format(**fill),
             zswap_pre=zs(0),
             zswap_post=zs(1),
+            node0=TIERS_NODE0.format(i=i) if tiers else "",
         )
 
     init = INIT.format(
         error=ERROR,
         insmods="\n".join(lines),
         lru_gen=_lru_gen_script(lru_gen),
+        tiers=TIERS_INIT if tiers else "",
         swap_init=swap_init,
         buffer_kb=buffer_kb,
         events=" ".join(TRACE_EVENTS),
@@ -401,15 +483,22 @@ def cleanup_stale(workdir: Path = kc.DEFAULT_WORKDIR) -> list[str]:
     return removed
 
 
-def run_vm(kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, progress=None) -> tuple[list[dict], str]:
+def run_vm(
+    kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, progress=None, fast_node_mib: int | None = None
+) -> tuple[list[dict], str]:
     """Boots the kernel with the initramfs; returns each cell's JSON (in order) and the console
-    (where :func:`cell_extras` finds each cell's memory.pressure and zswap counters)."""
+    (where :func:`cell_extras` finds each cell's memory.pressure and zswap counters). With
+    ``fast_node_mib``, node 0 has that much of the memory and a slower CPU-less node 1 the rest
+    (:func:`numa_tier_args`)."""
+    machine = "q35,accel=tcg" + (",hmat=on" if fast_node_mib else "")
     cmd = [
-        QEMU, "-machine", "q35,accel=tcg", "-cpu", "max", "-smp", "1", "-m", str(mem_mib),
+        QEMU, "-machine", machine, "-cpu", "max", "-smp", "1", "-m", str(mem_mib),
         "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
         "-append", "console=ttyS0 quiet loglevel=1 panic=-1 no_timer_check transparent_hugepage=never",
         "-display", "none", "-serial", "stdio", "-monitor", "none", "-no-reboot", "-nodefaults",
     ]  # fmt: skip
+    if fast_node_mib:
+        cmd += numa_tier_args(mem_mib, fast_node_mib)
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, preexec_fn=_pdeathsig
     )
@@ -457,8 +546,9 @@ def run_vm(kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, prog
 def cell_extras(console: str, i: int) -> dict:
     """What ``/init`` printed for cell ``i`` around the driver: the group's memory.pressure totals
     (``psi``: some/full, µs, from the group's creation to the driver's exit) and zswap's debugfs
-    counters before and after (``zswap``: 0 and 1 -> name -> value)."""
-    out: dict = {"psi": {}, "zswap": {}}
+    counters before and after (``zswap``: 0 and 1 -> name -> value); with ``--fast-node``, node 0's
+    free memory before the driver started (``node0_free_kb``)."""
+    out: dict = {"psi": {}, "zswap": {}, "node0_free_kb": None}
     for line in console.splitlines():
         parts = line.split()
         if len(parts) < 2 or parts[1] != str(i):
@@ -468,6 +558,9 @@ def cell_extras(console: str, i: int) -> dict:
                 m = re.search(r"total=(\d+)", rest)
                 if m:
                     out["psi"][kind] = int(m.group(1))
+        elif parts[0] == "TIERLAB-VM-NODE0":
+            m = re.search(r"MemFree:\s*(\d+) kB", line)
+            out["node0_free_kb"] = int(m.group(1)) if m else None
         elif parts[0] == "TIERLAB-VM-ZSWAP" and len(parts) >= 3:
             kv = {}
             for f in parts[3:]:
@@ -520,6 +613,12 @@ def _result(
         kernel_counts["zswap_max_bytes"] = int(vc.limit_bytes * ZSWAP_MAX_SHARE)  # memory.zswap.max
     if vc.swap == "zram":
         kernel_counts.update(kc.parse_mm_stat(done.get("zram_mm_stat", "")))
+    if extras["node0_free_kb"] is not None:  # --fast-node: 6.12's memory tiering
+        kernel_counts["fast_free_pages"] = extras["node0_free_kb"] * 1024 // PAGE
+        kernel_counts["promotions"] = delta(vm0, vm1, "pgpromote_success")
+        kernel_counts["promote_candidates"] = delta(vm0, vm1, "pgpromote_candidate")
+        kernel_counts["demotions"] = sum(delta(vm0, vm1, k) for k in DEMOTE_COUNTERS)
+        kernel_counts["numa_hint_faults"] = delta(vm0, vm1, "numa_hint_faults")
     if vc.anon_pages:
         kernel_counts["misses"] += kc.touched_anon_pages(trace) + kernel_counts["swap_ins"]
     m = re.search(r"lru_gen=(\S*) release=(\S+)", console)
@@ -539,6 +638,7 @@ def _result(
 def run_cells(
     cells: list[kc.Cell], kernel: KernelImage, driver: Path, workdir: Path = kc.DEFAULT_WORKDIR,
     keep_traces: list[Path | None] | None = None, lru_gen: str | None = None, progress=None,
+    fast_node_mib: int | None = None,
 ) -> list[kc.CellResult]:  # fmt: skip
     """Runs the cells in one boot of the kernel; each gives the same
     :class:`tierlab.kernel.CellResult` the host does, its trace kept (in ``keep_traces`` or a
@@ -566,7 +666,7 @@ def run_cells(
         # ~120 bytes a trace line in the ring buffer; three events at most per reference
         buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
         initrd = tmp / "initrd.cpio"
-        build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb)
+        build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb, tiers=bool(fast_node_mib))
         # The RAM disks keep every page written to them (brd frees nothing until unloaded), all
         # cells' together: room for all of them, so that the VM never reclaims globally and only
         # the cell's memory.max decides (kswapd_scans in the cell details is 0 when so).
@@ -581,7 +681,7 @@ def run_cells(
         if progress:
             progress(f"booting {kernel.name} ({kernel.release}) under QEMU for {len(cells)} cell(s)")
         with kc._sigterm_as_interrupt():  # SIGTERM tears down as Ctrl-C does
-            outs, console = run_vm(kernel, initrd, int(mem), timeout, progress)
+            outs, console = run_vm(kernel, initrd, int(mem), timeout, progress, fast_node_mib)
         if len(outs) != len(cells):
             tail = "\n".join(console.splitlines()[-15:])
             n = f"{len(outs)} of {len(cells)}"
@@ -648,8 +748,10 @@ class VmRunner:
     driver: Path
     workdir: Path
 
-    def run_cells(self, cells, keep_traces, lru_gen: str | None, progress=None) -> list[kc.CellResult]:
-        return run_cells(cells, self.kernel, self.driver, self.workdir, keep_traces, lru_gen, progress)
+    def run_cells(
+        self, cells, keep_traces, lru_gen: str | None, progress=None, fast_node_mib: int | None = None
+    ) -> list[kc.CellResult]:
+        return run_cells(cells, self.kernel, self.driver, self.workdir, keep_traces, lru_gen, progress, fast_node_mib)
 
 
 def prepare(kernel: str, workdir: Path, progress=None) -> VmRunner:

@@ -151,8 +151,15 @@ ANON_WORKLOADS = ["anon_zipf", "anon_loop", "mixed_zipf", "mixed_scan", "app_swi
 WORKLOADS = FILE_WORKLOADS + ANON_WORKLOADS
 
 
+def _is_file(trace: str) -> bool:
+    try:
+        return Path(trace).exists()
+    except OSError:  # ENAMETOOLONG: a generator spec longer than a file name may be
+        return False
+
+
 def _trace_label(trace: str) -> str:
-    name = Path(trace).name if Path(trace).exists() or "/" in trace else trace
+    name = Path(trace).name if "/" in trace or _is_file(trace) else trace
     return name if len(name) <= 40 else name[:37] + "..."
 
 

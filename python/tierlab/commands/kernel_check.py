@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -40,7 +41,9 @@ def add_parser(sub) -> None:
         "  tierlab kernel-check --trace python/tierlab/data/captured/sqlite-txn.tlp.zst --max-refs 2000000 --limit 2\n"
         "  tierlab kernel-check --trace zipf:alpha=0.99,pages=40000,n=400000,seed=1 --limit 64\n"
         "  tierlab kernel-check --kernel debian:6.12 -p mglru -p linux-two-list\n"
-        "  tierlab kernel-check --kernel debian:6.1 --lru-gen off -w hot_scan --limit 16",
+        "  tierlab kernel-check --kernel debian:6.1 --lru-gen off -w hot_scan --limit 16\n"
+        "  tierlab kernel-check --kernel debian:6.12 --fast-node 300 --limit 256 -p tpp \\\n"
+        "      --trace zipf:kind=anon,alpha=0.9,pages=32768,n=600000,write=0.3,seed=1",
     )
     p.add_argument(
         "-w",
@@ -102,6 +105,14 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--lru-gen", choices=["on", "off"], help="with --kernel: MGLRU on or off (default: the kernel's)")
     p.add_argument(
+        "--fast-node",
+        type=values.count_arg("--fast-node", maximum=1 << 20),
+        metavar="MIB",
+        help="with --kernel: node 0 (the CPU) gets MIB MiB and a CPU-less, ten times slower node 1 the rest of the "
+        "VM's memory; demotion and numa_balancing=2 (memory tiering) on; adds the kernel's promotions and demotions "
+        "beside tpp's (-p tpp), whose fast tier and hint-scan period each cell gives (docs/kernel-check.md)",
+    )
+    p.add_argument(
         "--clear-kernel-cache", action="store_true", help="remove the cached kernels and in-VM driver, and exit"
     )
     p.add_argument("-o", "--output", help="write every row to .csv, .parquet or .json")
@@ -136,6 +147,7 @@ def run(args) -> int:
             max_refs=args.max_refs,
             kernel=args.kernel,
             lru_gen=args.lru_gen,
+            fast_node_mib=args.fast_node,
         )
     except kc.KernelCheckUnavailable as e:
         console.print(f"[red]{e}[/]")
@@ -150,7 +162,9 @@ def run(args) -> int:
         cells = []
         for c in s.columns:
             v = r[c]
-            if str(c).endswith(" error"):
+            if not isinstance(v, str) and pd.isna(v):  # a count this policy does not have
+                cells.append("")
+            elif str(c).endswith(" error"):
                 style = "green" if abs(v) <= 0.05 else "red"
                 cells.append(f"[{style}]{v:+.1%}")
             elif isinstance(v, str):
