@@ -21,8 +21,17 @@ from tierlab import kernel as kc
 from tierlab import kernel_image
 from tierlab import kernel_vm as kv
 
+# Read at import, before the session's private cache (conftest) is set: the kernel and the static
+# driver the skip check found are the user's, and the VM cells must run with those, not build and
+# download them again into an empty cache.
+USER_CACHE = kernel_image.cache_dir()
 WHY = kv.unavailable_without_download("debian:6.12")
 needs_vm = pytest.mark.skipif(WHY is not None, reason=f"kernel-check under QEMU skipped: {WHY}")
+
+
+@pytest.fixture(autouse=True)
+def _user_kernel_cache(monkeypatch):
+    monkeypatch.setenv("TIERLAB_CACHE", str(USER_CACHE))
 
 
 def test_initramfs_is_a_newc_archive_busybox_lists(tmp_path):
