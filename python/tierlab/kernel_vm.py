@@ -67,6 +67,20 @@ VM_PREFIX = f"{kc.PREFIX}-vm-"
 BEGIN, END, ERROR = "TIERLAB-VM-BEGIN", "TIERLAB-VM-END", "TIERLAB-VM-ERROR: "
 #: the page-cache tracepoints counted inside the VM (the host's, without the inode filter)
 TRACE_EVENTS = list(kc.TRACE_EVENTS)
+#: An opt-in diagnostic: with ``TIERLAB_VM_RECLAIM_TRACE=1`` and ``--keep-traces DIR`` the VM
+#: also records memory-cgroup reclaim's tracepoints, and each cell's lines are written beside its
+#: kept trace (``CELL.vmscan``; the driver's snapshots in ``CELL.driver.json``): every charge's
+#: reclaim (begin/end, pages reclaimed) and its ``shrink_inactive_list`` / ``shrink_active_list``
+#: calls (pages scanned, reclaimed, activated and kept, priority, list), the per-reclaim sequence
+#: to set beside a model's.
+RECLAIM_TRACE_ENV = "TIERLAB_VM_RECLAIM_TRACE"
+RECLAIM_EVENTS = [
+    "vmscan/mm_vmscan_memcg_reclaim_begin",
+    "vmscan/mm_vmscan_memcg_reclaim_end",
+    "vmscan/mm_vmscan_lru_shrink_inactive",
+    "vmscan/mm_vmscan_lru_shrink_active",
+]
+RECLAIM_MARK = "TIERLAB-VM-VMSCAN"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -215,6 +229,7 @@ sync; echo 3 > /proc/sys/vm/drop_caches
 echo "TIERLAB-VM-CELL {i}"
 {zswap_pre}
 /driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
+{reclaim_lines}
 echo "TIERLAB-VM-PSI {i} $(tr '\\n' ' ' < $C/memory.pressure)"
 {zswap_post}
 {swap_off}
@@ -293,8 +308,9 @@ def _stripped(exe: Path, tmp: Path) -> bytes:
 
 
 def build_initramfs(
-    out: Path, kernel: KernelImage, driver: Path, cells: list[VmCell], lru_gen: str | None, buffer_kb: int
-) -> None:
+    out: Path, kernel: KernelImage, driver: Path, cells: list[VmCell], lru_gen: str | None, buffer_kb: int,
+    reclaim_trace: bool = False,
+) -> None:  # fmt: skip
     """The cells' initramfs: busybox, the driver, each cell's trace, brd and its dependencies, and
     an /init that runs the cells one after another (each on its own RAM disk, so no page cache or
     shadow entry of one cell meets the next) and powers off."""
@@ -346,6 +362,7 @@ def build_initramfs(
             swap_off=SWAP_OFF[c.swap].format(**fill),
             zswap_pre=zs(0),
             zswap_post=zs(1),
+            reclaim_lines=f"sed -n 's/^.*mm_vmscan/{RECLAIM_MARK} {i} mm_vmscan/p' $T/trace" if reclaim_trace else "",
         )
 
     init = INIT.format(
@@ -354,7 +371,7 @@ def build_initramfs(
         lru_gen=_lru_gen_script(lru_gen),
         swap_init=swap_init,
         buffer_kb=buffer_kb,
-        events=" ".join(TRACE_EVENTS),
+        events=" ".join(TRACE_EVENTS + (RECLAIM_EVENTS if reclaim_trace else [])),
         cells="".join(cell_script(i, c) for i, c in enumerate(cells)),
     )
     d, x, r = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755, stat.S_IFREG | 0o644
@@ -566,7 +583,8 @@ def run_cells(
         # ~120 bytes a trace line in the ring buffer; three events at most per reference
         buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
         initrd = tmp / "initrd.cpio"
-        build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb)
+        reclaim_trace = os.environ.get(RECLAIM_TRACE_ENV) == "1"
+        build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb, reclaim_trace)
         # The RAM disks keep every page written to them (brd frees nothing until unloaded), all
         # cells' together: room for all of them, so that the VM never reclaims globally and only
         # the cell's memory.max decides (kswapd_scans in the cell details is 0 when so).
@@ -586,6 +604,14 @@ def run_cells(
             tail = "\n".join(console.splitlines()[-15:])
             n = f"{len(outs)} of {len(cells)}"
             raise RuntimeError(f"the VM ({kernel.name}) reported {n} cells; the console ends:\n{tail}")
+        if reclaim_trace:
+            for i, keep in enumerate(keep_traces):
+                if keep is not None:
+                    mark = f"{RECLAIM_MARK} {i} "
+                    lines = [ln[len(mark) :] for ln in console.splitlines() if ln.startswith(mark)]
+                    Path(keep).with_suffix(".vmscan").write_text("".join(ln + "\n" for ln in lines))
+                    if i < len(outs):
+                        Path(keep).with_suffix(".driver.json").write_text(json.dumps(outs[i]))
         results = [
             _result(c, sp, vc, o, kernel, console, t, i)
             for i, (c, sp, vc, o, t) in enumerate(zip(cells, specs, vcs, outs, traces, strict=True))
