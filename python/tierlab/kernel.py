@@ -41,6 +41,7 @@ from tierlab.kernel_counts import (
     _read_trace,
     _stat,
     _zswap_stats,
+    cell_capacity,
     parse_mm_stat,
     zram_accounting,
     zswap_counts,
@@ -110,6 +111,7 @@ __all__ = [
     "Cell",
     "CellResult",
     "KernelCheckUnavailable",
+    "cell_capacity",
     "cells_for",
     "cleanup_stale",
     "host_policies",
@@ -223,7 +225,7 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     ms0, ms1 = _stat(ready["memory_stat"]), _stat(done["memory_stat"])
     vm0, vm1 = _stat(ready["vmstat"]), _stat(done["vmstat"])
     kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
-    capacity = (limit - ready["usage_bytes"] - kmem_growth) // PAGE
+    capacity, stock = cell_capacity(limit, ready, done)
     dirty_end = (ms1.get("dirty", 0) + ms1.get("writeback", 0)) // PAGE
     kernel = {
         "misses": counts["insertions"],
@@ -248,6 +250,7 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,
+        "charge_stock_pages": stock,
         "data_file_pages": file_pages,
     }
     with contextlib.suppress(FileNotFoundError):

@@ -505,7 +505,7 @@ def _result(
     ms0, ms1 = kc._stat(ready["memory_stat"]), kc._stat(done["memory_stat"])
     vm0, vm1 = kc._stat(ready["vmstat"]), kc._stat(done["vmstat"])
     kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
-    capacity = (vc.limit_bytes - ready["usage_bytes"] - kmem_growth) // PAGE
+    capacity, stock = kc.cell_capacity(vc.limit_bytes, ready, done)
     dirty_end = (ms1.get("file_dirty", 0) + ms1.get("file_writeback", 0)) // PAGE
     delta = lambda d0, d1, k: d1.get(k, 0) - d0.get(k, 0)  # noqa: E731
     kernel_counts = {
@@ -543,6 +543,7 @@ def _result(
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,
+        "charge_stock_pages": stock,
         "data_file_pages": vc.file_pages,
         "kernel": kernel.name,
         "release": m.group(2) if m else kernel.release,
