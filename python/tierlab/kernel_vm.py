@@ -471,6 +471,21 @@ def run_vm(kernel: KernelImage, initrd: Path, mem_mib: int, timeout: float, prog
     return out, text
 
 
+def write_reclaim_traces(console: str, outs: list[dict], keep_traces: list[Path | None]) -> None:
+    """The reclaim diagnostic's files (``RECLAIM_TRACE_ENV``): beside each kept trace, its cell's
+    vmscan lines from the console (``CELL.vmscan``, the event name first) and the driver's JSON
+    with its ready and done snapshots (``CELL.driver.json``)."""
+    lines = console.splitlines()
+    for i, keep in enumerate(keep_traces):
+        if keep is None:
+            continue
+        mark = f"{RECLAIM_MARK} {i} "
+        mine = [ln[len(mark) :] for ln in lines if ln.startswith(mark)]
+        Path(keep).with_suffix(".vmscan").write_text("".join(ln + "\n" for ln in mine))
+        if i < len(outs):
+            Path(keep).with_suffix(".driver.json").write_text(json.dumps(outs[i]))
+
+
 def cell_extras(console: str, i: int) -> dict:
     """What ``/init`` printed for cell ``i`` around the driver: the group's memory.pressure totals
     (``psi``: some/full, µs, from the group's creation to the driver's exit) and zswap's debugfs
@@ -606,13 +621,7 @@ def run_cells(
             n = f"{len(outs)} of {len(cells)}"
             raise RuntimeError(f"the VM ({kernel.name}) reported {n} cells; the console ends:\n{tail}")
         if reclaim_trace:
-            for i, keep in enumerate(keep_traces):
-                if keep is not None:
-                    mark = f"{RECLAIM_MARK} {i} "
-                    lines = [ln[len(mark) :] for ln in console.splitlines() if ln.startswith(mark)]
-                    Path(keep).with_suffix(".vmscan").write_text("".join(ln + "\n" for ln in lines))
-                    if i < len(outs):
-                        Path(keep).with_suffix(".driver.json").write_text(json.dumps(outs[i]))
+            write_reclaim_traces(console, outs, keep_traces)
         results = [
             _result(c, sp, vc, o, kernel, console, t, i)
             for i, (c, sp, vc, o, t) in enumerate(zip(cells, specs, vcs, outs, traces, strict=True))
