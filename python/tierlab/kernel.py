@@ -9,7 +9,8 @@ its own tracepoints (page-cache insertions and deletions, pages dirtied, filtere
 inode, in a private trace instance) and counters (the cgroup's memory.stat, /proc/vmstat's
 pswpin/pswpout). The page capacity tierlab simulates is derived from the cgroup's own accounting:
 the limit, less the usage charged when the driver is ready, less the kernel memory the run charged
-(page tables, page-cache tree nodes): never guessed, never fitted.
+(page tables, page-cache tree nodes), plus the per-CPU charge stock the ready usage holds
+(:func:`tierlab.kernel_counts.cell_capacity`): never guessed, never fitted.
 
 Everything a run sets up (cgroup, trace instance, swap file, zram device, vm.page-cluster) is torn
 down afterwards, also on error, Ctrl-C and SIGTERM; a run that was killed outright is cleaned up by

@@ -4,8 +4,9 @@ Reads the private trace instance's page-cache insertions and deletions (pages by
 pages dirtied (include/trace/events/filemap.h, writeback.h) and checks no event was lost;
 parses ``key value`` counters (the cgroup's memory.stat, /proc/vmstat), zram's ``mm_stat``
 (Documentation/admin-guide/blockdev/zram.rst), zswap's debugfs counters (mm/zswap.c) and the
-memory pressure stall totals (/proc/pressure/memory); and derives from them the swap counts of a
-zswap cell and the kernel's zram pool against tierlab's compressed-swap accounting.
+memory pressure stall totals (/proc/pressure/memory); and derives from them the pages a cell's
+group holds for the workload (its charge stock included), the swap counts of a zswap cell and the
+kernel's zram pool against tierlab's compressed-swap accounting.
 
 Cost: one pass over the trace buffer (about 80 bytes an event, at most three events a
 reference); the rest is a few small reads and dict arithmetic per cell.
