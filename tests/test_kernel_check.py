@@ -231,6 +231,24 @@ def test_mm_stat_is_read_as_the_pool_of_the_swapped_pages():
     assert kc.zram_accounting({"zram_pages": 0}) == {}
 
 
+def test_capacity_counts_the_charge_stock_the_ready_usage_holds():
+    # mixed_zipf@16MiB+zram on Debian's 6.1 (cgroup v2): when the driver is ready memory.current is
+    # one charge batch (64 pages) while memory.stat holds 2 kernel pages and no anon or file page,
+    # so 62 pages sit in the CPU's charge stock; the run charges 25 more kernel pages. The group
+    # then holds 4096 - 64 - 25 + 62 = 4069 pages of the workload (at the end: 4037 anon and file
+    # pages, 32 freed by the last reclaim's overshoot).
+    page = kc.PAGE
+    ready = {"usage_bytes": 64 * page, "kmem_bytes": 2 * page, "memory_stat": f"anon 0\nfile 0\nkernel {2 * page}\n"}
+    done = {"usage_bytes": 4064 * page, "kmem_bytes": 27 * page, "memory_stat": ""}
+    assert kc.cell_capacity(16 << 20, ready, done) == (4069, 62)
+    # cgroup v1 (the host): rss + cache, kernel memory from memory.kmem.usage_in_bytes; a usage
+    # below what memory.stat holds (a stale stat) is no stock, and the stock is at most one batch.
+    v1 = {"usage_bytes": 100 * page, "kmem_bytes": 3 * page, "memory_stat": f"cache {5 * page}\nrss {2 * page}\n"}
+    assert kc.cell_capacity(1 << 20, v1, {**v1, "kmem_bytes": 13 * page}) == (256 - 100 - 10 + 64, 64)
+    low = {**v1, "usage_bytes": 6 * page}
+    assert kc.cell_capacity(1 << 20, low, low) == (250, 0)
+
+
 @needs_kernel
 def test_zram_pool_frees_no_more_than_the_model(tmp_path):
     """On this kernel: after an anonymous workload swapped to zram, the pool holds at least the

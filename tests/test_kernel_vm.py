@@ -7,6 +7,7 @@ them); otherwise they are skipped with the reason, so the suite never waits for 
 
 from __future__ import annotations
 
+import json
 import lzma
 import os
 import signal
@@ -88,7 +89,7 @@ def _fake_kernel(tmp_path: Path) -> kv.KernelImage:
     return kv.KernelImage("fake", "6.12.0", tmp_path / "vmlinuz", mods)
 
 
-def _init_of(tmp_path: Path, cells: list[kv.VmCell]) -> str:
+def _init_of(tmp_path: Path, cells: list[kv.VmCell], reclaim_trace: bool = False) -> str:
     if not kv.BUSYBOX.exists():
         pytest.skip("busybox-static not installed")
     driver = tmp_path / "driver"
@@ -96,7 +97,7 @@ def _init_of(tmp_path: Path, cells: list[kv.VmCell]) -> str:
     for c in cells:
         c.trace.write_bytes(b"t")
     out = tmp_path / "i.cpio"
-    kv.build_initramfs(out, _fake_kernel(tmp_path), driver, cells, None, 4096)
+    kv.build_initramfs(out, _fake_kernel(tmp_path), driver, cells, None, 4096, reclaim_trace)
     d = tmp_path / "x"
     d.mkdir()
     subprocess.run([str(kv.BUSYBOX), "cpio", "-i", "-d"], stdin=open(out, "rb"), cwd=d, check=True, capture_output=True)
@@ -131,6 +132,37 @@ def test_swap_cells_get_their_device_and_the_host_s_settings_in_the_vm(tmp_path)
     assert per_cell[3].count("TIERLAB-VM-ZSWAP 3") == 2 and "TIERLAB-VM-ZSWAP" not in per_cell[2]
     assert all("memory.pressure" in c for c in per_cell)
     assert "mount -t debugfs" in init
+
+
+def test_the_reclaim_trace_is_collected_only_when_asked(tmp_path):
+    """With the diagnostic on, /init enables memcg reclaim's vmscan tracepoints and prints each
+    cell's vmscan lines under its mark after the driver; the host writes them, and the driver's
+    snapshots, beside the cell's kept trace. Off, neither is there."""
+    on_dir, off_dir, kept = tmp_path / "on", tmp_path / "off", tmp_path / "kept"
+    for d in (on_dir, off_dir, kept):
+        d.mkdir()
+    cells = [kv.VmCell(on_dir / "a.tlt", 0, 1000, 16 << 20, "zram"), kv.VmCell(on_dir / "b.tlt", 10, 0, 16 << 20)]
+    on = _init_of(on_dir, cells, reclaim_trace=True)
+    assert all(e in on for e in kv.RECLAIM_EVENTS)
+    per_cell = on.split("C=/sys/fs/cgroup/kc")[1:]
+    for i, c in enumerate(per_cell):
+        assert f"{kv.RECLAIM_MARK} {i} mm_vmscan" in c and c.index("/driver") < c.index(kv.RECLAIM_MARK)
+    off = _init_of(off_dir, cells)
+    assert "vmscan" not in off and kv.RECLAIM_MARK not in off
+    console = "\n".join(
+        [
+            "TIERLAB-VM-VMSCAN 0 mm_vmscan_memcg_reclaim_begin: order=0",
+            "TIERLAB-VM-VMSCAN 1 mm_vmscan_memcg_reclaim_end: nr_reclaimed=40",
+            "TIERLAB-VM-VMSCAN 0 mm_vmscan_memcg_reclaim_end: nr_reclaimed=33",
+            "TIERLAB-VM-CELL 1",
+        ]
+    )
+    kv.write_reclaim_traces(console, [{"ready": {"usage_bytes": 1}}, {}], [kept / "k0.tlt", None])
+    assert (kept / "k0.vmscan").read_text() == (
+        "mm_vmscan_memcg_reclaim_begin: order=0\nmm_vmscan_memcg_reclaim_end: nr_reclaimed=33\n"
+    )
+    assert json.loads((kept / "k0.driver.json").read_text()) == {"ready": {"usage_bytes": 1}}
+    assert sorted(p.name for p in kept.iterdir()) == ["k0.driver.json", "k0.vmscan"]
 
 
 def test_a_cell_s_pressure_and_zswap_counters_are_read_from_the_console():

@@ -9,7 +9,8 @@ its own tracepoints (page-cache insertions and deletions, pages dirtied, filtere
 inode, in a private trace instance) and counters (the cgroup's memory.stat, /proc/vmstat's
 pswpin/pswpout). The page capacity tierlab simulates is derived from the cgroup's own accounting:
 the limit, less the usage charged when the driver is ready, less the kernel memory the run charged
-(page tables, page-cache tree nodes): never guessed, never fitted.
+(page tables, page-cache tree nodes), plus the per-CPU charge stock the ready usage holds
+(:func:`tierlab.kernel_counts.cell_capacity`): never guessed, never fitted.
 
 Everything a run sets up (cgroup, trace instance, swap file, zram device, vm.page-cluster) is torn
 down afterwards, also on error, Ctrl-C and SIGTERM; a run that was killed outright is cleaned up by
@@ -43,6 +44,7 @@ from tierlab.kernel_counts import (
     _read_trace,
     _stat,
     _zswap_stats,
+    cell_capacity,
     parse_mm_stat,
     zram_accounting,
     zswap_counts,
@@ -112,6 +114,7 @@ __all__ = [
     "Cell",
     "CellResult",
     "KernelCheckUnavailable",
+    "cell_capacity",
     "cells_for",
     "cleanup_stale",
     "host_policies",
@@ -227,7 +230,7 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     ms0, ms1 = _stat(ready["memory_stat"]), _stat(done["memory_stat"])
     vm0, vm1 = _stat(ready["vmstat"]), _stat(done["vmstat"])
     kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
-    capacity = (limit - ready["usage_bytes"] - kmem_growth) // PAGE
+    capacity, stock = cell_capacity(limit, ready, done)
     dirty_end = (ms1.get("dirty", 0) + ms1.get("writeback", 0)) // PAGE
     kernel = {
         "misses": counts["insertions"],
@@ -252,6 +255,7 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,
+        "charge_stock_pages": stock,
         "data_file_pages": file_pages,
     }
     with contextlib.suppress(FileNotFoundError):

@@ -4,8 +4,9 @@ Reads the private trace instance's page-cache insertions and deletions (pages by
 pages dirtied (include/trace/events/filemap.h, writeback.h) and checks no event was lost;
 parses ``key value`` counters (the cgroup's memory.stat, /proc/vmstat), zram's ``mm_stat``
 (Documentation/admin-guide/blockdev/zram.rst), zswap's debugfs counters (mm/zswap.c) and the
-memory pressure stall totals (/proc/pressure/memory); and derives from them the swap counts of a
-zswap cell and the kernel's zram pool against tierlab's compressed-swap accounting.
+memory pressure stall totals (/proc/pressure/memory); and derives from them the pages a cell's
+group holds for the workload (its charge stock included), the swap counts of a zswap cell and the
+kernel's zram pool against tierlab's compressed-swap accounting.
 
 Cost: one pass over the trace buffer (about 80 bytes an event, at most three events a
 reference); the rest is a few small reads and dict arithmetic per cell.
@@ -26,6 +27,35 @@ def _stat(text: str) -> dict[str, int]:
         if len(parts) == 2 and parts[1].lstrip("-").isdigit():
             out[parts[0]] = int(parts[1])
     return out
+
+
+#: MEMCG_CHARGE_BATCH (include/linux/memcontrol.h): the pages a charge takes from the group's
+#: counter at once, the rest kept in the CPU's charge stock
+MEMCG_CHARGE_BATCH = 64
+
+
+def cell_capacity(limit: int, ready: dict, done: dict) -> tuple[int, int]:
+    """The pages a cell's group holds for the workload, from its own accounting, and the pages of
+    its charge stock at the driver's ready snapshot; ``ready`` and ``done`` are the driver's
+    snapshots (``usage_bytes``, ``kmem_bytes``, ``memory_stat``).
+
+    The limit, less what the group has charged when the driver is ready, less the kernel memory
+    the run charged (page tables, page-cache tree nodes), plus the charge stock the ready usage
+    includes: ``try_charge_memcg`` (mm/memcontrol.c, 6.1 to 6.18) takes MEMCG_CHARGE_BATCH (64)
+    pages from the counter and keeps what the charge did not use in the CPU's stock
+    (``refill_stock``), which later charges of the same group consume first (``consume_stock``).
+    So memory.current (v1: memory.usage_in_bytes) counts pages the workload has yet to use: in a
+    fresh group the driver's first charge leaves 62 or 63 pages there. The stock is the usage less
+    what memory.stat says the group holds (anon + file + sock, and the kernel memory; v1: rss +
+    cache, and memory.kmem.usage_in_bytes), at most one batch (the driver is pinned to one CPU);
+    reclaim starts only once the stock is used up (a charge consumes the stock before it tries the
+    counter)."""
+    st = _stat(ready["memory_stat"])
+    held = st.get("anon", st.get("rss", 0)) + st.get("file", st.get("cache", 0)) + st.get("sock", 0)
+    held += ready["kmem_bytes"]
+    stock = min(MEMCG_CHARGE_BATCH, max(0, ready["usage_bytes"] - held) // PAGE)
+    kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
+    return (limit - ready["usage_bytes"] - kmem_growth) // PAGE + stock, stock
 
 
 def _pages(line: str) -> int:

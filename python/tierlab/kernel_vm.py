@@ -71,6 +71,20 @@ VM_PREFIX = f"{kc.PREFIX}-vm-"
 BEGIN, END, ERROR = "TIERLAB-VM-BEGIN", "TIERLAB-VM-END", "TIERLAB-VM-ERROR: "
 #: the page-cache tracepoints counted inside the VM (the host's, without the inode filter)
 TRACE_EVENTS = list(kc.TRACE_EVENTS)
+#: An opt-in diagnostic: with ``TIERLAB_VM_RECLAIM_TRACE=1`` and ``--keep-traces DIR`` the VM
+#: also records memory-cgroup reclaim's tracepoints, and each cell's lines are written beside its
+#: kept trace (``CELL.vmscan``; the driver's snapshots in ``CELL.driver.json``): every charge's
+#: reclaim (begin/end, pages reclaimed) and its ``shrink_inactive_list`` / ``shrink_active_list``
+#: calls (pages scanned, reclaimed, activated and kept, priority, list), the per-reclaim sequence
+#: to set beside a model's.
+RECLAIM_TRACE_ENV = "TIERLAB_VM_RECLAIM_TRACE"
+RECLAIM_EVENTS = [
+    "vmscan/mm_vmscan_memcg_reclaim_begin",
+    "vmscan/mm_vmscan_memcg_reclaim_end",
+    "vmscan/mm_vmscan_lru_shrink_inactive",
+    "vmscan/mm_vmscan_lru_shrink_active",
+]
+RECLAIM_MARK = "TIERLAB-VM-VMSCAN"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,6 +235,7 @@ sync; echo 3 > /proc/sys/vm/drop_caches
 echo "TIERLAB-VM-CELL {i}"
 {zswap_pre}
 /driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
+{reclaim_lines}
 echo "TIERLAB-VM-PSI {i} $(tr '\\n' ' ' < $C/memory.pressure)"
 {zswap_post}
 {swap_off}
@@ -374,6 +389,7 @@ def build_initramfs(
     lru_gen: str | None,
     buffer_kb: int,
     tiers: bool = False,
+    reclaim_trace: bool = False,
 ) -> None:
     """The cells' initramfs: busybox, the driver, each cell's trace, brd and its dependencies, and
     an /init that runs the cells one after another (each on its own RAM disk, so no page cache or
@@ -427,6 +443,7 @@ def build_initramfs(
             zswap_pre=zs(0),
             zswap_post=zs(1),
             node0=TIERS_NODE0.format(i=i) if tiers else "",
+            reclaim_lines=f"sed -n 's/^.*mm_vmscan/{RECLAIM_MARK} {i} mm_vmscan/p' $T/trace" if reclaim_trace else "",
         )
 
     init = INIT.format(
@@ -436,7 +453,7 @@ def build_initramfs(
         tiers=TIERS_INIT if tiers else "",
         swap_init=swap_init,
         buffer_kb=buffer_kb,
-        events=" ".join(TRACE_EVENTS),
+        events=" ".join(TRACE_EVENTS + (RECLAIM_EVENTS if reclaim_trace else [])),
         cells="".join(cell_script(i, c) for i, c in enumerate(cells)),
     )
     d, x, r = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755, stat.S_IFREG | 0o644
@@ -543,6 +560,21 @@ def run_vm(
     return out, text
 
 
+def write_reclaim_traces(console: str, outs: list[dict], keep_traces: list[Path | None]) -> None:
+    """The reclaim diagnostic's files (``RECLAIM_TRACE_ENV``): beside each kept trace, its cell's
+    vmscan lines from the console (``CELL.vmscan``, the event name first) and the driver's JSON
+    with its ready and done snapshots (``CELL.driver.json``)."""
+    lines = console.splitlines()
+    for i, keep in enumerate(keep_traces):
+        if keep is None:
+            continue
+        mark = f"{RECLAIM_MARK} {i} "
+        mine = [ln[len(mark) :] for ln in lines if ln.startswith(mark)]
+        Path(keep).with_suffix(".vmscan").write_text("".join(ln + "\n" for ln in mine))
+        if i < len(outs):
+            Path(keep).with_suffix(".driver.json").write_text(json.dumps(outs[i]))
+
+
 def cell_extras(console: str, i: int) -> dict:
     """What ``/init`` printed for cell ``i`` around the driver: the group's memory.pressure totals
     (``psi``: some/full, µs, from the group's creation to the driver's exit) and zswap's debugfs
@@ -581,7 +613,7 @@ def _result(
     ms0, ms1 = kc._stat(ready["memory_stat"]), kc._stat(done["memory_stat"])
     vm0, vm1 = kc._stat(ready["vmstat"]), kc._stat(done["vmstat"])
     kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
-    capacity = (vc.limit_bytes - ready["usage_bytes"] - kmem_growth) // PAGE
+    capacity, stock = kc.cell_capacity(vc.limit_bytes, ready, done)
     dirty_end = (ms1.get("file_dirty", 0) + ms1.get("file_writeback", 0)) // PAGE
     delta = lambda d0, d1, k: d1.get(k, 0) - d0.get(k, 0)  # noqa: E731
     kernel_counts = {
@@ -625,6 +657,7 @@ def _result(
     readyd = {
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,
+        "charge_stock_pages": stock,
         "data_file_pages": vc.file_pages,
         "kernel": kernel.name,
         "release": m.group(2) if m else kernel.release,
@@ -666,7 +699,10 @@ def run_cells(
         # ~120 bytes a trace line in the ring buffer; three events at most per reference
         buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
         initrd = tmp / "initrd.cpio"
-        build_initramfs(initrd, kernel, driver, vcs, lru_gen, buffer_kb, tiers=bool(fast_node_mib))
+        reclaim_trace = os.environ.get(RECLAIM_TRACE_ENV) == "1"
+        build_initramfs(
+            initrd, kernel, driver, vcs, lru_gen, buffer_kb, tiers=bool(fast_node_mib), reclaim_trace=reclaim_trace
+        )
         # The RAM disks keep every page written to them (brd frees nothing until unloaded), all
         # cells' together: room for all of them, so that the VM never reclaims globally and only
         # the cell's memory.max decides (kswapd_scans in the cell details is 0 when so).
@@ -686,6 +722,8 @@ def run_cells(
             tail = "\n".join(console.splitlines()[-15:])
             n = f"{len(outs)} of {len(cells)}"
             raise RuntimeError(f"the VM ({kernel.name}) reported {n} cells; the console ends:\n{tail}")
+        if reclaim_trace:
+            write_reclaim_traces(console, outs, keep_traces)
         results = [
             _result(c, sp, vc, o, kernel, console, t, i)
             for i, (c, sp, vc, o, t) in enumerate(zip(cells, specs, vcs, outs, traces, strict=True))
