@@ -234,9 +234,9 @@ sync; echo 3 > /proc/sys/vm/drop_caches
 {node0}
 echo "TIERLAB-VM-CELL {i}"
 {zswap_pre}
-/driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
+{lru_gen_pre}/driver /refs{i}.tlt /dev/ram{i} $C {anon_pages} 0 || fail "cell {i}"
 {reclaim_lines}
-echo "TIERLAB-VM-PSI {i} $(tr '\\n' ' ' < $C/memory.pressure)"
+{lru_gen_post}echo "TIERLAB-VM-PSI {i} $(tr '\\n' ' ' < $C/memory.pressure)"
 {zswap_post}
 {swap_off}
 rmdir $C
@@ -340,6 +340,60 @@ def tiered_spec(spec: str, fast_pages: int, references: int, seconds: float) -> 
     return f"tpp({','.join([p for p in [inner] if p] + add)})"
 
 
+#: The opt-in generation diagnostic: with ``TIERLAB_VM_LRU_GEN=SECONDS`` in the environment, each
+#: cell's run also records the memory cgroup's reclaims (``mm_vmscan_memcg_reclaim_begin/end`` and
+#: each ``evict_folios`` batch's ``mm_vmscan_lru_shrink_inactive``: pages scanned and reclaimed, the
+#: priority, anon or file) and, every SECONDS, ``/sys/kernel/debug/lru_gen`` (each generation's
+#: sequence number, age and anon and file pages) written into the trace buffer, so that each record
+#: sits among the page-cache insertions. ``/init`` prints them after the driver, each with the
+#: insertions so far (the clock a model's replay can meet: the file misses), as
+#: ``TIERLAB-VM-LRUGEN <cell> <insertions> B|E <nr_reclaimed>|S <fields>|G <lru_gen>`` lines, and
+#: at the end ``<cell> end F <lru_gen_full>`` (per tier the refault controller's counts, and the
+#: page-table walks' totals: PTEs seen, young, PMDs walked and carried in the Bloom filter); the
+#: run writes each cell's lines beside its kept trace (``--keep-traces``) as ``<trace>.lru_gen``.
+LRU_GEN_ENV = "TIERLAB_VM_LRU_GEN"
+LRU_GEN_EVENTS = [
+    "vmscan/mm_vmscan_memcg_reclaim_begin",
+    "vmscan/mm_vmscan_memcg_reclaim_end",
+    "vmscan/mm_vmscan_lru_shrink_inactive",
+]
+LRU_GEN_PRE = (
+    "(while :; do echo \"LRUGEN $(tr '\\n' ' ' < /sys/kernel/debug/lru_gen)\" > $T/trace_marker 2>/dev/null;"
+    " sleep {every}; done) & D=$!\n"
+)
+#: the fields of mm_vmscan_lru_shrink_inactive the timeline keeps
+LRU_GEN_FIELDS = "nr_scanned|nr_reclaimed|nr_activate_anon|nr_activate_file|nr_ref_keep|priority|flags"
+LRU_GEN_POST = """kill $D; wait $D 2>/dev/null
+awk -v P="TIERLAB-VM-LRUGEN {i}" -v F="^({fields})=" '/mm_filemap_add_to_page_cache:/ {{n++; next}}
+/mm_vmscan_memcg_reclaim_begin:/ {{print P, n + 0, "B"; next}}
+/mm_vmscan_memcg_reclaim_end:/ {{sub(/.*nr_reclaimed=/, ""); print P, n + 0, "E", $1; next}}
+/mm_vmscan_lru_shrink_inactive:/ {{s = ""; for (k = 1; k <= NF; k++) if ($k ~ F) s = s " " $k
+  print P, n + 0, "S" s; next}}
+/LRUGEN/ {{sub(/.*LRUGEN/, ""); print P, n + 0, "G" $0}}' $T/trace
+echo "TIERLAB-VM-LRUGEN {i} end F $(tr '\\n' ' ' < /sys/kernel/debug/lru_gen_full)"
+"""
+
+
+def lru_gen_every() -> float | None:
+    """The diagnostic's interval in seconds (``TIERLAB_VM_LRU_GEN``), or None when it is off."""
+    v = os.environ.get(LRU_GEN_ENV, "").strip()
+    if not v:
+        return None
+    try:
+        every = float(v)
+    except ValueError:
+        every = -1.0
+    if not 0 < every <= 3600:
+        raise kc.KernelCheckUnavailable(f"{LRU_GEN_ENV}={v!r}: expected seconds between snapshots, e.g. 0.5")
+    return every
+
+
+def lru_gen_timeline(console: str, i: int) -> list[str]:
+    """Cell ``i``'s diagnostic lines (see ``LRU_GEN_ENV``), without their prefix."""
+    tag = f"TIERLAB-VM-LRUGEN {i} "
+    return [line[len(tag) :] for line in console.splitlines() if line.startswith(tag)]
+
+
 def _lru_gen_script(lru_gen: str | None) -> str:
     if lru_gen is None:
         return ""
@@ -431,6 +485,11 @@ def build_initramfs(
             'mount -t debugfs none /sys/kernel/debug || fail "debugfs"'
         )
 
+    every = lru_gen_every()
+    events = TRACE_EVENTS + (LRU_GEN_EVENTS if every else [])
+    if every and not swap_init:
+        swap_init = 'mount -t debugfs none /sys/kernel/debug || fail "debugfs"'
+
     def cell_script(i: int, c: VmCell) -> str:
         fill = {"swap_bytes": c.swap_bytes, "swap_disk": swap_disk, "zswap_max": int(c.limit_bytes * ZSWAP_MAX_SHARE)}
         zs = (lambda when: ZSWAP_STATS.format(i=i, when=when)) if c.swap == "zswap" else (lambda when: "")
@@ -444,6 +503,8 @@ def build_initramfs(
             zswap_post=zs(1),
             node0=TIERS_NODE0.format(i=i) if tiers else "",
             reclaim_lines=f"sed -n 's/^.*mm_vmscan/{RECLAIM_MARK} {i} mm_vmscan/p' $T/trace" if reclaim_trace else "",
+            lru_gen_pre=LRU_GEN_PRE.format(every=every) if every else "",
+            lru_gen_post=LRU_GEN_POST.format(i=i, fields=LRU_GEN_FIELDS) if every else "",
         )
 
     init = INIT.format(
@@ -453,7 +514,8 @@ def build_initramfs(
         tiers=TIERS_INIT if tiers else "",
         swap_init=swap_init,
         buffer_kb=buffer_kb,
-        events=" ".join(TRACE_EVENTS + (RECLAIM_EVENTS if reclaim_trace else [])),
+        # the two diagnostics share tracepoints: each enabled once
+        events=" ".join(dict.fromkeys(events + (RECLAIM_EVENTS if reclaim_trace else []))),
         cells="".join(cell_script(i, c) for i, c in enumerate(cells)),
     )
     d, x, r = stat.S_IFDIR | 0o755, stat.S_IFREG | 0o755, stat.S_IFREG | 0o644
@@ -658,6 +720,8 @@ def _result(
         "usage_pages": ready["usage_bytes"] // PAGE,
         "kmem_growth_pages": kmem_growth // PAGE,
         "charge_stock_pages": stock,
+        # what memory.stat accounts at ready (memory.current less this: the per-CPU charge stock)
+        "ready_stat_pages": sum(ms0.get(k, 0) for k in ("anon", "file", "kernel", "sock")) // PAGE,
         "data_file_pages": vc.file_pages,
         "kernel": kernel.name,
         "release": m.group(2) if m else kernel.release,
@@ -698,6 +762,8 @@ def run_cells(
             total += info["references"]
         # ~120 bytes a trace line in the ring buffer; three events at most per reference
         buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
+        if lru_gen_every():  # the reclaims (a few events per 32 pages) and the snapshots
+            buffer_kb += refs * 120 // 1024 + 8192
         initrd = tmp / "initrd.cpio"
         reclaim_trace = os.environ.get(RECLAIM_TRACE_ENV) == "1"
         build_initramfs(
@@ -728,6 +794,10 @@ def run_cells(
             _result(c, sp, vc, o, kernel, console, t, i)
             for i, (c, sp, vc, o, t) in enumerate(zip(cells, specs, vcs, outs, traces, strict=True))
         ]
+        if lru_gen_every():
+            for i, (t, keep) in enumerate(zip(traces, keep_traces, strict=True)):
+                if keep is not None:
+                    Path(f"{t}.lru_gen").write_text("\n".join(lru_gen_timeline(console, i)) + "\n")
         traces = []  # handed to the caller
         return results
     finally:

@@ -5,7 +5,8 @@
 //! `kernel_vm_driver TRACE DATA CGROUP ANON_PAGES [CPU]` reads the references
 //! from TRACE (written by `kernel::workload::write_trace`, the same file
 //! tierlab replays), drops DATA's pages (a brd RAM disk) from the page cache,
-//! runs `kernel::driver::drive` in CGROUP (v2), then counts the page-cache
+//! runs `kernel::driver::drive` in CGROUP (v2; the group's per-CPU charge
+//! stock returned before the ready snapshot), then counts the page-cache
 //! events of the tracefs top-level buffer (`mm_filemap_add_to_page_cache`,
 //! `mm_filemap_delete_from_page_cache`, `writeback_dirty_folio`; nothing
 //! else runs in the VM, so no filter) and prints one JSON object between
@@ -87,6 +88,10 @@ fn run(args: &[String]) -> Result<String, String> {
         cgroup_dir: PathBuf::from(&args[3]),
         readahead: false,
         cpu,
+        // The VM has one CPU, so the driver's memory.high writes drain the
+        // stock at once: ready's memory.current is what the child holds, not
+        // a batch charged ahead (docs/kernel-check.md, "Kernels under QEMU").
+        drain_charge_stock: true,
     };
     let out = drive(&refs, &spec, &|| false).map_err(|e| e.to_string())?;
     std::fs::write(Path::new(TRACEFS).join("tracing_on"), "0").map_err(|e| e.to_string())?;

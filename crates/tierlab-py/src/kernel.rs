@@ -76,6 +76,7 @@ fn kernel_drive(
             cgroup_dir,
             readahead,
             cpu,
+            drain_charge_stock: false,
         };
         write_trace(&a.refs, &trace_out, PAGE as u32)?;
         let interrupted = || Python::attach(|py| py.check_signals().is_err());

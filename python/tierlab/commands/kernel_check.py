@@ -95,7 +95,12 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=values.count_arg("--seed", minimum=0), default=1, help="workload seed (default 1)")
     p.add_argument("--quick", action="store_true", help="one 16 MiB limit and a quarter of the references")
     p.add_argument("--workdir", default=str(kc.DEFAULT_WORKDIR), help="directory for the data and swap files")
-    p.add_argument("--keep-traces", metavar="DIR", help="keep each cell's reference trace (.tlt) in DIR")
+    p.add_argument(
+        "--keep-traces",
+        metavar="DIR",
+        help="keep each cell's reference trace (.tlt) in DIR (under --kernel with TIERLAB_VM_LRU_GEN=SECONDS "
+        "also each cell's reclaims and MGLRU generations over the run, as <cell>.tlt.lru_gen)",
+    )
     p.add_argument(
         "--kernel",
         metavar="KERNEL",

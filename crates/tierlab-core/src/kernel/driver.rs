@@ -46,6 +46,10 @@ pub struct DriveSpec {
     pub readahead: bool,
     /// Pin the child to this CPU (its per-CPU charge stock then stays one).
     pub cpu: Option<usize>,
+    /// Return the group's per-CPU charge stock before the ready snapshot
+    /// ([`drain_charge_stock`]; cgroup v2, and the writer on the stock's CPU:
+    /// the one-CPU VM).
+    pub drain_charge_stock: bool,
 }
 
 /// The counters read at one point of the run.
@@ -106,6 +110,26 @@ fn stat_line(stat: &str, key: &str) -> Option<u64> {
             None
         }
     })
+}
+
+/// Returns a cgroup v2 group's per-CPU charge stock (mm/memcontrol.c):
+/// `try_charge_memcg` charges MEMCG_CHARGE_BATCH (64) pages at a time and
+/// keeps what the charge did not need in the charging CPU's stock
+/// (`refill_stock`), which memory.current counts though no page holds it;
+/// the group's first charges consume it. `memory_high_write` drains it
+/// (`drain_all_stock`, at once for the writer's own CPU) when the group is
+/// above the new memory.high: memory.high one page below memory.current,
+/// then `max` again, leaves memory.current at what is in use. (Were no
+/// stock held, the write would reclaim from the child, which holds only its
+/// stack page by then.) Cost: two writes.
+pub fn drain_charge_stock(cg: &Path) -> Result<()> {
+    let high = cg.join("memory.high");
+    let usage = read_number(&cg.join("memory.current"))?;
+    if usage >= 2 * PAGE as u64 {
+        std::fs::write(&high, format!("{}\n", usage - PAGE as u64))
+            .map_err(|e| Error::io(&high, e))?;
+    }
+    std::fs::write(&high, "max\n").map_err(|e| Error::io(&high, e))
 }
 
 fn snapshot(cg: &Path) -> Result<Snapshot> {
@@ -545,6 +569,9 @@ pub fn drive(
     if !unsafe { send(cmd.w, b'P') } || !await_byte(ack.r, b'R', interrupted)? {
         return Err(fail(&mut child, "while preparing"));
     }
+    if spec.drain_charge_stock {
+        drain_charge_stock(&spec.cgroup_dir)?;
+    }
     let ready = snapshot(&spec.cgroup_dir)?;
     let t0 = Instant::now();
     // SAFETY: writing to our pipe.
@@ -641,6 +668,7 @@ mod tests {
             cgroup_dir: dir.path().to_path_buf(),
             readahead: false,
             cpu: None,
+            drain_charge_stock: false,
         };
         let e = drive(&[0], &spec, &|| false).unwrap_err().to_string();
         assert!(e.contains("not a cgroup directory"), "{e}");

@@ -100,10 +100,12 @@
 //!   evictable types), except in the memory-cgroup reclaim of
 //!   `version = "6.1"` with `reclaim_batch` > 1 (`mglru/memcg.rs`), where
 //!   the priority passes age at three generations as `get_nr_to_scan` does.
-//! * The aging walk visits exactly the young pages (the kernel's Bloom
-//!   filters skip page tables without young entries, to the same effect);
-//!   it moves pages to their new generation at once instead of lazily at
-//!   `sort_folio` time, so the order within a generation can differ.
+//! * The aging walk visits exactly the young pages; the kernel's
+//!   (`walk_pmd_range`) also skips a PTE table whose previous walk found
+//!   fewer than one young entry in eight (its Bloom filter), leaving those
+//!   young pages to eviction's rmap walk. It moves pages to their new
+//!   generation at once instead of lazily at `sort_folio` time, so the
+//!   order within a generation can differ.
 //!   `lru_gen_look_around` (promoting the young neighbours of a young page
 //!   found by eviction) is not modelled: a trace has no page tables, and the
 //!   neighbours are promoted by the next aging walk anyway.
