@@ -126,6 +126,42 @@ print(json.dumps({{"seen": seen, "ok": [res is not None for _, res, _ in done], 
         assert ends[-1] is not None and ends[-1] > 0, (key, ends)
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc")
+def test_large_blocks_freed_by_a_paper_run_go_back_to_the_system():
+    """After ``large_blocks_mapped`` a freed 1 MiB block's pages leave the process even once a
+    larger block was freed before (glibc's default would then serve 1 MiB blocks from the heap and
+    keep their pages); checked against the default in a second process."""
+    code = """
+import ctypes, sys
+from tierlab.papers import harness
+if sys.argv[1] == "fixed":
+    harness.large_blocks_mapped()
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+def rss():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+def block(n):
+    p = libc.malloc(n)
+    ctypes.memset(p, 1, n)
+    return p
+libc.free(block(16 << 20))  # glibc's default raises its threshold to this size (up to 32 MiB)
+blocks = [block(1 << 20) for _ in range(100)]
+keep = block(1 << 20)  # above the others in the heap, so that the heap's top does not shrink
+before = rss()
+for p in blocks:
+    libc.free(p)
+print(before - rss())
+"""
+    freed = {
+        mode: int(subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, check=True).stdout)
+        for mode in ("default", "fixed")
+    }
+    if freed["default"] >= 90:
+        pytest.skip(f"not glibc's default policy here (freed {freed})")
+    assert freed["fixed"] >= 90, freed
+
+
 def test_a_footprint_is_computed_once_per_trace_content(tmp_path, monkeypatch):
     monkeypatch.setenv("TIERLAB_CACHE", str(tmp_path / "cache"))
     cache.clear()

@@ -9,6 +9,7 @@ summary line counts each grade, and the claims that go beyond the paper apart.""
 
 from __future__ import annotations
 
+import ctypes
 import html
 import math
 import multiprocessing
@@ -66,6 +67,7 @@ def run_papers(
         if key not in papers.PAPERS:  # an unknown key fails here, before anything runs
             raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(papers.PAPERS))}")
     jobs = max(1, min(jobs or min(os.cpu_count() or 1, 2), len(keys)))
+    large_blocks_mapped()
     todo = sorted(keys, key=lambda k: -EXPECTED_SECONDS.get(k, 0.0))
     lock = threading.Lock()
     out = {}
@@ -128,9 +130,31 @@ def run_papers(
 EXPECTED_SECONDS = {"bs-clock": 390.0, "emram-swap": 181.0, "hybrid-dram-pcm": 104.0, "nomad-ssp": 61.0}
 
 
+#: glibc's ``M_MMAP_THRESHOLD`` (mallopt) and its default value: blocks this large or larger get a
+#: mapping of their own.
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 128 * 1024
+
+
+def large_blocks_mapped() -> None:
+    """Keeps glibc's malloc giving every block of :data:`MMAP_THRESHOLD` or more a mapping of its
+    own in this process (the native side's large buffers: decode batches, page-id tables,
+    after-cache logs), as it does until the first such block is freed: by default it then raises
+    the threshold to that block's size (up to 32 MiB), after which large blocks come from the
+    heap, their pages stay with the process once freed, and a growing vector is copied where it
+    would be remapped. Fixed, a freed block's pages go back to the system at once. Cost: a
+    mapping and its page faults per large block (``tierlab reproduce``'s peak memory and CPU time
+    with and without it: benches/README.md). Nothing off glibc."""
+    try:
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # not glibc: its allocator keeps its own policy
+        pass
+
+
 def _worker_init(queue) -> None:
     global _queue
     _queue = queue
+    large_blocks_mapped()
 
 
 _queue = None
