@@ -128,8 +128,8 @@ print(json.dumps({{"seen": seen, "ok": [res is not None for _, res, _ in done], 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc")
 def test_large_blocks_freed_by_a_paper_run_go_back_to_the_system():
-    """After ``large_blocks_mapped`` a freed 1 MiB block's pages leave the process even once a
-    larger block was freed before (glibc's default would then serve 1 MiB blocks from the heap and
+    """After ``large_blocks_mapped`` a freed 2 MiB block's pages leave the process even once a
+    larger block was freed before (glibc's default would then serve 2 MiB blocks from the heap and
     keep their pages); checked against the default in a second process."""
     code = """
 import ctypes, sys
@@ -146,8 +146,8 @@ def block(n):
     ctypes.memset(p, 1, n)
     return p
 libc.free(block(16 << 20))  # glibc's default raises its threshold to this size (up to 32 MiB)
-blocks = [block(1 << 20) for _ in range(100)]
-keep = block(1 << 20)  # above the others in the heap, so that the heap's top does not shrink
+blocks = [block(2 << 20) for _ in range(50)]
+keep = block(2 << 20)  # above the others in the heap, so that the heap's top does not shrink
 before = rss()
 for p in blocks:
     libc.free(p)

@@ -130,21 +130,22 @@ def run_papers(
 EXPECTED_SECONDS = {"bs-clock": 390.0, "emram-swap": 181.0, "hybrid-dram-pcm": 104.0, "nomad-ssp": 61.0}
 
 
-#: glibc's ``M_MMAP_THRESHOLD`` (mallopt) and its default value: blocks this large or larger get a
-#: mapping of their own.
+#: glibc's ``M_MMAP_THRESHOLD`` (mallopt), and the value it is kept at: blocks this large or larger
+#: get a mapping of their own. glibc's default starts at 128 KiB; kept there, the papers' runs took
+#: about 6% more CPU time (the page faults of every new mapping), at 1 MiB about half that, for
+#: nearly the same peak (benches/README.md).
 _M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD = 128 * 1024
+MMAP_THRESHOLD = 1 << 20
 
 
 def large_blocks_mapped() -> None:
     """Keeps glibc's malloc giving every block of :data:`MMAP_THRESHOLD` or more a mapping of its
     own in this process (the native side's large buffers: decode batches, page-id tables,
-    after-cache logs), as it does until the first such block is freed: by default it then raises
-    the threshold to that block's size (up to 32 MiB), after which large blocks come from the
-    heap, their pages stay with the process once freed, and a growing vector is copied where it
-    would be remapped. Fixed, a freed block's pages go back to the system at once. Cost: a
-    mapping and its page faults per large block (``tierlab reproduce``'s peak memory and CPU time
-    with and without it: benches/README.md). Nothing off glibc."""
+    after-cache logs): by default it raises its threshold to the size of each such block freed (up
+    to 32 MiB), after which large blocks come from the heap, their pages stay with the process once
+    freed, and a growing vector is copied where it would be remapped. Fixed, a freed block's pages
+    go back to the system at once. Cost: a mapping and its page faults per large block. Nothing
+    off glibc."""
     try:
         ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
     except (OSError, AttributeError):  # not glibc: its allocator keeps its own policy
