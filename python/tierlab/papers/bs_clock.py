@@ -83,12 +83,10 @@ def paper_described_sensitivity(outdir: Path, scale: float) -> pd.DataFrame:
 
 
 def _rows(one, cases: list[tuple]) -> pd.DataFrame:
-    """The rows of ``one(*case)`` for every case, in order, two cases at a time: generating a
-    workload holds the interpreter while replays (native, without it) of another run beside it."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return pd.DataFrame([row for rows in pool.map(lambda case: one(*case), cases) for row in rows])
+    """The rows of ``one(*case)`` for every case, in order, one case at a time: a case holds its
+    workload and a pass's after-cache traces (some 100 MB on the longest), and ``tierlab
+    reproduce`` runs another paper on the other core meanwhile."""
+    return pd.DataFrame([row for case in cases for row in one(*case)])
 
 
 #: How the card decides that a request continues the previous one (Section IV, issue 16 scope 4).
@@ -502,10 +500,7 @@ def reproduce(quick: bool, outdir: Path) -> PaperResult:
     def table3(i: int, w: str) -> pd.DataFrame:
         return sweep(generated(generate_mobile_block, outdir / f"bs_clock_{w}.csv.gz", w, n_ops[w], seed=11 + i), w)
 
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        data = pd.concat(list(pool.map(table3, range(len(WORKLOADS)), WORKLOADS)), ignore_index=True)
+    data = pd.concat([table3(i, w) for i, w in enumerate(WORKLOADS)], ignore_index=True)
     res.tables["fig6_fig7"] = data
 
     bs = data[data.policy == "bs-clock"]

@@ -244,22 +244,28 @@ def generate_paper_described(
     pages[reuses] = pages[src]
     t = 1000.0 + np.cumsum(rng.exponential(0.002, size=n))
     path = Path(path)
-    keep = slice(None, head)
+    end = n if head is None else min(head, n)
+    sectors = pages * SECTORS_PER_PAGE
     # Formatted as pandas' to_csv(float_format="%.6f") would, a row per operation, without its
-    # per-value overhead (several seconds per trace).
-    rows = "".join(
-        f"app-1001,8388608,{op},{sector},{SECTORS_PER_PAGE},{ts:.6f}\n"
-        for op, sector, ts in zip(
-            np.where(is_write, "W", "R")[keep].tolist(),
-            (pages * SECTORS_PER_PAGE)[keep].tolist(),
-            t[keep].tolist(),
-            strict=True,
-        )
-    )
+    # per-value overhead (several seconds per trace); written a block of rows at a time, so the
+    # text and Python objects of a whole workload (some 60 MB on video) are never held at once.
     with gzip.open(path, "wt", compresslevel=1) as f:
         f.write("proces,device,rw_flag,sector,size,timestamp\n")
-        f.write(rows)
+        for lo in range(0, end, _ROWS_PER_WRITE):
+            hi = min(lo + _ROWS_PER_WRITE, end)
+            f.write(
+                "".join(
+                    f"app-1001,8388608,{'W' if w else 'R'},{sector},{SECTORS_PER_PAGE},{ts:.6f}\n"
+                    for w, sector, ts in zip(
+                        is_write[lo:hi].tolist(), sectors[lo:hi].tolist(), t[lo:hi].tolist(), strict=True
+                    )
+                )
+            )
     return path
+
+
+#: Rows of a generated trace formatted and written at once.
+_ROWS_PER_WRITE = 1 << 15
 
 
 def _head(trace: Path, lines: int) -> Path:

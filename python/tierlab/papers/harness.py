@@ -9,14 +9,16 @@ summary line counts each grade, and the claims that go beyond the paper apart.""
 
 from __future__ import annotations
 
+import ctypes
 import html
 import math
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 
 import pandas as pd
@@ -53,43 +55,72 @@ def run_papers(
     """Runs the papers; a paper that fails is reported with its traceback, the others still run.
 
     The papers are independent, so up to ``jobs`` of them (default: one per core, at most two)
-    run at once, the longest first, in worker processes that read their own traces; this process
-    imports no paper module (nor matplotlib) while they run, so it holds as little memory as it
-    can beside them. The results come back in the order of ``keys``. ``show(key, share, seconds)``
-    is called in this process with each paper's progress (``share`` in [0, 1]) and ``seconds``
-    when it ends."""
+    run at once, the longest first: this process runs one lane of them itself and ``jobs - 1``
+    worker processes, which read their own traces, run the others (every process of a run counts
+    towards its memory, and this one would otherwise only wait). Each lane takes the next paper
+    when its last one ends. The results come back in the order of ``keys``.
+    ``show(key, share, seconds)`` is called in this process with each paper's progress (``share``
+    in [0, 1]) and ``seconds`` when it ends, from more than one thread when ``jobs`` > 1."""
     outdir.mkdir(parents=True, exist_ok=True)
     keys = list(dict.fromkeys(keys or list(papers.PAPERS)))
     for key in keys:
         if key not in papers.PAPERS:  # an unknown key fails here, before anything runs
             raise KeyError(f"unknown paper '{key}'; known: {', '.join(sorted(papers.PAPERS))}")
     jobs = max(1, min(jobs or min(os.cpu_count() or 1, 2), len(keys)))
-    if jobs == 1:
-        out = {}
-        for key in keys:
+    large_blocks_mapped()
+    todo = sorted(keys, key=lambda k: -EXPECTED_SECONDS.get(k, 0.0))
+    lock = threading.Lock()
+    out = {}
+
+    def take() -> str | None:
+        with lock:
+            return todo.pop(0) if todo else None
+
+    def ended(key: str, result: tuple) -> None:
+        out[key] = result
+        if show is not None:
+            show(key, 1.0, result[3])
+
+    def lane_here() -> None:
+        while (key := take()) is not None:
             progress.install(None if show is None else lambda k, share: show(k, share, None), key)
-            out[key] = run_paper(key, quick, outdir)
-            progress.install(None)
-            if show is not None:
-                show(key, 1.0, out[key][3])
+            try:
+                result = run_paper(key, quick, outdir)
+            finally:
+                progress.install(None)
+            ended(key, result)
+
+    if jobs == 1:
+        lane_here()
         return [out[k][:3] for k in keys]
     ctx = multiprocessing.get_context("spawn")
     queue = ctx.Queue()
-    out = {}
-    order = sorted(keys, key=lambda k: -EXPECTED_SECONDS.get(k, 0.0))
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init, initargs=(queue,)) as pool:
-        pending = {pool.submit(run_paper, key, quick, outdir): key for key in order}
-        while pending:
-            finished, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+
+    def lane_there(pool: ProcessPoolExecutor) -> None:
+        while (key := take()) is not None:
+            try:
+                f = pool.submit(run_paper, key, quick, outdir)
+                while not wait([f], timeout=0.2).done:
+                    _drain(queue, show)
+                result = f.result()
+            except Exception:  # noqa: BLE001 - a worker that died loses its paper only
+                result = (key, None, traceback.format_exc(), 0.0)
             _drain(queue, show)
-            for f in finished:
-                key = pending.pop(f)
-                try:
-                    out[key] = f.result()
-                except Exception:  # noqa: BLE001 - a worker that died loses its paper only
-                    out[key] = (key, None, traceback.format_exc(), 0.0)
-                if show is not None:
-                    show(key, 1.0, out[key][3])
+            ended(key, result)
+
+    with ProcessPoolExecutor(jobs - 1, mp_context=ctx, initializer=_worker_init, initargs=(queue,)) as pool:
+        lanes = [threading.Thread(target=lane_there, args=(pool,), daemon=True) for _ in range(jobs - 1)]
+        for t in lanes:
+            t.start()
+        try:
+            lane_here()
+        except BaseException:  # interrupted: the other lanes take nothing more
+            with lock:
+                todo.clear()
+            raise
+        finally:
+            for t in lanes:
+                t.join()
     return [out[k][:3] for k in keys]
 
 
@@ -99,9 +130,32 @@ def run_papers(
 EXPECTED_SECONDS = {"bs-clock": 390.0, "emram-swap": 181.0, "hybrid-dram-pcm": 104.0, "nomad-ssp": 61.0}
 
 
+#: glibc's ``M_MMAP_THRESHOLD`` (mallopt), and the value it is kept at: blocks this large or larger
+#: get a mapping of their own. glibc's default starts at 128 KiB; kept there, the papers' runs took
+#: about 6% more CPU time (the page faults of every new mapping), at 1 MiB about half that, for
+#: nearly the same peak (benches/README.md).
+_M_MMAP_THRESHOLD = -3
+MMAP_THRESHOLD = 1 << 20
+
+
+def large_blocks_mapped() -> None:
+    """Keeps glibc's malloc giving every block of :data:`MMAP_THRESHOLD` or more a mapping of its
+    own in this process (the native side's large buffers: decode batches, page-id tables,
+    after-cache logs): by default it raises its threshold to the size of each such block freed (up
+    to 32 MiB), after which large blocks come from the heap, their pages stay with the process once
+    freed, and a growing vector is copied where it would be remapped. Fixed, a freed block's pages
+    go back to the system at once. Cost: a mapping and its page faults per large block. Nothing
+    off glibc."""
+    try:
+        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    except (OSError, AttributeError):  # not glibc: its allocator keeps its own policy
+        pass
+
+
 def _worker_init(queue) -> None:
     global _queue
     _queue = queue
+    large_blocks_mapped()
 
 
 _queue = None
