@@ -97,7 +97,7 @@ def _init_of(tmp_path: Path, cells: list[kv.VmCell], reclaim_trace: bool = False
     for c in cells:
         c.trace.write_bytes(b"t")
     out = tmp_path / "i.cpio"
-    kv.build_initramfs(out, _fake_kernel(tmp_path), driver, cells, None, 4096, reclaim_trace)
+    kv.build_initramfs(out, _fake_kernel(tmp_path), driver, cells, None, 4096, reclaim_trace=reclaim_trace)
     d = tmp_path / "x"
     d.mkdir()
     subprocess.run([str(kv.BUSYBOX), "cpio", "-i", "-d"], stdin=open(out, "rb"), cwd=d, check=True, capture_output=True)
