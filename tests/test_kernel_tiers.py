@@ -104,8 +104,9 @@ def test_a_tiered_cell_sets_tpp_beside_the_kernel_s_promotions_and_demotions(tmp
             seen["fast_node_mib"] = fast_node_mib
             out = []
             for c, trace in zip(cells, keeps, strict=True):
-                _core.kernel_references(json.dumps(c.spec()), str(trace))
-                out.append(kc.CellResult(c, c.spec(), 2500, dict(counts), {"release": "6.12.0"}, 2.0, trace))
+                info = json.loads(_core.kernel_references(json.dumps(c.spec()), str(trace)))
+                ready = {"release": "6.12.0", "references": info["references"]}  # as kernel_vm._result gives
+                out.append(kc.CellResult(c, c.spec(), 2500, dict(counts), ready, 2.0, trace))
             return out
 
     monkeypatch.setattr(kv, "prepare", lambda kernel, workdir, progress=None: Runner())

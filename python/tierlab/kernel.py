@@ -535,7 +535,7 @@ def kernel_check(
                 if "fast_free_pages" in res.kernel:  # --fast-node; a tiered policy runs on two tiers
                     from tierlab import kernel_vm
 
-                    refs = int(trace_footprint(str(res.trace))["references"])
+                    refs = res.ready["references"]
                     specs = [kernel_vm.tiered_spec(p, res.kernel["fast_free_pages"], refs, res.seconds) for p in specs]
                     tr, cap = str(res.trace), [res.capacity_pages]
                     one = [api.run(tr, policies=[p], sizes=cap, system=kernel_vm.system_for(p)) for p in specs]

@@ -414,6 +414,7 @@ class VmCell:
     anon_pages: int
     limit_bytes: int
     swap: str | None = None  # one of VM_SWAP, or None
+    references: int = 0  # the page references of its trace (what the driver issues)
 
     @property
     def swap_bytes(self) -> int:
@@ -723,6 +724,7 @@ def _result(
         # what memory.stat accounts at ready (memory.current less this: the per-CPU charge stock)
         "ready_stat_pages": sum(ms0.get(k, 0) for k in ("anon", "file", "kernel", "sock")) // PAGE,
         "data_file_pages": vc.file_pages,
+        "references": vc.references,
         "kernel": kernel.name,
         "release": m.group(2) if m else kernel.release,
         "lru_gen": m.group(1) if m else "",
@@ -757,12 +759,14 @@ def run_cells(
             traces.append(path)
             info = json.loads(_core.kernel_references(json.dumps(spec), str(path)))
             specs.append(spec)
-            vcs.append(VmCell(path, info["file_pages"], info["anon_pages"], cell.limit_mib << 20, cell.swap))
+            pages = (info["file_pages"], info["anon_pages"])
+            vcs.append(VmCell(path, *pages, cell.limit_mib << 20, cell.swap, info["references"]))
             refs = max(refs, info["references"])
             total += info["references"]
         # ~120 bytes a trace line in the ring buffer; three events at most per reference
         buffer_kb = max(4096, refs * 3 * 120 // 1024 + 1024)
-        if lru_gen_every():  # the reclaims (a few events per 32 pages) and the snapshots
+        every = lru_gen_every()
+        if every:  # the reclaims (a few events per 32 pages) and the snapshots
             buffer_kb += refs * 120 // 1024 + 8192
         initrd = tmp / "initrd.cpio"
         reclaim_trace = os.environ.get(RECLAIM_TRACE_ENV) == "1"
@@ -794,7 +798,7 @@ def run_cells(
             _result(c, sp, vc, o, kernel, console, t, i)
             for i, (c, sp, vc, o, t) in enumerate(zip(cells, specs, vcs, outs, traces, strict=True))
         ]
-        if lru_gen_every():
+        if every:
             for i, (t, keep) in enumerate(zip(traces, keep_traces, strict=True)):
                 if keep is not None:
                     Path(f"{t}.lru_gen").write_text("\n".join(lru_gen_timeline(console, i)) + "\n")
