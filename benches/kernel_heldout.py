@@ -54,13 +54,13 @@ def run(args) -> int:
             progress=lambda m: print(m, file=sys.stderr, flush=True),
         )
         by_label = {_trace_label(s): n for s, n in specs.items()}
-        pols = df.attrs["policies"]
+        # the specs the check replayed, in the order of its policies (set up for the cell's device)
+        labels = list(df.attrs["policies"])
+        spec_of = {(d["cell"], p): s for d in df.attrs["cells"] for p, s in zip(labels, d["policy_specs"], strict=True)}
         df["heldout"] = df["workload"].map(by_label)
         df["check"] = args.tag
-        df["trace_file"] = [
-            str(keep / f"{''.join(ch if ch.isalnum() or ch in '._-' else '-' for ch in c)}.tlt") for c in df["cell"]
-        ]
-        df["policy_spec"] = [kc._for_device(pols[p], s or None) for p, s in zip(df["policy"], df["swap"], strict=True)]
+        df["trace_file"] = [str(kc.kept_trace(keep, c)) for c in df["cell"]]
+        df["policy_spec"] = [spec_of[c, p] for c, p in zip(df["cell"], df["policy"], strict=True)]
         df["spec"] = df["heldout"].map({n: s for s, n in specs.items()})
         path = out / (f"{args.tag}-{limit}.csv" if names == HELDOUT else f"{args.tag}-{limit}-{'+'.join(names)}.csv")
         df.to_csv(path, index=False)

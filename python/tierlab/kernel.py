@@ -121,6 +121,7 @@ __all__ = [
     "host_run_lock",
     "error_figure",
     "kernel_check",
+    "kept_trace",
     "memory_cgroup",
     "missing_features",
     "page_cluster",
@@ -432,6 +433,12 @@ def _metrics_of(result: CellResult) -> list[str]:
     return ["misses", *written]
 
 
+def kept_trace(directory: str | Path, cell_name: str) -> Path:
+    """Where ``keep_traces=directory`` keeps a cell's reference trace: the cell's name, every
+    character but letters, digits, '.', '_' and '-' made '-', with ``.tlt``."""
+    return Path(directory) / f"{''.join(ch if ch.isalnum() or ch in '._-' else '-' for ch in cell_name)}.tlt"
+
+
 def vm_default_cells(cells: Sequence[Cell]) -> list[Cell]:
     """The cells a check under QEMU runs when no workload is named: the built-in file cells (TCG is
     slow), and every trace cell, with its swap devices when the trace has anonymous pages."""
@@ -516,12 +523,7 @@ def kernel_check(
             held.enter_context(host_run_lock(progress))
             cleanup_stale(workdir)
         rows, details = [], []
-        keeps = [
-            Path(keep_traces) / f"{''.join(ch if ch.isalnum() or ch in '._-' else '-' for ch in cell.name)}.tlt"
-            if keep_traces
-            else None
-            for cell in cells
-        ]
+        keeps = [kept_trace(keep_traces, cell.name) if keep_traces else None for cell in cells]
         for keep in filter(None, keeps):
             keep.parent.mkdir(parents=True, exist_ok=True)
         # under QEMU every cell runs in one boot of the kernel, before the replays
