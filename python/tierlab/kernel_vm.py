@@ -352,11 +352,8 @@ def tiered_spec(spec: str, fast_pages: int, references: int, seconds: float) -> 
 #: page-table walks' totals: PTEs seen, young, PMDs walked and carried in the Bloom filter); the
 #: run writes each cell's lines beside its kept trace (``--keep-traces``) as ``<trace>.lru_gen``.
 LRU_GEN_ENV = "TIERLAB_VM_LRU_GEN"
-LRU_GEN_EVENTS = [
-    "vmscan/mm_vmscan_memcg_reclaim_begin",
-    "vmscan/mm_vmscan_memcg_reclaim_end",
-    "vmscan/mm_vmscan_lru_shrink_inactive",
-]
+#: the reclaim diagnostic's events but shrink_active_list's (MGLRU has no active list)
+LRU_GEN_EVENTS = [e for e in RECLAIM_EVENTS if e != "vmscan/mm_vmscan_lru_shrink_active"]
 LRU_GEN_PRE = (
     "(while :; do echo \"LRUGEN $(tr '\\n' ' ' < /sys/kernel/debug/lru_gen)\" > $T/trace_marker 2>/dev/null;"
     " sleep {every}; done) & D=$!\n"
