@@ -34,7 +34,7 @@ def _stat(text: str) -> dict[str, int]:
 MEMCG_CHARGE_BATCH = 64
 
 
-def cell_capacity(limit: int, ready: dict, done: dict) -> tuple[int, int]:
+def cell_capacity(limit: int, ready: dict, done: dict, stock_returned: bool = False) -> tuple[int, int]:
     """The pages a cell's group holds for the workload, from its own accounting, and the pages of
     its charge stock at the driver's ready snapshot; ``ready`` and ``done`` are the driver's
     snapshots (``usage_bytes``, ``kmem_bytes``, ``memory_stat``).
@@ -49,11 +49,15 @@ def cell_capacity(limit: int, ready: dict, done: dict) -> tuple[int, int]:
     what memory.stat says the group holds (anon + file + sock, and the kernel memory; v1: rss +
     cache, and memory.kmem.usage_in_bytes), at most one batch (the driver is pinned to one CPU);
     reclaim starts only once the stock is used up (a charge consumes the stock before it tries the
-    counter)."""
-    st = _stat(ready["memory_stat"])
-    held = st.get("anon", st.get("rss", 0)) + st.get("file", st.get("cache", 0)) + st.get("sock", 0)
-    held += ready["kmem_bytes"]
-    stock = min(MEMCG_CHARGE_BATCH, max(0, ready["usage_bytes"] - held) // PAGE)
+    counter). ``stock_returned``: the driver returned the stock before its ready snapshot (the VM's
+    ``drain_charge_stock``), so there is none; what the usage holds beyond memory.stat then is the
+    child's own pages, which memory.stat's per-CPU batches have not yet counted."""
+    stock = 0
+    if not stock_returned:
+        st = _stat(ready["memory_stat"])
+        held = st.get("anon", st.get("rss", 0)) + st.get("file", st.get("cache", 0)) + st.get("sock", 0)
+        held += ready["kmem_bytes"]
+        stock = min(MEMCG_CHARGE_BATCH, max(0, ready["usage_bytes"] - held) // PAGE)
     kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
     return (limit - ready["usage_bytes"] - kmem_growth) // PAGE + stock, stock
 

@@ -673,7 +673,8 @@ def _result(
     ms0, ms1 = kc._stat(ready["memory_stat"]), kc._stat(done["memory_stat"])
     vm0, vm1 = kc._stat(ready["vmstat"]), kc._stat(done["vmstat"])
     kmem_growth = max(0, done["kmem_bytes"] - ready["kmem_bytes"])
-    capacity, stock = kc.cell_capacity(vc.limit_bytes, ready, done)
+    # the driver returned the charge stock before its ready snapshot (kernel_vm_driver)
+    capacity, stock = kc.cell_capacity(vc.limit_bytes, ready, done, stock_returned=True)
     dirty_end = (ms1.get("file_dirty", 0) + ms1.get("file_writeback", 0)) // PAGE
     delta = lambda d0, d1, k: d1.get(k, 0) - d0.get(k, 0)  # noqa: E731
     kernel_counts = {
