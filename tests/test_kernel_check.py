@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tierlab import api, kernel_host
 from tierlab import kernel as kc
-from tierlab import kernel_host
+from tierlab.kernel_counts import _timestamp_ns
 
 MISSING = kc.missing_features({"file", "zram"})
 needs_kernel = pytest.mark.skipif(bool(MISSING), reason="kernel-check needs: " + "; ".join(MISSING))
@@ -97,6 +98,12 @@ def test_two_list_predicts_the_kernel_within_5_percent(tmp_path):
     # The capacity comes from the cgroup's accounting, below the limit.
     for c in df.attrs["cells"]:
         assert 0 < c["capacity_pages"] < 16 * 256
+    # Where the kernel has the flush tracepoint, each cell's flushes are recorded and replayed.
+    if (kc.TRACEFS / "events" / kernel_host.FLUSH_EVENT).is_dir():
+        for c in df.attrs["cells"]:
+            flushes, refs = c["kernel_stats_flushes"], df[df["cell"] == c["cell"]]["references"].iloc[0]
+            assert flushes == sorted(set(flushes)) and all(0 <= i < refs for i in flushes)
+        assert two["policy_spec"].str.contains("stats_flush_at=").all()
     assert _nothing_left(tmp_path) == []
 
 
@@ -399,6 +406,55 @@ def test_two_list_is_set_up_for_the_swap_device():
     assert kc._for_device(mg, "brd") == "mglru(file_access='read',reclaim_batch=32,sync_swap=true)"
     assert kc._for_device("mglru", "zram") == "mglru(sync_swap=true)"
     assert kc._for_device(mg, "file") == mg
+
+
+def test_two_list_gets_the_kernel_s_statistics_flushes():
+    two = kc.DEFAULT_POLICIES["linux-two-list"]
+    assert kc._with_stats_flushes(two, [0, 4100]) == two[:-1] + ",stats_flush_at=[0,4100])"
+    assert kc._with_stats_flushes("linux-two-list", []) == "linux-two-list(stats_flush_at=[])"
+    # not recorded: the statistics read as they are
+    assert kc._with_stats_flushes(two, None) == two
+    # 6.1's rules flush on a threshold; other policies and a spec that sets it are left alone
+    six_one = two[:-1] + ",version='6.1')"
+    assert kc._with_stats_flushes(six_one, [7]) == six_one
+    assert kc._with_stats_flushes("lru", [7]) == "lru"
+    given = "linux-two-list(stats_flush_at=[3])"
+    assert kc._with_stats_flushes(given, [7]) == given
+    # the spec parses, and the model takes it
+    spec = kc._with_stats_flushes(two, [5, 20])
+    run = api.run("zipf:alpha=0.9,pages=50,n=400,seed=1", policies=[spec], sizes=[8])
+    assert run["accesses"].iloc[0] == 400
+
+
+def test_two_list_notes_reclaim_cost_as_the_kernel_release_does():
+    assert kc.two_list_version("6.1.0-56-amd64") == "6.1"
+    assert kc.two_list_version("6.12.100+deb12-amd64") is None
+    assert kc.two_list_version("6.17.2") == "6.17"
+    assert kc.two_list_version("6.18.44-fc-v595") == "6.17"
+    assert kc.two_list_version("unknown") is None
+    two = kc.DEFAULT_POLICIES["linux-two-list"]
+    assert kc.host_policies(None, "6.18.44")["linux-two-list"] == two[:-1] + ",version='6.17')"
+    assert kc.host_policies(["linux-two-list", "lru"], "6.12.1") == {"linux-two-list": two, "lru": "lru"}
+
+
+def test_flushes_are_placed_among_the_references_by_the_driver_s_clock():
+    # progress: references 0, 64, 128 start at 1000, 1640, 2920 ns; the last ended at 3000
+    progress = [1000, 1640, 2920, 3000]
+    # 500: before the first reference -> 0; 1000: during reference 0 -> 1; 1320: halfway through
+    # references 0..63 -> during 32 -> 33; 2920: at the start of 128 -> 129; 3000 and later:
+    # after the last (130 references) -> dropped; repeats merged, in time order
+    got = kc.flush_references([1320, 500, 1000, 2920, 2919, 3000, 5000], progress, 64, 130)
+    assert got == [0, 1, 33, 128, 129]
+    # no clock: nothing placed
+    assert kc.flush_references([10], [], 64, 100) == []
+
+
+def test_a_trace_line_s_time_is_read_in_ns():
+    line = (
+        "    kworker/u8:2-21882   [001] ..... 43158.212047: memcg_flush_stats: "
+        "memcg_id=1 stats_updates=192 force=1 needs_flush=1"
+    )
+    assert _timestamp_ns(line, "memcg_flush_stats") == 43158_212047_000
 
 
 @needs_kernel

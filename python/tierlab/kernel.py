@@ -45,6 +45,7 @@ from tierlab.kernel_counts import (
     _stat,
     _zswap_stats,
     cell_capacity,
+    flush_references,
     parse_mm_stat,
     zram_accounting,
     zswap_counts,
@@ -67,6 +68,7 @@ from tierlab.kernel_host import (
     _sigterm_as_interrupt,
     _write,
     cleanup_stale,
+    flushes_recorded,
     host_run_lock,
     memory_cgroup,
     page_cluster,
@@ -87,6 +89,7 @@ from tierlab.kernel_workloads import (
     touched_anon_pages,
     trace_footprint,
     two_list_for,
+    two_list_version,
 )
 
 #: What ``tierlab.kernel`` offers: the check, and the names of the modules it is built from.
@@ -136,6 +139,7 @@ __all__ = [
     "trace_footprint",
     "trace_instance",
     "two_list_for",
+    "two_list_version",
     "write_report",
     "zram_accounting",
     "zswap_counts",
@@ -188,6 +192,15 @@ class CellResult:
     insertions: list[int] | None = None
     #: the system's memory pressure stall (/proc/pressure/memory totals, µs) during the references
     psi_us: dict[str, int] | None = None
+    #: the reference indices before which the kernel flushed the group's statistics (None: not
+    #: recorded; :func:`tierlab.kernel_counts.flush_references`)
+    stats_flushes: list[int] | None = None
+
+
+#: The driver reads its clock before every PROGRESS_EVERY-th reference (a read of the vDSO's
+#: CLOCK_MONOTONIC, tens of ns against a system call or a fault per reference), which places the
+#: kernel's statistics flushes among the references to within that many.
+PROGRESS_EVERY = 64
 
 
 def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | None = None) -> CellResult:
@@ -218,13 +231,23 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
         cg = stack.enter_context(memory_cgroup(limit))
         if cell.swap:
             _write(cg / "memory.swappiness", "60")
-        inst = stack.enter_context(trace_instance(inode, buffer_kb))
+        # the group's statistics are flushed with its own and the root's (its parent's) flushes
+        memcg_ids = (os.stat(cg).st_ino, os.stat(CGROUP_ROOT).st_ino)
+        inst = stack.enter_context(trace_instance(inode, buffer_kb, memcg_ids))
         _drop_caches()
         psi0, zs0 = _psi_totals(), _zswap_stats()
-        out = json.loads(_core.kernel_drive(json.dumps(spec), str(trace_path), str(data), str(cg), False, 0))
+        out = json.loads(
+            _core.kernel_drive(json.dumps(spec), str(trace_path), str(data), str(cg), False, 0, PROGRESS_EVERY)
+        )
         psi1, zs1 = _psi_totals(), _zswap_stats()
         offsets: list[int] = []
-        counts = _read_trace(inst, offsets)
+        flushes_ns: list[int] | None = [] if flushes_recorded(inst) else None
+        counts = _read_trace(inst, offsets, flushes_ns)
+    stats_flushes = (
+        None
+        if flushes_ns is None
+        else flush_references(flushes_ns, out["progress_ns"], PROGRESS_EVERY, out["references"])
+    )
     # zram's pool as the driver read it after the last reference, the child still alive.
     zram = parse_mm_stat(out["done"]["zram_mm_stat"]) if cell.swap == "zram" else {}
     ready, done = out["ready"], out["done"]
@@ -262,7 +285,9 @@ def run_cell(cell: Cell, workdir: Path = DEFAULT_WORKDIR, keep_trace: Path | Non
     with contextlib.suppress(FileNotFoundError):
         data.unlink()
     psi = {k: psi1[k] - psi0.get(k, 0) for k in psi1}
-    return CellResult(cell, spec, int(capacity), kernel, readyd, float(out["seconds"]), trace_path, offsets, psi)
+    return CellResult(
+        cell, spec, int(capacity), kernel, readyd, float(out["seconds"]), trace_path, offsets, psi, stats_flushes
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,15 +306,21 @@ DEFAULT_POLICIES: dict[str, str] = {
 }
 
 
-def host_policies(policies) -> dict[str, str]:
+def host_policies(policies, release: str = "") -> dict[str, str]:
     """label -> spec for a check on the host: :data:`DEFAULT_POLICIES` by default; a bare name
     stands for its configured row there (as under QEMU, ``kernel_vm.vm_policies``), anything else
-    (``linux-two-list()`` for the policy's own defaults) is replayed as given."""
+    (``linux-two-list()`` for the policy's own defaults) is replayed as given. ``release`` is the
+    kernel's ``uname -r``: the configured linux-two-list row notes reclaim cost as that kernel
+    does (:func:`tierlab.kernel_workloads.two_list_version`)."""
+    conf = dict(DEFAULT_POLICIES)
+    version = two_list_version(release)
+    if version is not None:
+        conf["linux-two-list"] = conf["linux-two-list"][:-1] + f",version='{version}')"
     if policies is None:
-        return dict(DEFAULT_POLICIES)
+        return conf
     if isinstance(policies, dict):
         return dict(policies)
-    return {str(p): DEFAULT_POLICIES.get(str(p), str(p)) for p in policies}
+    return {str(p): conf.get(str(p), str(p)) for p in policies}
 
 
 #: kernel count -> tierlab result column
@@ -395,20 +426,37 @@ def psi_model(swap: str, row, zswap: dict | None, cold_file_reads: int) -> dict[
     return {"some_us": some / 1e3, "full_us": full / 1e3}
 
 
+def _with_param(spec: str, names: Sequence[str], key: str, value: str) -> str:
+    """``spec`` with ``key=value`` added when it names one of ``names`` and does not set ``key``."""
+    name = next((n for n in names if spec == n or spec.startswith(n + "(")), None)
+    if name is None or key in spec:
+        return spec
+    if spec == name:
+        return f"{name}({key}={value})"
+    if spec.endswith(")"):
+        inner = spec[len(name) + 1 : -1].strip()
+        return f"{name}({inner + ',' if inner else ''}{key}={value})"
+    return spec
+
+
 def _for_device(spec: str, swap: str | None) -> str:
     """linux-two-list and mglru set up for the cell's swap device: on a synchronous device (zram,
     brd) a swap-in frees the page's slot (``sync_swap``, the policies' doc); zswap's loads are
     exclusive (``zswap_load`` frees the entry and marks the folio dirty), so a page swapped in from
     zswap is written again too. A property of the device the run set up, not a fit."""
-    name = next((n for n in SYNC_SWAP_POLICIES if spec == n or spec.startswith(n + "(")), None)
-    if swap not in SYNC_SWAP_DEVICES or name is None or "sync_swap" in spec:
+    if swap not in SYNC_SWAP_DEVICES:
         return spec
-    if spec == name:
-        return f"{name}(sync_swap=true)"
-    if spec.endswith(")"):
-        inner = spec[len(name) + 1 : -1].strip()
-        return f"{name}({inner + ',' if inner else ''}sync_swap=true)"
-    return spec
+    return _with_param(spec, SYNC_SWAP_POLICIES, "sync_swap", "true")
+
+
+def _with_stats_flushes(spec: str, flushes: list[int] | None) -> str:
+    """linux-two-list with 6.12's rules given the kernel's statistics flushes of the cell
+    (``stats_flush_at``, the policy's doc): from 6.8 reclaim reads the group's statistics as of the
+    last flush. Measured per run, not fitted; 6.1 rules (``version='6.1'``) flush on a threshold
+    and read them fresh, and a spec that sets ``stats_flush_at`` keeps it."""
+    if flushes is None or "version='6.1'" in spec.replace('"', "'"):
+        return spec
+    return _with_param(spec, (TWO_LIST_NAME,), "stats_flush_at", "[" + ",".join(map(str, flushes)) + "]")
 
 
 TWO_LIST_NAME = "linux-two-list"
@@ -486,7 +534,7 @@ def kernel_check(
     hint-scan period the cell gives (``kernel_vm.tiered_spec``)."""
     from tierlab import api
 
-    pols = host_policies(policies)
+    pols = host_policies(policies, os.uname().release)
     cells = cells_for(
         workloads, limits_mib, swap, scale, seed, [str(t) for t in traces], trace_format, trace_options, max_refs
     )
@@ -533,7 +581,7 @@ def kernel_check(
                 progress(f"[{i + 1}/{len(cells)}] {cell.name}")
             res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
             try:
-                specs = [_for_device(p, cell.swap) for p in pols.values()]
+                specs = [_with_stats_flushes(_for_device(p, cell.swap), res.stats_flushes) for p in pols.values()]
                 if "fast_free_pages" in res.kernel:  # --fast-node; a tiered policy runs on two tiers
                     from tierlab import kernel_vm
 
@@ -568,6 +616,7 @@ def kernel_check(
                     "capacity_pages": res.capacity_pages,
                     "policy_specs": specs,
                     "seconds": res.seconds,
+                    **({"kernel_stats_flushes": res.stats_flushes} if res.stats_flushes is not None else {}),
                     **{f"kernel_{k}": v for k, v in res.kernel.items()},
                     **{f"psi_{k}_us": v for k, v in (res.psi_us or {}).items()},
                     **({"zswap_page_bytes": zswap_page_bytes(res.kernel)} if cell.swap == "zswap" else {}),
@@ -594,6 +643,7 @@ def kernel_check(
                             "metric": metric,
                             "kernel": k,
                             "policy": label,
+                            "policy_spec": specs[j],
                             "model": m,
                             "error": (m - k) / k if k else float("nan"),
                             "params": json.dumps(res.spec),

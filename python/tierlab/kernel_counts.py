@@ -14,7 +14,9 @@ reference); the rest is a few small reads and dict arithmetic per cell.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from tierlab.kernel_host import DEBUGFS, PAGE
@@ -67,9 +69,17 @@ def _pages(line: str) -> int:
     return 1 << (int(line.rsplit("order=", 1)[1].split()[0]) if "order=" in line else 0)
 
 
-def _read_trace(inst: Path, offsets: list[int] | None = None) -> dict[str, int]:
+def _timestamp_ns(line: str, event: str) -> int:
+    """The timestamp of a trace line (``... [001] ..... 43158.212047: event: ...``) in ns."""
+    stamp = line[: line.index(f" {event}:")].rsplit(None, 1)[1].rstrip(":")
+    sec, _, frac = stamp.partition(".")
+    return int(sec) * 1_000_000_000 + int(frac.ljust(9, "0")[:9])
+
+
+def _read_trace(inst: Path, offsets: list[int] | None = None, flushes_ns: list[int] | None = None) -> dict[str, int]:
     """Counts the instance's events (pages, by folio order) and checks none was lost; appends the
-    page index of every insertion, in order, to ``offsets`` when given."""
+    page index of every insertion, in order, to ``offsets`` when given, and the time (ns, the
+    instance's clock) of every statistics flush to ``flushes_ns``."""
     lost = 0
     for stats in (inst / "per_cpu").glob("cpu*/stats"):
         s = dict(line.split(":", 1) for line in stats.read_text().splitlines() if ":" in line)
@@ -92,7 +102,36 @@ def _read_trace(inst: Path, offsets: list[int] | None = None) -> dict[str, int]:
                 counts["deletions"] += _pages(line)
             elif "writeback_dirty_folio:" in line:
                 counts["dirtied"] += 1
+            elif "memcg_flush_stats:" in line and flushes_ns is not None:
+                flushes_ns.append(_timestamp_ns(line, "memcg_flush_stats"))
     return counts
+
+
+def flush_references(flushes_ns: Sequence[int], progress_ns: Sequence[int], every: int, references: int) -> list[int]:
+    """The reference indices before which the kernel's statistics flushes took effect, from their
+    times and the driver's progress clock (``progress_ns[k]``: before reference ``k * every``; the
+    last entry: after the last reference). A flush during reference m (the window's references
+    taken as evenly spread over it) applies from reference m + 1; one before the first reference
+    applies from 0; one after the last is dropped. Ascending, repeats merged."""
+    out: list[int] = []
+    if len(progress_ns) < 2:
+        return out
+    for t in sorted(flushes_ns):
+        if t < progress_ns[0]:
+            idx = 0
+        elif t >= progress_ns[-1]:
+            continue
+        else:
+            k = bisect.bisect_right(progress_ns, t) - 1
+            first = k * every
+            span = min(every, references - first)
+            width = progress_ns[k + 1] - progress_ns[k]
+            idx = first + (t - progress_ns[k]) * span // max(width, 1) + 1
+            if idx >= references:
+                continue
+        if not out or out[-1] != idx:
+            out.append(idx)
+    return out
 
 
 def parse_mm_stat(text: str) -> dict[str, int]:

@@ -22,7 +22,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 PAGE = 4096
@@ -210,22 +210,42 @@ TRACE_EVENTS = {
     "filemap/mm_filemap_delete_from_page_cache": "i_ino",
     "writeback/writeback_dirty_folio": "ino",
 }
+#: The memory cgroup statistics flush (include/trace/events/memcg.h, Linux 6.11 and later): every
+#: call of ``__mem_cgroup_flush_stats``, with the flushed group's cgroup id, and whether it flushed
+#: (``force``, or ``needs_flush``: enough updates pending). Recorded where the kernel has it.
+FLUSH_EVENT = "memcg/memcg_flush_stats"
+
+
+def flush_event_filter(memcg_ids: Sequence[int]) -> str:
+    """The filter keeping the flushes that reach a group: those of the group or an ancestor
+    (``css_rstat_flush`` flushes the subtree), given by cgroup id, that did flush."""
+    ids = " || ".join(f"id == {i}" for i in memcg_ids)
+    return f"({ids}) && (force == 1 || needs_flush == 1)"
 
 
 @contextlib.contextmanager
-def trace_instance(inode: int, buffer_kb: int) -> Iterator[Path]:
+def trace_instance(inode: int, buffer_kb: int, memcg_ids: Sequence[int] = ()) -> Iterator[Path]:
     """A private tracefs instance recording the events above for one inode (its own buffer, so the
-    global trace is untouched; removing the instance disables its events)."""
+    global trace is untouched; removing the instance disables its events), stamped with
+    CLOCK_MONOTONIC (``trace_clock`` mono, the driver's progress clock). With ``memcg_ids`` (the
+    cell's group and its ancestors) it also records the flushes of their statistics, where the
+    kernel has :data:`FLUSH_EVENT`."""
     _ensure_tracefs()
     path = TRACEFS / "instances" / f"{PREFIX}-{os.getpid()}"
     path.mkdir()
     try:
         _write(path / "buffer_size_kb", str(buffer_kb))
+        with contextlib.suppress(OSError):
+            _write(path / "trace_clock", "mono")
         for ev, fld in TRACE_EVENTS.items():
             d = path / "events" / ev
             if not d.exists():
                 raise KernelCheckUnavailable(f"tracepoint {ev} (kernel built without it?)")
             _write(d / "filter", f"{fld} == {inode}")
+            _write(d / "enable", "1")
+        d = path / "events" / FLUSH_EVENT
+        if memcg_ids and d.exists():
+            _write(d / "filter", flush_event_filter(memcg_ids))
             _write(d / "enable", "1")
         _write(path / "tracing_on", "1")
         yield path
@@ -233,6 +253,13 @@ def trace_instance(inode: int, buffer_kb: int) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             _write(path / "tracing_on", "0")
         _rmdir_retrying(path)
+
+
+def flushes_recorded(inst: Path) -> bool:
+    """Whether the instance records the statistics flushes (the kernel has the event, enabled)."""
+    with contextlib.suppress(OSError):
+        return (inst / "events" / FLUSH_EVENT / "enable").read_text().strip() == "1"
+    return False
 
 
 @contextlib.contextmanager

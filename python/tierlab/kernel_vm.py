@@ -836,15 +836,16 @@ def mglru_version(release: str) -> str | None:
 def vm_policies(policies, release: str = "") -> dict[str, str]:
     """label -> spec for a check under QEMU: the configured models by default; a bare model name
     stands for its configuration above, anything else is replayed as given. ``release`` is the
-    kernel's ``uname -r``: mglru follows its MGLRU's rules (:func:`mglru_version`), and on 6.1
-    linux-two-list notes reclaim cost as 6.1 does (``version='6.1'``: 6.1's ``lru_note_cost``
-    counts no rotations)."""
+    kernel's ``uname -r``: mglru follows its MGLRU's rules (:func:`mglru_version`), and
+    linux-two-list notes reclaim cost as the kernel does (``kernel_workloads.two_list_version``:
+    ``version='6.1'`` on 6.1, whose ``lru_note_cost`` counts no rotations)."""
     conf = dict(VM_POLICIES)
     version = mglru_version(release)
     if version is not None:
         conf["mglru"] = conf["mglru"][:-1] + f",version='{version}')"
-    if re.match(r"6\.1\.", release):
-        conf["linux-two-list"] = conf["linux-two-list"][:-1] + ",version='6.1')"
+    two_list = kc.two_list_version(release)
+    if two_list is not None:
+        conf["linux-two-list"] = conf["linux-two-list"][:-1] + f",version='{two_list}')"
     if policies is None:
         return conf
     if isinstance(policies, dict):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -235,6 +236,20 @@ def two_list_for(trace: str, trace_format: str | None = None) -> tuple[str, str]
         f"{fmt}: the format does not say how its file pages were referenced; pass "
         "file_access='read' for read()/write(), 'mapped' for mapped data, 'exec' (the default) for text",
     )
+
+
+def two_list_version(release: str) -> str | None:
+    """The ``version`` of linux-two-list whose reclaim-cost rules a kernel follows, from its ``uname
+    -r``: ``6.1`` for 6.1.x (``lru_note_cost`` counts no rotations), ``6.17`` from 6.17 on (a note
+    of no cost skips the decay), None (the model's 6.12 rules) in between or when the release does
+    not say."""
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if not m:
+        return None
+    major_minor = (int(m.group(1)), int(m.group(2)))
+    if major_minor == (6, 1):
+        return "6.1"
+    return "6.17" if major_minor >= (6, 17) else None
 
 
 def cells_for(

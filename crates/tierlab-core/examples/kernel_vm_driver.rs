@@ -92,6 +92,7 @@ fn run(args: &[String]) -> Result<String, String> {
         // stock at once: ready's memory.current is what the child holds, not
         // a batch charged ahead (docs/kernel-check.md, "Kernels under QEMU").
         drain_charge_stock: true,
+        progress_every: 0,
     };
     let out = drive(&refs, &spec, &|| false).map_err(|e| e.to_string())?;
     std::fs::write(Path::new(TRACEFS).join("tracing_on"), "0").map_err(|e| e.to_string())?;

@@ -584,6 +584,70 @@ fn linux_reclaim_rounds_deactivate_after_refaults() {
     assert_eq!(d.p.list_sizes(), [0, 0, 5, 0]);
 }
 
+/// `linux_reclaim_rounds_deactivate_after_refaults`' trace with the memory
+/// cgroup's statistics flushed at `flush_at`: returns the pages evicted by
+/// page 11's reclaim (reference 14) and whether page 5's refault was activated.
+fn reclaim_with_stats_flushed_at(flush_at: Vec<u64>) -> (Vec<u64>, bool, u64) {
+    let cfg = LinuxTwoListConfig {
+        file_access: Some(FileAccess::Read),
+        reclaim_batch: 2,
+        stats_flush_at: Some(flush_at),
+        ..Default::default()
+    };
+    let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(10)).unwrap());
+    for p in [1, 2, 3, 4, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] {
+        d.go(p, R, F);
+    }
+    assert_eq!(d.p.list_sizes(), [0, 0, 7 - d.evicted().len(), 4]);
+    let evicted = d.evicted();
+    d.go(5, R, F);
+    let activated = d.p.page_flags(5).unwrap().0;
+    (evicted, activated, counter(&d, "stats_flushes"))
+}
+
+#[test]
+fn linux_stale_statistics_keep_reclaim_from_trimming_and_refaults_from_activating() {
+    // Never flushed: reclaim reads the empty group's statistics. Inactive
+    // file 0 is not low and 0 >> priority is no cache-trim mode, so reclaim
+    // balances by SCAN_FRACT on the exact list sizes (costs 0: 140 of 200 for
+    // file): nothing until priority 1, where (6 >> 1) x 140 / 200 = 2 inactive
+    // file pages, 5 and 6, are reclaimed (the fresh statistics reclaim 5, 6
+    // and 7, in cache-trim mode). Page 5 refaults at distance 2 > a
+    // workingset of 0 pages: not activated.
+    assert_eq!(
+        reclaim_with_stats_flushed_at(vec![]),
+        (vec![5, 6], false, 0)
+    );
+    // Flushed just before reference 14 (page 11): the statistics are the
+    // lists as they are, as without `stats_flush_at`; page 5 refaults at
+    // distance 3 <= 4 active file pages and is activated.
+    assert_eq!(
+        reclaim_with_stats_flushed_at(vec![3, 14]),
+        (vec![5, 6, 7], true, 2)
+    );
+    // A flush before the lists filled leaves reclaim where the empty group's is.
+    assert_eq!(
+        reclaim_with_stats_flushed_at(vec![0, 1]),
+        (vec![5, 6], false, 2)
+    );
+}
+
+#[test]
+fn linux_rejects_stats_flushes_out_of_order() {
+    let cfg = LinuxTwoListConfig {
+        stats_flush_at: Some(vec![5, 3]),
+        ..Default::default()
+    };
+    let e = LinuxTwoList::build(&cfg, &ctx(4))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("stats_flush_at") && e.contains("3 after 5"),
+        "{e}"
+    );
+}
+
 #[test]
 fn linux_rejects_conflicting_file_access_settings() {
     let cfg = LinuxTwoListConfig {
@@ -639,5 +703,91 @@ fn linux_sync_swap_rewrites_a_page_swapped_in_by_a_load() {
             d.sink.evicted,
             vec![(1, true), (2, true), (3, true), (1, written)]
         );
+    }
+}
+
+/// Pages 1..=6 stored in a group of 4 pages, reclaim rounds of 2, swapping to
+/// a synchronous device or not.
+fn stores_with_swap(sync_swap: bool) -> Driver<LinuxTwoList> {
+    let cfg = LinuxTwoListConfig {
+        reclaim_batch: 2,
+        sync_swap,
+        ..Default::default()
+    };
+    let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(4)).unwrap());
+    d.sink.written = Some(Vec::new());
+    for p in 1..=6 {
+        d.go(p, W, A);
+    }
+    d
+}
+
+#[test]
+fn linux_swap_writes_to_a_disk_complete_after_the_round_that_issued_them() {
+    // Both devices alike up to page 6: page 5's reclaim finds 1..4 young at
+    // priority 0 (SCAN_EQUAL; the lists are too small before), keeps them
+    // (PG_referenced) and frees nothing, so one page is reclaimed alone: 1,
+    // written. Page 6's reclaim scans 2, 3, 4 (referenced, no longer young:
+    // reclaimable) and 5 (young: kept).
+    //
+    // zram (synchronous): 2, 3 and 4 are written and freed in the round.
+    let d = stores_with_swap(true);
+    assert_eq!(
+        d.sink.evicted,
+        vec![(1, true), (2, true), (3, true), (4, true)]
+    );
+    assert_eq!(d.sink.written, Some(vec![]));
+    // A disk: 2, 3 and 4 are written but kept under writeback, the round
+    // frees nothing, and the page reclaimed alone is 2, clean (its write was
+    // issued). Page 7's round first rotates the written pages still resident
+    // to the inactive tail (3, then 4, the tail), frees 4 and 3 without
+    // writing them again, and writes 5 (now reclaimable), kept.
+    let mut d = stores_with_swap(false);
+    assert_eq!(d.sink.evicted, vec![(1, true), (2, false)]);
+    assert_eq!(d.sink.written, Some(vec![vec![2], vec![3], vec![4]]));
+    d.go(7, W, A);
+    assert_eq!(
+        d.sink.evicted,
+        vec![(1, true), (2, false), (4, false), (3, false)]
+    );
+    assert_eq!(
+        d.sink.written,
+        Some(vec![vec![2], vec![3], vec![4], vec![5]])
+    );
+    assert_eq!(counter(&d, "async_swap_writes"), 4);
+    assert_eq!(d.p.list_sizes(), [3, 0, 0, 0]);
+}
+
+#[test]
+fn linux_6_17_a_note_of_no_cost_does_not_decay_the_costs() {
+    // Statistics never flushed, so the decay's LRU size reads 0 and every note
+    // that adds to the costs halves them. Two stored anonymous pages and two
+    // file pages read once fill 4 pages; page 12's reclaim scans nothing
+    // until priority 0 (SCAN_EQUAL): the anonymous pages are young, kept
+    // (cost 0 x 32 + 2 rotated = 2, halved to 1), then both file pages are
+    // freed clean, a note of cost 0: 6.12 halves the costs again, 6.17 returns
+    // before the decay (`lru_note_cost_unlock_irq`).
+    for (version, costs) in [
+        (TwoListVersion::V6_12, (0, 0)),
+        (TwoListVersion::V6_17, (1, 0)),
+    ] {
+        let cfg = LinuxTwoListConfig {
+            file_access: Some(FileAccess::Read),
+            reclaim_batch: 2,
+            sync_swap: true,
+            version,
+            stats_flush_at: Some(vec![]),
+            ..Default::default()
+        };
+        let mut d = Driver::new(LinuxTwoList::build(&cfg, &ctx(4)).unwrap());
+        for (p, op, k) in [(1, W, A), (2, W, A), (10, R, F), (11, R, F), (12, R, F)] {
+            d.go(p, op, k);
+        }
+        assert_eq!(
+            d.sink.evicted,
+            vec![(10, false), (11, false)],
+            "{version:?}"
+        );
+        assert_eq!(d.p.costs(), costs, "{version:?}");
     }
 }

@@ -54,10 +54,11 @@ fn kernel_references(py: Python<'_>, workload_json: &str, trace_out: PathBuf) ->
     Ok(info_json(&a))
 }
 
-/// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None)
-/// -> outcome_json
+/// kernel_drive(workload_json, trace_out, data_file, cgroup_dir, readahead=False, cpu=None,
+/// progress_every=0) -> outcome_json
 #[pyfunction]
-#[pyo3(signature = (workload_json, trace_out, data_file, cgroup_dir, readahead=false, cpu=None))]
+#[pyo3(signature = (workload_json, trace_out, data_file, cgroup_dir, readahead=false, cpu=None, progress_every=0))]
+#[allow(clippy::too_many_arguments)]
 fn kernel_drive(
     py: Python<'_>,
     workload_json: &str,
@@ -66,6 +67,7 @@ fn kernel_drive(
     cgroup_dir: PathBuf,
     readahead: bool,
     cpu: Option<usize>,
+    progress_every: usize,
 ) -> PyResult<String> {
     let w: Workload = json_arg("kernel-check workload", workload_json)?;
     let result = py.detach(|| {
@@ -77,6 +79,7 @@ fn kernel_drive(
             readahead,
             cpu,
             drain_charge_stock: false,
+            progress_every,
         };
         write_trace(&a.refs, &trace_out, PAGE as u32)?;
         let interrupted = || Python::attach(|py| py.check_signals().is_err());

@@ -50,6 +50,10 @@ pub struct DriveSpec {
     /// ([`drain_charge_stock`]; cgroup v2, and the writer on the stock's CPU:
     /// the one-CPU VM).
     pub drain_charge_stock: bool,
+    /// Read CLOCK_MONOTONIC before every `progress_every`-th reference (0:
+    /// never), so events the kernel stamps with that clock (a trace instance
+    /// with `trace_clock` mono) can be placed among the references.
+    pub progress_every: usize,
 }
 
 /// The counters read at one point of the run.
@@ -81,6 +85,9 @@ pub struct DriveOutcome {
     /// Wall time of the references.
     pub seconds: f64,
     pub references: u64,
+    /// With `progress_every` = k: CLOCK_MONOTONIC in ns before references 0,
+    /// k, 2k, ..., and after the last one (empty with k = 0).
+    pub progress_ns: Vec<u64>,
 }
 
 fn os_err(what: &str) -> Error {
@@ -256,6 +263,74 @@ const EXIT_PWRITE: i32 = 11;
 const EXIT_MMAP: i32 = 12;
 const EXIT_PIPE: i32 = 13;
 
+/// CLOCK_MONOTONIC in ns (the vDSO: no system call, no lock; safe after fork).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The progress clock's slots: a shared anonymous mapping the parent zeroes
+/// (so its pages are charged to the parent's group, not the cell's) and the
+/// child fills; unmapped on drop.
+struct ProgressSlots {
+    ptr: *mut u64,
+    len: usize,
+}
+
+impl ProgressSlots {
+    fn new(refs: usize, every: usize) -> Result<ProgressSlots> {
+        if every == 0 {
+            return Ok(ProgressSlots {
+                ptr: std::ptr::null_mut(),
+                len: 0,
+            });
+        }
+        let len = refs.div_ceil(every) + 1;
+        // SAFETY: a fresh shared anonymous mapping of `len` u64s.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len * 8,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(os_err("mmap of the progress clock"));
+        }
+        let ptr = p as *mut u64;
+        // Touch every page here, so the child writes only pages already charged.
+        for i in 0..len {
+            // SAFETY: i < len, inside the mapping.
+            unsafe { std::ptr::write_volatile(ptr.add(i), 0) };
+        }
+        Ok(ProgressSlots { ptr, len })
+    }
+
+    fn read(&self) -> Vec<u64> {
+        // SAFETY: the mapping holds `len` u64s; the child has exited.
+        (0..self.len)
+            .map(|i| unsafe { std::ptr::read_volatile(self.ptr.add(i)) })
+            .collect()
+    }
+}
+
+impl Drop for ProgressSlots {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: unmapping the mapping this struct owns.
+            unsafe { libc::munmap(self.ptr as *mut libc::c_void, self.len * 8) };
+        }
+    }
+}
+
 /// Reads one byte; false on EOF or error.
 unsafe fn recv(fd: i32, want: u8) -> bool {
     let mut b = 0u8;
@@ -286,6 +361,7 @@ unsafe fn child_main(
     cmd: i32,
     ack: i32,
     cpu: Option<usize>,
+    progress: (*mut u64, usize),
 ) -> ! {
     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
     if let Some(c) = cpu {
@@ -321,7 +397,11 @@ unsafe fn child_main(
         libc::_exit(EXIT_PIPE);
     }
     let mut sink = 0u64;
-    for &r in refs {
+    let (slots, every) = progress;
+    for (i, &r) in refs.iter().enumerate() {
+        if every > 0 && i % every == 0 {
+            std::ptr::write_volatile(slots.add(i / every), monotonic_ns());
+        }
         let page = r & PAGE_MASK;
         let write = r & WRITE_BIT != 0;
         if r & ANON_BIT != 0 {
@@ -346,6 +426,9 @@ unsafe fn child_main(
                 libc::_exit(EXIT_PREAD);
             }
         }
+    }
+    if every > 0 {
+        std::ptr::write_volatile(slots.add(refs.len().div_ceil(every)), monotonic_ns());
     }
     std::ptr::write_volatile(&mut buf.0[0], sink as u8);
     if !send(ack, b'D') || !recv(cmd, b'X') {
@@ -527,6 +610,7 @@ pub fn drive(
             ));
         }
     }
+    let progress = ProgressSlots::new(refs.len(), spec.progress_every)?;
     let mut cmd = Pipe::new()?;
     let mut ack = Pipe::new()?;
     let fd = file.as_raw_fd();
@@ -538,7 +622,17 @@ pub fn drive(
     }
     if pid == 0 {
         // SAFETY: see child_main.
-        unsafe { child_main(refs, fd, spec.anon_pages, cmd.r, ack.w, spec.cpu) }
+        unsafe {
+            child_main(
+                refs,
+                fd,
+                spec.anon_pages,
+                cmd.r,
+                ack.w,
+                spec.cpu,
+                (progress.ptr, spec.progress_every),
+            )
+        }
     }
     let mut child = ChildGuard { pid, reaped: false };
     // The parent keeps only its own ends: a child that dies (the cgroup's OOM
@@ -594,6 +688,7 @@ pub fn drive(
         done,
         seconds,
         references: refs.len() as u64,
+        progress_ns: progress.read(),
     })
 }
 
@@ -669,6 +764,7 @@ mod tests {
             readahead: false,
             cpu: None,
             drain_charge_stock: false,
+            progress_every: 0,
         };
         let e = drive(&[0], &spec, &|| false).unwrap_err().to_string();
         assert!(e.contains("not a cgroup directory"), "{e}");

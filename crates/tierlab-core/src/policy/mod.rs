@@ -265,7 +265,7 @@ impl PolicySpec {
     }
 
     /// Parses `name` or `name(key=value, ...)`; values are TOML values
-    /// (numbers, booleans, quoted strings). An admission policy follows a `+`:
+    /// (numbers, booleans, quoted strings, arrays such as `[1, 2]`). An admission policy follows a `+`:
     /// `lru+bloom`, `lru(k=1)+prob(p=0.1)` (see [`admission`]); it is kept as the reserved
     /// parameter `admit` (`admit = "bloom"` or `admit = {name = "prob", p = 0.1}`), which is
     /// also how experiment files write it.
@@ -298,12 +298,19 @@ impl PolicySpec {
             )));
         };
         let name = text[..open].trim();
-        let doc = inner
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect::<Vec<_>>()
-            .join("\n");
+        // Commas inside a value (an array, an inline table, a string) are the value's.
+        let mut cuts: Vec<usize> = admission::top_level(inner, ',').collect();
+        cuts.push(inner.len());
+        let mut start = 0;
+        let mut pairs = Vec::new();
+        for end in cuts {
+            let pair = inner[start..end].trim();
+            if !pair.is_empty() {
+                pairs.push(pair);
+            }
+            start = end + 1;
+        }
+        let doc = pairs.join("\n");
         let params: toml::Table = toml::from_str(&doc).map_err(|e| {
             Error::config(format!(
                 "policy '{text}': parameters must be key=value TOML pairs: {e}"

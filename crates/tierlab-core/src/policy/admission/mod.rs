@@ -34,19 +34,24 @@ pub const ADMIT_KEY: &str = "admit";
 
 /// Position of the first `+` outside parentheses and quotes in a policy spec.
 pub fn top_level_plus(text: &str) -> Option<usize> {
+    top_level(text, '+').next()
+}
+
+/// The byte offsets of `sep` in `text` outside brackets and quotes.
+pub fn top_level(text: &str, sep: char) -> impl Iterator<Item = usize> + '_ {
     let (mut depth, mut quote) = (0i32, None);
-    for (i, c) in text.char_indices() {
+    text.char_indices().filter_map(move |(i, c)| {
         match (c, quote) {
             ('"' | '\'', None) => quote = Some(c),
             (c, Some(q)) if c == q => quote = None,
             (_, Some(_)) => {}
             ('(' | '[' | '{', None) => depth += 1,
             (')' | ']' | '}', None) => depth -= 1,
-            ('+', None) if depth == 0 => return Some(i),
+            (c, None) if c == sep && depth == 0 => return Some(i),
             _ => {}
         }
-    }
-    None
+        None
+    })
 }
 
 /// An admission policy's name and parameters.
@@ -370,6 +375,21 @@ impl<P: Policy> Policy for Admitted<P> {
 #[cfg(test)]
 mod tests {
     use crate::policy::PolicySpec;
+
+    #[test]
+    fn commas_inside_arrays_and_strings_belong_to_the_value() {
+        let s = PolicySpec::parse("linux-two-list(stats_flush_at=[3, 14],x='a,b', y=1)").unwrap();
+        let at: Vec<i64> = s.params["stats_flush_at"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_integer().unwrap())
+            .collect();
+        assert_eq!(at, [3, 14]);
+        assert_eq!(s.params["x"].as_str(), Some("a,b"));
+        assert_eq!(s.params["y"].as_integer(), Some(1));
+        assert!(PolicySpec::parse("lru(k=[1,2)").is_err());
+    }
 
     #[test]
     fn plus_syntax_is_the_admit_parameter() {

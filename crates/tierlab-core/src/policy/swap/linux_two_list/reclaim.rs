@@ -10,7 +10,7 @@
 
 use super::{
     lru, LinuxTwoList, ACTIVE, ACTIVE_ANON, ACTIVE_FILE, ANON, DEF_PRIORITY, DIRTY, INACTIVE_ANON,
-    INACTIVE_FILE, REFERENCED, SWAP_CLUSTER_MAX, WORKINGSET, YOUNG,
+    INACTIVE_FILE, REFERENCED, SWAP_CLUSTER_MAX, WORKINGSET, WRITEBACK, YOUNG,
 };
 use crate::policy::list::{prefetch, NIL};
 use crate::sim::{PageOut, Sink};
@@ -114,6 +114,22 @@ impl LinuxTwoList {
         } else if referenced && dirty_file {
             // FOLIOREF_RECLAIM_CLEAN on a dirty file page: keep it.
             Verdict::Keep
+        } else if batch && anon && self.async_swap_write && flags & DIRTY != 0 {
+            // pageout() submits the swap write; the folio, under writeback,
+            // is kept until the write completes (see the module documentation).
+            let p = &mut self.pages[id as usize];
+            p.flags = (p.flags & !DIRTY) | WRITEBACK;
+            let out = PageOut {
+                id,
+                page: p.page,
+                kind: Kind::Anon,
+                dirty: true,
+                tier: 0,
+            };
+            sink.write_back(&[out]);
+            self.under_writeback.push(id);
+            self.c_async_writes += 1;
+            Verdict::Keep
         } else {
             Verdict::Reclaim
         };
@@ -147,6 +163,27 @@ impl LinuxTwoList {
                 Some(id)
             }
         }
+    }
+
+    /// The asynchronous swap writes issued so far have completed:
+    /// `folio_rotate_reclaimable` moves each page still clean, inactive and
+    /// resident to the inactive anon tail, in the order written.
+    fn complete_swap_writes(&mut self) {
+        for i in 0..self.under_writeback.len() {
+            let id = self.under_writeback[i];
+            let p = &mut self.pages[id as usize];
+            if p.flags & WRITEBACK == 0 {
+                continue;
+            }
+            p.flags &= !WRITEBACK;
+            if p.node == NIL || p.flags & (DIRTY | ACTIVE) != 0 {
+                continue;
+            }
+            let n = p.node;
+            self.lists[INACTIVE_ANON].unlink(&mut self.arena, n);
+            self.lists[INACTIVE_ANON].push_back(&mut self.arena, n);
+        }
+        self.under_writeback.clear();
     }
 
     /// Hands a page reclaimed by `shrink_inactive_one` to the sink.
@@ -205,9 +242,11 @@ impl LinuxTwoList {
         anon: bool,
         sink: &mut S,
     ) -> usize {
+        self.complete_swap_writes();
         let l = lru(anon, false);
         let mut scanned = 0u64;
         let mut freed = 0usize;
+        let async_before = self.c_async_writes;
         let mut written = 0u64;
         for _ in 0..nr {
             if self.lists[l].is_empty() {
@@ -228,6 +267,7 @@ impl LinuxTwoList {
         }
         self.putback.clear();
         if scanned > 0 {
+            written += self.c_async_writes - async_before;
             self.note_cost(anon, written, scanned - freed as u64);
         }
         freed
@@ -268,14 +308,15 @@ impl LinuxTwoList {
     /// reclaimed as `reclaim_batch = 1` does, so the run goes on.
     pub(super) fn reclaim_priorities<S: Sink>(&mut self, sink: &mut S) {
         let nr_to_reclaim = self.reclaim_batch;
+        let activations = self.stat_activations();
         let mut refaulted = [false; 2];
         for (r, (now, then)) in refaulted
             .iter_mut()
-            .zip(self.refault_activations.iter().zip(&self.refaults_snapshot))
+            .zip(activations.iter().zip(&self.refaults_snapshot))
         {
             *r = now != then;
         }
-        self.refaults_snapshot = self.refault_activations;
+        self.refaults_snapshot = activations;
         let mut force_deactivate = false;
         loop {
             let mut total = 0;
@@ -290,7 +331,7 @@ impl LinuxTwoList {
                     ]
                 };
                 let cache_trim =
-                    self.lists[INACTIVE_FILE].len() >> priority != 0 && !may_deactivate[1];
+                    self.stat_len(INACTIVE_FILE) >> priority != 0 && !may_deactivate[1];
                 let nr = self.scan_count(priority, cache_trim);
                 let (freed, skipped) = self.shrink_lruvec(nr, may_deactivate, nr_to_reclaim, sink);
                 skipped_deactivate |= skipped;
