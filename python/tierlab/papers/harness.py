@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import html
+import json
 import math
 import os
 import subprocess
@@ -126,11 +127,12 @@ def run_papers(
     return [out[k][:3] for k in keys]
 
 
-#: What a :class:`Worker` process runs (``python -P -c``, with the pipes' descriptors as
-#: arguments): pyarrow is made unimportable before anything imports pandas, which otherwise
-#: imports it (34 MiB of the process's resident memory) and then keeps its strings in it; without
-#: it pandas keeps them as Python strings, with the same values.
-_WORKER_MAIN = """import sys
+#: What a :class:`Worker` process runs (``python -c``, with the pipes' descriptors and this
+#: process's ``sys.path`` as arguments): pyarrow is made unimportable before anything imports
+#: pandas, which otherwise imports it (34 MiB of the process's resident memory) and then keeps its
+#: strings in it; without it pandas keeps them as Python strings, with the same values.
+_WORKER_MAIN = """import json, sys
+sys.path[:] = json.loads(sys.argv[3])
 sys.modules["pyarrow"] = None
 from tierlab.papers.harness import _serve
 _serve(int(sys.argv[1]), int(sys.argv[2]))
@@ -151,7 +153,8 @@ class Worker:
         res_r, res_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-c", _WORKER_MAIN, str(job_r), str(res_w)], pass_fds=(job_r, res_w)
+                [sys.executable, "-c", _WORKER_MAIN, str(job_r), str(res_w), json.dumps(sys.path)],
+                pass_fds=(job_r, res_w),
             )
         except BaseException:
             os.close(job_w)
