@@ -115,15 +115,43 @@ def show(key, share, seconds):
     seen.setdefault(key, []).append(seconds)
 done = harness.run_papers(["android-lmk", "hybrid-dram-pcm"], True, pathlib.Path({str(tmp_path)!r}), 2, show)
 here = [k for k in ("android_lmk", "hybrid_dram_pcm") if "tierlab.papers." + k in sys.modules]
-print(json.dumps({{"seen": seen, "ok": [res is not None for _, res, _ in done], "here": here}}))
+from multiprocessing import resource_tracker
+tracker = resource_tracker._resource_tracker._pid is not None
+print(json.dumps({{"seen": seen, "ok": [res is not None for _, res, _ in done], "here": here, "tracker": tracker}}))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     got = json.loads(out.stdout.splitlines()[-1])
     assert got["ok"] == [True, True]
     assert len(got["here"]) == 1, got["here"]
+    assert not got["tracker"], "a run started multiprocessing's resource tracker (a third process)"
     assert set(got["seen"]) == {"android-lmk", "hybrid-dram-pcm"}
     for key, ends in got["seen"].items():
         assert ends[-1] is not None and ends[-1] > 0, (key, ends)
+
+
+def test_a_worker_returns_values_and_errors_runs_without_pyarrow_and_reports_its_end():
+    """The worker runs pandas without pyarrow (34 MiB less): pyarrow cannot be imported there,
+    while it can here; an exception comes back as itself, a value that does not pickle as an error
+    that says so, and a worker that ended is an error."""
+    import importlib
+    import math
+
+    importlib.import_module("pyarrow")
+    w = harness.Worker()
+    try:
+        assert w.call(math.factorial, 5) == 120
+        with pytest.raises(ImportError, match="pyarrow"):
+            w.call(importlib.import_module, "pyarrow")
+        # pandas imports there; a module does not pickle, which comes back as an error saying so.
+        with pytest.raises(RuntimeError, match="cannot pickle 'module'"):
+            w.call(importlib.import_module, "pandas")
+        with pytest.raises(ValueError):
+            w.call(math.factorial, -1)
+        with pytest.raises(EOFError):
+            w.call(os._exit, 3)
+    finally:
+        w.close()
+    assert w.proc.returncode == 3
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc")

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import ctypes
 import html
+import json
 import math
-import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 import time
 import traceback
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 
 import pandas as pd
@@ -55,10 +56,10 @@ def run_papers(
     """Runs the papers; a paper that fails is reported with its traceback, the others still run.
 
     The papers are independent, so up to ``jobs`` of them (default: one per core, at most two)
-    run at once, the longest first: this process runs one lane of them itself and ``jobs - 1``
-    worker processes, which read their own traces, run the others (every process of a run counts
-    towards its memory, and this one would otherwise only wait). Each lane takes the next paper
-    when its last one ends. The results come back in the order of ``keys``.
+    run at once, the longest first: this process runs one lane of them itself and each other lane
+    has a worker process (:class:`Worker`), which reads its own traces (every process of a run
+    counts towards its memory, and this one would otherwise only wait). Each lane takes the next
+    paper when its last one ends. The results come back in the order of ``keys``.
     ``show(key, share, seconds)`` is called in this process with each paper's progress (``share``
     in [0, 1]) and ``seconds`` when it ends, from more than one thread when ``jobs`` > 1."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -76,6 +77,10 @@ def run_papers(
         with lock:
             return todo.pop(0) if todo else None
 
+    def shares(key: str, share: float) -> None:
+        if show is not None:
+            show(key, share, None)
+
     def ended(key: str, result: tuple) -> None:
         out[key] = result
         if show is not None:
@@ -83,45 +88,133 @@ def run_papers(
 
     def lane_here() -> None:
         while (key := take()) is not None:
-            progress.install(None if show is None else lambda k, share: show(k, share, None), key)
+            progress.install(shares, key)
             try:
                 result = run_paper(key, quick, outdir)
             finally:
                 progress.install(None)
             ended(key, result)
 
-    if jobs == 1:
-        lane_here()
-        return [out[k][:3] for k in keys]
-    ctx = multiprocessing.get_context("spawn")
-    queue = ctx.Queue()
-
-    def lane_there(pool: ProcessPoolExecutor) -> None:
-        while (key := take()) is not None:
-            try:
-                f = pool.submit(run_paper, key, quick, outdir)
-                while not wait([f], timeout=0.2).done:
-                    _drain(queue, show)
-                result = f.result()
-            except Exception:  # noqa: BLE001 - a worker that died loses its paper only
-                result = (key, None, traceback.format_exc(), 0.0)
-            _drain(queue, show)
-            ended(key, result)
-
-    with ProcessPoolExecutor(jobs - 1, mp_context=ctx, initializer=_worker_init, initargs=(queue,)) as pool:
-        lanes = [threading.Thread(target=lane_there, args=(pool,), daemon=True) for _ in range(jobs - 1)]
-        for t in lanes:
-            t.start()
+    def lane_there() -> None:
+        worker = None
         try:
-            lane_here()
-        except BaseException:  # interrupted: the other lanes take nothing more
-            with lock:
-                todo.clear()
-            raise
+            while (key := take()) is not None:
+                try:
+                    worker = worker or Worker()
+                    result = worker.call(run_paper, key, quick, outdir, key=key, on_share=shares)
+                except Exception:  # noqa: BLE001 - a worker that died loses its paper only
+                    result = (key, None, traceback.format_exc(), 0.0)
+                    if worker is not None:
+                        worker.close()
+                    worker = None
+                ended(key, result)
         finally:
-            for t in lanes:
-                t.join()
+            if worker is not None:
+                worker.close()
+
+    lanes = [threading.Thread(target=lane_there, daemon=True) for _ in range(jobs - 1)]
+    for t in lanes:
+        t.start()
+    try:
+        lane_here()
+    except BaseException:  # interrupted: the other lanes take nothing more
+        with lock:
+            todo.clear()
+        raise
+    finally:
+        for t in lanes:
+            t.join()
     return [out[k][:3] for k in keys]
+
+
+#: What a :class:`Worker` process runs (``python -c``, with the pipes' descriptors and this
+#: process's ``sys.path`` as arguments): pyarrow is made unimportable before anything imports
+#: pandas, which otherwise imports it (34 MiB of the process's resident memory) and then keeps its
+#: strings in it; without it pandas keeps them as Python strings, with the same values.
+_WORKER_MAIN = """import json, sys
+sys.path[:] = json.loads(sys.argv[3])
+sys.modules["pyarrow"] = None
+from tierlab.papers.harness import _serve
+_serve(int(sys.argv[1]), int(sys.argv[2]))
+"""
+
+
+class Worker:
+    """A Python process that runs functions for this one (a lane of :func:`run_papers`), started
+    with :mod:`subprocess` and spoken to over two pipes (:class:`multiprocessing.connection.Connection`):
+    unlike :mod:`multiprocessing`'s pools it needs no resource tracker (a third process, 14 MiB),
+    and it runs without pyarrow (:data:`_WORKER_MAIN`). It ends when :meth:`close` closes its pipe,
+    or with this process (its next read of the pipe ends)."""
+
+    def __init__(self):
+        from multiprocessing.connection import Connection
+
+        job_r, job_w = os.pipe()
+        res_r, res_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WORKER_MAIN, str(job_r), str(res_w), json.dumps(sys.path)],
+                pass_fds=(job_r, res_w),
+            )
+        except BaseException:
+            os.close(job_w)
+            os.close(res_r)
+            raise
+        finally:  # the worker's ends
+            os.close(job_r)
+            os.close(res_w)
+        self.jobs = Connection(job_w, readable=False)
+        self.results = Connection(res_r, writable=False)
+
+    def call(self, fn: Callable, *args, key: str = "", on_share: Callable | None = None):
+        """``fn(*args)`` in the worker (``fn`` a module-level function, ``args`` picklable):
+        its value, or its exception raised here; ``on_share(key, share)`` gets the progress
+        (:mod:`progress`) it reports meanwhile. An error (EOFError, OSError) when the worker
+        has ended."""
+        self.jobs.send((fn, args, key))
+        while True:
+            kind, value = self.results.recv()
+            if kind == "share":
+                if on_share is not None:
+                    on_share(key, value)
+            elif kind == "value":
+                return value
+            else:
+                raise value
+
+    def close(self) -> None:
+        """Ends the worker (it finishes the call under way first) and waits for it."""
+        self.jobs.close()
+        self.results.close()
+        self.proc.wait()
+
+
+def _serve(job_fd: int, result_fd: int) -> None:
+    """The worker's loop (:class:`Worker`): runs each ``(fn, args, key)`` read from ``job_fd``,
+    sending ``("share", share)`` for its progress and then ``("value", value)`` or ``("error",
+    exception)`` to ``result_fd``, until ``job_fd`` ends."""
+    from multiprocessing.connection import Connection
+
+    jobs = Connection(job_fd, writable=False)
+    results = Connection(result_fd, readable=False)
+    large_blocks_mapped()
+    while True:
+        try:
+            fn, args, key = jobs.recv()
+        except EOFError:
+            return
+        progress.install(lambda _key, share: results.send(("share", share)), key)
+        results.send(("share", 0.0))
+        try:
+            reply = ("value", fn(*args))
+        except Exception as e:  # noqa: BLE001 - the caller raises it
+            reply = ("error", e)
+        finally:
+            progress.install(None)
+        try:
+            results.send(reply)
+        except Exception:  # noqa: BLE001 - a value or exception that does not pickle
+            results.send(("error", RuntimeError(traceback.format_exc())))
 
 
 #: Each paper's share of a full run's time, relative (measured side by side on a loaded 2-core
@@ -152,34 +245,10 @@ def large_blocks_mapped() -> None:
         pass
 
 
-def _worker_init(queue) -> None:
-    global _queue
-    _queue = queue
-    large_blocks_mapped()
-
-
-_queue = None
-
-
-def _drain(queue, show: Callable | None) -> None:
-    import queue as q
-
-    while True:
-        try:
-            key, share = queue.get_nowait()
-        except q.Empty:
-            return
-        if show is not None:
-            show(key, share, None)
-
-
 def run_paper(key: str, quick: bool, outdir: Path) -> tuple[str, PaperResult | None, str, float]:
     """Runs one paper and writes its figures and tables into ``outdir/key``: (key, result or None,
     its time or its traceback, seconds)."""
     module = papers.load(key)
-    if _queue is not None:
-        progress.install(lambda k, share: _queue.put((k, share)), key)
-        _queue.put((key, 0.0))
     t0 = time.perf_counter()
     try:
         res = module.reproduce(quick=quick, outdir=outdir / key)
