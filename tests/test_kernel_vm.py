@@ -134,6 +134,19 @@ def test_swap_cells_get_their_device_and_the_host_s_settings_in_the_vm(tmp_path)
     assert "mount -t debugfs" in init
 
 
+def test_the_statistics_flushes_are_probed_and_filtered_to_each_cell_s_group(tmp_path):
+    """/init stamps the buffer with CLOCK_MONOTONIC and sets the kprobe on cgroup_rstat_flush once
+    (failing softly: no probe, no flushes recorded); each cell, once its group exists and before
+    the driver, filters the probe to its group's and the root's cgroup ids."""
+    cells = [kv.VmCell(tmp_path / "a.tlt", 100, 0, 16 << 20), kv.VmCell(tmp_path / "b.tlt", 0, 1000, 16 << 20, "zram")]
+    init = _init_of(tmp_path, cells)
+    assert init.count("cgroup_rstat_flush") == 1 and "echo mono > $T/trace_clock" in init
+    assert init.index("kprobe_events") < init.index("C=/sys/fs/cgroup/kc0")
+    for c in init.split("C=/sys/fs/cgroup/kc")[1:]:
+        assert c.index("mkdir $C") < c.index("memcg_flush/filter") < c.index("/driver")
+        assert "id == $(stat -c %i /sys/fs/cgroup) || id == $(stat -c %i $C)" in c
+
+
 def test_the_reclaim_trace_is_collected_only_when_asked(tmp_path):
     """With the diagnostic on, /init enables memcg reclaim's vmscan tracepoints and prints each
     cell's vmscan lines under its mark after the driver; the host writes them, and the driver's
@@ -293,7 +306,8 @@ def test_a_quick_cell_runs_in_the_vm_and_counts_every_first_touch(tmp_path):
     """One loop_read cell on 6.12 under QEMU: the kernel inserted every page the loop reads at least
     once and at most once a reference; the reference trace tierlab replays is the one the VM read;
     the group's memory.current at ready is what the driver's child holds, not the 64-page batch
-    (MEMCG_CHARGE_BATCH) its first charge took, whose unused part the driver returned."""
+    (MEMCG_CHARGE_BATCH) its first charge took, whose unused part the driver returned; the
+    kernel's statistics flushes are recorded."""
     df = kc.kernel_check(
         workloads=["loop_read"], limits_mib=[16], policies=["mglru"], scale=0.25, workdir=tmp_path,
         kernel="debian:6.12", keep_traces=tmp_path / "traces",
@@ -304,6 +318,9 @@ def test_a_quick_cell_runs_in_the_vm_and_counts_every_first_touch(tmp_path):
     assert cell["release"].startswith("6.12") and 0 < cell["capacity_pages"] < 16 * 256
     assert df["references"].iloc[0] == refs
     assert 0 < cell["usage_pages"] < 64
+    # 6.12's statistics flushes, probed (cgroup_rstat_flush), placed among the references
+    flushes = cell["kernel_stats_flushes"]
+    assert flushes == sorted(set(flushes)) and all(0 <= i < refs for i in flushes)
     assert _vm_left(tmp_path) == []
 
 

@@ -218,6 +218,7 @@ echo +memory > /sys/fs/cgroup/cgroup.subtree_control || fail "memory controller"
 T=/sys/kernel/tracing
 echo 0 > $T/tracing_on; echo {buffer_kb} > $T/buffer_size_kb
 for e in {events}; do echo 1 > $T/events/$e/enable || fail "tracepoint $e"; done
+{flush_probe}
 echo "lru_gen=$(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null) release=$(uname -r)"
 {cells}
 poweroff -f
@@ -228,6 +229,7 @@ poweroff -f
 #: debugfs counters, and the swap device taken down.
 CELL = """C=/sys/fs/cgroup/kc{i}
 mkdir $C && echo {limit} > $C/memory.max || fail "memory.max"
+{flush_filter}
 {swap_on}
 echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/tracing_on
 sync; echo 3 > /proc/sys/vm/drop_caches
@@ -241,6 +243,24 @@ echo "TIERLAB-VM-CELL {i}"
 {swap_off}
 rmdir $C
 """
+
+#: The kernel's memory-cgroup statistics flushes (docs/kernel-check.md, method item 6), where the
+#: kernel has no ``memcg:memcg_flush_stats`` tracepoint (before 6.11: Debian's 6.1 and 6.12): a
+#: kprobe on ``cgroup_rstat_flush``, whose argument's cgroup id comes from BTF
+#: (CONFIG_PROBE_EVENTS_BTF_ARGS). Up to 6.15 every controller shares one rstat tree, so any flush
+#: of the cell's group or of the root flushes its memory statistics too. The buffer is stamped
+#: with CLOCK_MONOTONIC, which the driver reads every 256 references. Where the probe cannot be
+#: set, nothing is recorded and the replay reads the statistics as they are.
+FLUSH_PROBE = (
+    "echo mono > $T/trace_clock\n"
+    "FLUSH=0\n"
+    "echo 'p:tierlab/memcg_flush cgroup_rstat_flush id=cgrp->kn->id' >> $T/kprobe_events 2>/dev/null && FLUSH=1\n"
+    'echo "flush_probe=$FLUSH"'
+)
+FLUSH_FILTER = (
+    'if [ $FLUSH = 1 ]; then echo "id == $(stat -c %i /sys/fs/cgroup) || id == $(stat -c %i $C)" '
+    '> $T/events/tierlab/memcg_flush/filter && echo 1 > $T/events/tierlab/memcg_flush/enable || fail "flush probe"; fi'
+)
 
 #: The swap device of one cell, by kind (docs/kernel-check.md, "Kernels under QEMU"): zram0 sized
 #: for the cell, or a brd RAM disk (/dev/ram{swap_disk}) with zswap in front of it or not. A swap
@@ -494,6 +514,7 @@ def build_initramfs(
         return CELL.format(
             i=i,
             limit=c.limit_bytes,
+            flush_filter=FLUSH_FILTER,
             anon_pages=c.anon_pages,
             swap_on=SWAP_ON[c.swap].format(**fill),
             swap_off=SWAP_OFF[c.swap].format(**fill),
@@ -512,6 +533,7 @@ def build_initramfs(
         tiers=TIERS_INIT if tiers else "",
         swap_init=swap_init,
         buffer_kb=buffer_kb,
+        flush_probe=FLUSH_PROBE,
         # the two diagnostics share tracepoints: each enabled once
         events=" ".join(dict.fromkeys(events + (RECLAIM_EVENTS if reclaim_trace else []))),
         cells="".join(cell_script(i, c) for i, c in enumerate(cells)),
@@ -729,7 +751,12 @@ def _result(
         "pressure_memory": done.get("pressure_memory", ""),
     }
     psi = extras["psi"] or None
-    return kc.CellResult(cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace, None, psi)
+    flushes = None
+    if "flushes_ns" in counts and out.get("progress_ns"):
+        flushes = kc.flush_references(counts["flushes_ns"], out["progress_ns"], out["progress_every"], vc.references)
+    return kc.CellResult(
+        cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace, None, psi, flushes
+    )
 
 
 def run_cells(

@@ -16,7 +16,9 @@
 //! buffer.
 
 use std::path::{Path, PathBuf};
-use tierlab_core::kernel::driver::{drive, drop_file_cache, references_from_trace, DriveSpec};
+use tierlab_core::kernel::driver::{
+    drive, drop_file_cache, references_from_trace, trace_timestamp_ns, DriveSpec,
+};
 
 const TRACEFS: &str = "/sys/kernel/tracing";
 
@@ -47,7 +49,14 @@ fn trace_counts() -> Result<serde_json::Value, String> {
     let text =
         std::fs::read_to_string(Path::new(TRACEFS).join("trace")).map_err(|e| e.to_string())?;
     let (mut ins, mut del, mut dirtied, mut large) = (0u64, 0u64, 0u64, 0u64);
+    let flushes_on = std::fs::read_to_string(Path::new(TRACEFS).join(FLUSH_ENABLE))
+        .is_ok_and(|v| v.trim() == "1");
+    let mut flushes = Vec::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
+        if flushes_on && line.contains(" memcg_flush:") {
+            flushes.push(trace_timestamp_ns(line, " memcg_flush:").map_err(|e| e.to_string())?);
+            continue;
+        }
         if line.contains("mm_filemap_add_to_page_cache:") {
             let p = folio_pages(line);
             ins += p;
@@ -58,10 +67,21 @@ fn trace_counts() -> Result<serde_json::Value, String> {
             dirtied += 1;
         }
     }
-    Ok(serde_json::json!({
+    let mut counts = serde_json::json!({
         "insertions": ins, "deletions": del, "dirtied": dirtied, "large_folios": large,
-    }))
+    });
+    if flushes_on {
+        counts["flushes_ns"] = serde_json::json!(flushes);
+    }
+    Ok(counts)
 }
+
+/// The kprobe on `cgroup_rstat_flush` that /init sets up where the kernel allows it (the
+/// statistics flushes of the cell's group or the root; docs/kernel-check.md).
+const FLUSH_ENABLE: &str = "events/tierlab/memcg_flush/enable";
+
+/// The references between two reads of the driver's clock.
+const PROGRESS_EVERY: usize = 256;
 
 fn run(args: &[String]) -> Result<String, String> {
     if args.len() < 5 {
@@ -92,12 +112,13 @@ fn run(args: &[String]) -> Result<String, String> {
         // stock at once: ready's memory.current is what the child holds, not
         // a batch charged ahead (docs/kernel-check.md, "Kernels under QEMU").
         drain_charge_stock: true,
-        progress_every: 0,
+        progress_every: PROGRESS_EVERY,
     };
     let out = drive(&refs, &spec, &|| false).map_err(|e| e.to_string())?;
     std::fs::write(Path::new(TRACEFS).join("tracing_on"), "0").map_err(|e| e.to_string())?;
     let mut v = serde_json::to_value(&out).map_err(|e| e.to_string())?;
     v["trace"] = trace_counts()?;
+    v["progress_every"] = serde_json::json!(PROGRESS_EVERY);
     Ok(v.to_string())
 }
 

@@ -274,6 +274,27 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The timestamp, in ns, of a tracefs text line `TASK-PID [CPU] FLAGS SECONDS.MICROS: EVENT: ...`
+/// (the clock is the buffer's `trace_clock`; mono is CLOCK_MONOTONIC, as [`DriveOutcome::progress_ns`]).
+pub fn trace_timestamp_ns(line: &str, event: &str) -> Result<u64> {
+    let bad = || {
+        Error::config(format!(
+            "trace line without a timestamp before '{event}': {line}"
+        ))
+    };
+    let (head, _) = line.split_once(event).ok_or_else(bad)?;
+    let stamp = head
+        .split_whitespace()
+        .last()
+        .ok_or_else(bad)?
+        .trim_end_matches(':');
+    let (sec, frac) = stamp.split_once('.').ok_or_else(bad)?;
+    let digits = frac.len().min(9);
+    let sec: u64 = sec.parse().map_err(|_| bad())?;
+    let frac: u64 = frac[..digits].parse().map_err(|_| bad())?;
+    Ok(sec * 1_000_000_000 + frac * 10u64.pow(9 - digits as u32))
+}
+
 /// The progress clock's slots: a shared anonymous mapping the parent zeroes
 /// (so its pages are charged to the parent's group, not the cell's) and the
 /// child fills; unmapped on drop.
@@ -750,6 +771,21 @@ mod tests {
         w.finish(&[]).unwrap();
         let e = references_from_trace(&p).unwrap_err().to_string();
         assert!(e.contains("record 1") && e.contains("4 pages"), "{e}");
+    }
+
+    #[test]
+    fn a_trace_line_gives_its_time_in_ns() {
+        let line =
+            "  driver-51  [000] d..1.  12.345678: memcg_flush: (cgroup_rstat_flush+0x0/0x20) id=1";
+        assert_eq!(
+            trace_timestamp_ns(line, " memcg_flush:").unwrap(),
+            12_345_678_000
+        );
+        let e = trace_timestamp_ns("garbage memcg_flush: x", " memcg_flush:")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("without a timestamp"), "{e}");
+        assert!(trace_timestamp_ns("no event here", " memcg_flush:").is_err());
     }
 
     #[test]
