@@ -7,10 +7,13 @@ workload's references, pread/pwrite of 4 KiB pages of a data file and loads/stor
 anonymous mapping; the same references are written as a native trace. The kernel's counts come from
 its own tracepoints (page-cache insertions and deletions, pages dirtied, filtered to the data file's
 inode, in a private trace instance) and counters (the cgroup's memory.stat, /proc/vmstat's
-pswpin/pswpout). The page capacity tierlab simulates is derived from the cgroup's own accounting:
-the limit, less the usage charged when the driver is ready, less the kernel memory the run charged
-(page tables, page-cache tree nodes), plus the per-CPU charge stock the ready usage holds
-(:func:`tierlab.kernel_counts.cell_capacity`): never guessed, never fitted.
+pswpin/pswpout); where the kernel has the ``memcg_flush_stats`` tracepoint, the flushes of the
+group's statistics too, placed among the references by the driver's CLOCK_MONOTONIC progress stamps
+and replayed as linux-two-list's ``stats_flush_at``. The page capacity tierlab simulates is derived
+from the cgroup's own accounting: the limit, less the usage charged when the driver is ready, less
+the kernel memory the run charged (page tables, page-cache tree nodes), plus the per-CPU charge
+stock the ready usage holds (:func:`tierlab.kernel_counts.cell_capacity`): never guessed, never
+fitted.
 
 Everything a run sets up (cgroup, trace instance, swap file, zram device, vm.page-cluster) is torn
 down afterwards, also on error, Ctrl-C and SIGTERM; a run that was killed outright is cleaned up by

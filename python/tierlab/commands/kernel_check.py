@@ -84,7 +84,9 @@ def add_parser(sub) -> None:
         "--policy",
         action="append",
         help="policy to replay; a bare linux-two-list (and under --kernel mglru) is the configured row "
-        "kernel-check compares, linux-two-list() the policy's own defaults (default: see docs/kernel-check.md)",
+        "kernel-check compares, linux-two-list() the policy's own defaults (default: see docs/kernel-check.md); "
+        "every linux-two-list row but 6.1's gets the statistics flushes the kernel made during the cell "
+        "(stats_flush_at, where they can be recorded; the -o file's policy_spec column)",
     )
     p.add_argument(
         "--scale",
