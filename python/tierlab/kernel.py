@@ -88,6 +88,7 @@ from tierlab.kernel_workloads import (
     Cell,
     _trace_label,
     cells_for,
+    kernel_version,
     standard_cells,
     touched_anon_pages,
     trace_footprint,
@@ -125,6 +126,7 @@ __all__ = [
     "cleanup_stale",
     "host_policies",
     "host_run_lock",
+    "kernel_version",
     "error_figure",
     "kernel_check",
     "kept_trace",
@@ -142,6 +144,7 @@ __all__ = [
     "trace_footprint",
     "trace_instance",
     "two_list_for",
+    "two_list_for_release",
     "two_list_version",
     "write_report",
     "zram_accounting",
@@ -316,9 +319,7 @@ def host_policies(policies, release: str = "") -> dict[str, str]:
     kernel's ``uname -r``: the configured linux-two-list row notes reclaim cost as that kernel
     does (:func:`tierlab.kernel_workloads.two_list_version`)."""
     conf = dict(DEFAULT_POLICIES)
-    version = two_list_version(release)
-    if version is not None:
-        conf["linux-two-list"] = conf["linux-two-list"][:-1] + f",version='{version}')"
+    conf["linux-two-list"] = two_list_for_release(conf["linux-two-list"], release)
     if policies is None:
         return conf
     if isinstance(policies, dict):
@@ -440,6 +441,13 @@ def _with_param(spec: str, names: Sequence[str], key: str, value: str) -> str:
         inner = spec[len(name) + 1 : -1].strip()
         return f"{name}({inner + ',' if inner else ''}{key}={value})"
     return spec
+
+
+def two_list_for_release(spec: str, release: str) -> str:
+    """A linux-two-list spec with the ``version`` whose reclaim-cost rules the kernel of ``uname -r``
+    ``release`` follows (:func:`tierlab.kernel_workloads.two_list_version`; none for 6.12's)."""
+    version = two_list_version(release)
+    return spec if version is None else _with_param(spec, (TWO_LIST_NAME,), "version", f"'{version}'")
 
 
 def _for_device(spec: str, swap: str | None) -> str:

@@ -854,10 +854,10 @@ def mglru_version(release: str) -> str | None:
     """The ``version`` of the mglru model whose rules a kernel's MGLRU follows, from its ``uname
     -r``: ``6.1`` for 6.1 to 6.13 (before the "rework refs" series), ``6.14`` from 6.14 on, None
     when the release does not say (the model's default then)."""
-    m = re.match(r"(\d+)\.(\d+)", release)
-    if not m:
+    version = kc.kernel_version(release)
+    if version is None:
         return None
-    return "6.1" if (int(m.group(1)), int(m.group(2))) < (6, 14) else "6.14"
+    return "6.1" if version < (6, 14) else "6.14"
 
 
 def vm_policies(policies, release: str = "") -> dict[str, str]:
@@ -870,9 +870,7 @@ def vm_policies(policies, release: str = "") -> dict[str, str]:
     version = mglru_version(release)
     if version is not None:
         conf["mglru"] = conf["mglru"][:-1] + f",version='{version}')"
-    two_list = kc.two_list_version(release)
-    if two_list is not None:
-        conf["linux-two-list"] = conf["linux-two-list"][:-1] + f",version='{two_list}')"
+    conf["linux-two-list"] = kc.two_list_for_release(conf["linux-two-list"], release)
     if policies is None:
         return conf
     if isinstance(policies, dict):

@@ -238,18 +238,23 @@ def two_list_for(trace: str, trace_format: str | None = None) -> tuple[str, str]
     )
 
 
+def kernel_version(release: str) -> tuple[int, int] | None:
+    """(major, minor) of a kernel's ``uname -r``, or None when it does not start with them."""
+    m = re.match(r"(\d+)\.(\d+)", release)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def two_list_version(release: str) -> str | None:
     """The ``version`` of linux-two-list whose reclaim-cost rules a kernel follows, from its ``uname
     -r``: ``6.1`` for 6.1.x (``lru_note_cost`` counts no rotations), ``6.17`` from 6.17 on (a note
     of no cost skips the decay), None (the model's 6.12 rules) in between or when the release does
     not say."""
-    m = re.match(r"(\d+)\.(\d+)", release)
-    if not m:
+    version = kernel_version(release)
+    if version is None:
         return None
-    major_minor = (int(m.group(1)), int(m.group(2)))
-    if major_minor == (6, 1):
+    if version == (6, 1):
         return "6.1"
-    return "6.17" if major_minor >= (6, 17) else None
+    return "6.17" if version >= (6, 17) else None
 
 
 def cells_for(

@@ -385,7 +385,7 @@ pub struct LinuxTwoList {
     /// `stats_flush_at`, and the index of the next flush in it.
     flush_at: Vec<u64>,
     next_flush: usize,
-    /// References seen so far.
+    /// References seen so far (counted with `stats_flush_at` only).
     refs: u64,
     c_stats_flushes: u64,
 }
@@ -628,7 +628,9 @@ impl Policy for LinuxTwoList {
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
-        self.flush_stats_due();
+        if self.flushed.is_some() {
+            self.flush_stats_due();
+        }
         let st = self.pages[r.id as usize];
         let anon = r.kind() == Kind::Anon;
         let write = r.op() == Op::Write;
