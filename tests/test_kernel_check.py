@@ -449,6 +449,36 @@ def test_flushes_are_placed_among_the_references_by_the_driver_s_clock():
     assert kc.flush_references([10], [], 64, 100) == []
 
 
+def test_the_kernel_s_writes_are_placed_among_the_references():
+    # the same clock as above; writes [ns, first page, pages] in any order
+    progress = [1000, 1640, 2920, 3000]
+    writes = [[1320, 7, 1], [1000, 3, 2], [1320, 8, 2], [1320, 20, 1], [500, 1, 1], [3000, 9, 1]]
+    got = kc.written_references(writes, progress, 64, 130)
+    # 500 -> before reference 0; 1000 -> 1; the three at 1320 -> 33, the first two merged (7, then
+    # 8-9: consecutive), 20 apart; 3000: after the last reference, dropped
+    assert got == [[0, 1, 1], [1, 3, 2], [33, 7, 3], [33, 20, 1]]
+    assert kc.written_references(writes, [], 64, 130) == []
+
+
+def test_mglru_gets_the_kernel_s_writes_where_it_leaves_dirty_pages_to_the_flusher():
+    mg = "mglru(file_access='read',reclaim_batch=32,writeback='flusher',version='6.12')"
+    writes = [[3, 7, 1], [40, 2, 3]]
+    spec = kc._with_file_writes(mg, writes)
+    assert spec == mg[:-1] + ",written_at=[[3,7,1],[40,2,3]])"
+    # not recorded, not the kernel's write-back, another policy: left alone
+    assert kc._with_file_writes(mg, None) == mg
+    assert kc._with_file_writes("mglru(file_access='read')", writes) == "mglru(file_access='read')"
+    assert kc._with_file_writes("linux-two-list(writeback='flusher')", writes) == "linux-two-list(writeback='flusher')"
+    # the CSV shows the writes as their count and pages
+    assert kc.shown_spec(spec) == mg[:-1] + ",written_at=<2 writes, 4 pages>)"
+    assert kc.shown_spec(mg) == mg
+    # the spec parses, and the model takes it: page 7 of a 50-page Zipf, written before reference 3
+    run = api.run(
+        "zipf:alpha=0.9,pages=50,n=400,seed=1,write=0.3", policies=[spec.replace("file_access='read',", "")], sizes=[8]
+    )
+    assert run["accesses"].iloc[0] == 400
+
+
 def test_a_trace_line_s_time_is_read_in_ns():
     line = (
         "    kworker/u8:2-21882   [001] ..... 43158.212047: memcg_flush_stats: "

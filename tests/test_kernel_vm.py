@@ -64,13 +64,16 @@ def test_modules_come_with_their_dependencies_first(tmp_path):
 
 def test_bare_model_names_mean_the_configuration_the_driver_runs():
     pols = kv.vm_policies(["mglru", "linux-two-list", "lru"])
-    assert pols["mglru"] == "mglru(file_access='read',reclaim_batch=32)"
+    assert pols["mglru"] == "mglru(file_access='read',reclaim_batch=32,writeback='flusher')"
     assert pols["linux-two-list"] == kc.DEFAULT_POLICIES["linux-two-list"]
     assert pols["lru"] == "lru"
-    # mglru follows the kernel's MGLRU: 6.1-6.13 before the "rework refs" series, 6.14 on after it
+    # mglru follows the kernel's MGLRU: 6.1-6.11; 6.12 and 6.13 (6.1's rules but for dirty file
+    # pages); 6.14 on, after the "rework refs" series
     v612 = kv.vm_policies(["mglru"], "6.12.117+deb12-amd64")["mglru"]
-    assert v612 == "mglru(file_access='read',reclaim_batch=32,version='6.1')"
+    assert v612 == "mglru(file_access='read',reclaim_batch=32,writeback='flusher',version='6.12')"
     assert kv.vm_policies(None, "6.1.0-56-amd64")["mglru"].endswith("version='6.1')")
+    assert kv.vm_policies(None, "6.11.9")["mglru"].endswith("version='6.1')")
+    assert kv.vm_policies(None, "6.13.1")["mglru"].endswith("version='6.12')")
     assert kv.vm_policies(None, "6.14.2")["mglru"].endswith("version='6.14')")
     on_61 = kv.vm_policies(None, "6.1.0-56-amd64")["linux-two-list"]
     assert on_61 == kc.DEFAULT_POLICIES["linux-two-list"][:-1] + ",version='6.1')"
@@ -397,3 +400,28 @@ def test_the_kernel_cache_is_cleared_whole(tmp_path, monkeypatch):
     assert sorted(removed) == [str(tmp_path / "kernels"), str(tmp_path / "vm-driver-target")]
     assert [p.name for p in tmp_path.iterdir()] == ["other"]
     assert "not cached" in (kv.unavailable_without_download("debian:6.12") or "not cached")
+
+
+def test_each_data_disk_reads_nothing_ahead_and_records_its_writes(tmp_path):
+    """Before its driver, each cell turns its data disk's readahead off (read_ahead_kb 0: no
+    asynchronous readahead through PG_readahead, which is PG_reclaim's bit) and filters
+    block_bio_queue to write requests of that disk, by the dev_t the kernel prints (major << 20 |
+    minor, worked out by the VM's busybox sh from /sys/block/ramN/dev)."""
+    cells = [kv.VmCell(tmp_path / "a.tlt", 100, 0, 16 << 20), kv.VmCell(tmp_path / "b.tlt", 10, 1000, 16 << 20, "brd")]
+    init = _init_of(tmp_path, cells)
+    for i, c in enumerate(init.split("C=/sys/fs/cgroup/kc")[1:]):
+        assert c.index(f"echo 0 > /sys/block/ram{i}/queue/read_ahead_kb") < c.index("/driver")
+        assert c.index("W=$T/events/block/block_bio_queue") < c.index("> $W/filter") < c.index("$W/enable")
+        assert c.index("$W/enable") < c.index("/driver")
+        assert f"D=$(cat /sys/block/ram{i}/dev)" in c
+    line = next(x for x in init.splitlines() if "> $W/filter" in x)
+    expr = line[line.index('echo "') : line.index(" > $W/filter")]
+    r = subprocess.run([str(kv.BUSYBOX), "sh", "-c", f"D=1:3; {expr}"], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == 'dev == 1048579 && rwbs ~ "*W*"'
+
+
+def test_the_driver_is_built_per_source_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIERLAB_CACHE", str(tmp_path))
+    a, b = kv.driver_target(Path("/src/a")), kv.driver_target(Path("/src/b"))
+    assert a != b and a.parent == b.parent == tmp_path / "vm-driver-target"
+    assert kv.driver_target(Path("/src/a")) == a

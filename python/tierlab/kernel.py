@@ -34,6 +34,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +51,7 @@ from tierlab.kernel_counts import (
     cell_capacity,
     flush_references,
     parse_mm_stat,
+    written_references,
     zram_accounting,
     zswap_counts,
 )
@@ -147,6 +149,7 @@ __all__ = [
     "two_list_for_release",
     "two_list_version",
     "write_report",
+    "written_references",
     "zram_accounting",
     "zswap_counts",
     "zswap_on",
@@ -201,6 +204,9 @@ class CellResult:
     #: the reference indices before which the kernel flushed the group's statistics (None: not
     #: recorded; :func:`tierlab.kernel_counts.flush_references`)
     stats_flushes: list[int] | None = None
+    #: the kernel's writes of the data file's pages, ``[reference, first_page, pages]`` (None: not
+    #: recorded; :func:`tierlab.kernel_counts.written_references`)
+    file_writes: list[list[int]] | None = None
 
 
 #: The driver reads its clock before every PROGRESS_EVERY-th reference (a read of the vDSO's
@@ -470,7 +476,30 @@ def _with_stats_flushes(spec: str, flushes: list[int] | None) -> str:
     return _with_param(spec, (TWO_LIST_NAME,), "stats_flush_at", "[" + ",".join(map(str, flushes)) + "]")
 
 
+def _with_file_writes(spec: str, writes: list[list[int]] | None) -> str:
+    """mglru with its flusher's writes as the kernel recorded them (``written_at``, the policy's
+    doc: when the flusher runs is the kernel's scheduling and dirty limits, not reclaim's alone),
+    where the spec asks for the kernel's write-back (``writeback='flusher'``) and does not give
+    them. Measured per run, not fitted."""
+    if writes is None or "writeback='flusher'" not in spec.replace('"', "'"):
+        return spec
+    return _with_param(spec, (MGLRU_NAME,), "written_at", json.dumps(writes, separators=(",", ":")))
+
+
+def shown_spec(spec: str) -> str:
+    """A replayed spec as the CSV and the report show it: mglru's recorded writes (``written_at``,
+    thousands of numbers in a busy cell) as their count and pages (``written_at=<N writes, P
+    pages>``); ``--keep-traces`` keeps them whole beside the cell's trace (``CELL.written.json``)."""
+    m = re.search(r"written_at=(\[\]|\[\[.*?\]\])", spec)
+    if not m:
+        return spec
+    writes = json.loads(m.group(1))
+    short = f"written_at=<{len(writes)} writes, {sum(w[2] for w in writes)} pages>"
+    return spec[: m.start()] + short + spec[m.end() :]
+
+
 TWO_LIST_NAME = "linux-two-list"
+MGLRU_NAME = "mglru"
 #: the swap devices on which a swap-in frees the page's slot or entry: zram and brd are
 #: synchronous block devices (QUEUE_FLAG_SYNCHRONOUS in 6.1's zram.c and brd.c,
 #: BLK_FEAT_SYNCHRONOUS in 6.12's), so do_swap_page reads around the swap cache and frees the slot;
@@ -592,7 +621,12 @@ def kernel_check(
                 progress(f"[{i + 1}/{len(cells)}] {cell.name}")
             res = in_vm[i] if in_vm else run_cell(cell, workdir, keep)
             try:
-                specs = [_with_stats_flushes(_for_device(p, cell.swap), res.stats_flushes) for p in pols.values()]
+                specs = [
+                    _with_file_writes(
+                        _with_stats_flushes(_for_device(p, cell.swap), res.stats_flushes), res.file_writes
+                    )
+                    for p in pols.values()
+                ]
                 if "fast_free_pages" in res.kernel:  # --fast-node; a tiered policy runs on two tiers
                     from tierlab import kernel_vm
 
@@ -620,12 +654,15 @@ def kernel_check(
                 if keep is None and res.trace is not None:
                     with contextlib.suppress(FileNotFoundError):
                         res.trace.unlink()
+            if keep is not None and res.file_writes is not None:
+                keep.with_suffix(".written.json").write_text(json.dumps(res.file_writes))
+            shown = [shown_spec(s) for s in specs]
             details.append(
                 {
                     "cell": cell.name,
                     "params": res.spec,
                     "capacity_pages": res.capacity_pages,
-                    "policy_specs": specs,
+                    "policy_specs": shown,
                     "seconds": res.seconds,
                     **({"kernel_stats_flushes": res.stats_flushes} if res.stats_flushes is not None else {}),
                     **{f"kernel_{k}": v for k, v in res.kernel.items()},
@@ -654,7 +691,7 @@ def kernel_check(
                             "metric": metric,
                             "kernel": k,
                             "policy": label,
-                            "policy_spec": specs[j],
+                            "policy_spec": shown[j],
                             "model": m,
                             "error": (m - k) / k if k else float("nan"),
                             "params": json.dumps(res.spec),

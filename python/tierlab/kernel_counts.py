@@ -107,30 +107,53 @@ def _read_trace(inst: Path, offsets: list[int] | None = None, flushes_ns: list[i
     return counts
 
 
+def reference_at(t: int, progress_ns: Sequence[int], every: int, references: int) -> int | None:
+    """The reference index from which an event at time ``t`` (ns, the driver's clock) takes effect,
+    from the driver's progress clock (``progress_ns[k]``: before reference ``k * every``; the last
+    entry: after the last reference): an event during reference m (the window's references taken
+    as evenly spread over it) applies from reference m + 1; one before the first reference from 0;
+    None for one after the last reference or without a clock."""
+    if len(progress_ns) < 2 or t >= progress_ns[-1]:
+        return None
+    if t < progress_ns[0]:
+        return 0
+    k = bisect.bisect_right(progress_ns, t) - 1
+    first = k * every
+    span = min(every, references - first)
+    width = progress_ns[k + 1] - progress_ns[k]
+    idx = first + (t - progress_ns[k]) * span // max(width, 1) + 1
+    return idx if idx < references else None
+
+
 def flush_references(flushes_ns: Sequence[int], progress_ns: Sequence[int], every: int, references: int) -> list[int]:
-    """The reference indices before which the kernel's statistics flushes took effect, from their
-    times and the driver's progress clock (``progress_ns[k]``: before reference ``k * every``; the
-    last entry: after the last reference). A flush during reference m (the window's references
-    taken as evenly spread over it) applies from reference m + 1; one before the first reference
-    applies from 0; one after the last is dropped. Ascending, repeats merged."""
+    """The reference indices before which the kernel's statistics flushes took effect
+    (:func:`reference_at` of each); one after the last reference is dropped. Ascending, repeats
+    merged."""
     out: list[int] = []
-    if len(progress_ns) < 2:
-        return out
     for t in sorted(flushes_ns):
-        if t < progress_ns[0]:
-            idx = 0
-        elif t >= progress_ns[-1]:
-            continue
-        else:
-            k = bisect.bisect_right(progress_ns, t) - 1
-            first = k * every
-            span = min(every, references - first)
-            width = progress_ns[k + 1] - progress_ns[k]
-            idx = first + (t - progress_ns[k]) * span // max(width, 1) + 1
-            if idx >= references:
-                continue
-        if not out or out[-1] != idx:
+        idx = reference_at(t, progress_ns, every, references)
+        if idx is not None and (not out or out[-1] != idx):
             out.append(idx)
+    return out
+
+
+def written_references(
+    writes: Sequence[Sequence[int]], progress_ns: Sequence[int], every: int, references: int
+) -> list[list[int]]:
+    """The kernel's writes of file pages, ``[time_ns, first_page, pages]`` each (the block layer's
+    write requests to the cell's data disk), as ``[reference, first_page, pages]``: written back
+    before that reference (:func:`reference_at`), in time order, those after the last reference
+    dropped, and a request that continues the previous one's pages before the same reference
+    merged into it (mglru's ``written_at``)."""
+    out: list[list[int]] = []
+    for t, first, pages in sorted(writes):
+        idx = reference_at(t, progress_ns, every, references)
+        if idx is None or pages <= 0:
+            continue
+        if out and out[-1][0] == idx and out[-1][1] + out[-1][2] == first:
+            out[-1][2] += pages
+        else:
+            out.append([idx, first, pages])
     return out
 
 

@@ -10,8 +10,9 @@ The method (docs/kernel-check.md, "Kernels under QEMU"):
   this module as root when they are missing).
 - **The driver** is the host's own (``kernel/driver.rs``) built as a static program (the
   ``kernel_vm_driver`` example of tierlab-core, ``-C target-feature=+crt-static``) and cached
-  under ``~/.cache/tierlab/vm-driver-target``; it reads the cell's native trace, the same file
-  tierlab replays, so both sides see one reference sequence whatever produced it.
+  under ``~/.cache/tierlab/vm-driver-target``, a directory per source tree; it reads the cell's
+  native trace, the same file tierlab replays, so both sides see one reference sequence whatever
+  produced it.
 - **The VM** boots from an initramfs built for the cell in a temporary directory: busybox, the
   driver, the trace, the brd module (and zram's, when asked), and an ``/init`` script that mounts
   cgroup v2 and tracefs, loads brd (a RAM disk of the data file's size: read and written with
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 import json
 import os
 import re
@@ -141,10 +143,21 @@ def repo_root() -> Path:
     )
 
 
+def driver_target(root: Path) -> Path:
+    """Where the static driver of the source tree ``root`` is built: one directory per tree under
+    ``~/.cache/tierlab/vm-driver-target``, so that runs from two clones never boot each other's
+    driver."""
+    return cache_dir() / "vm-driver-target" / hashlib.sha256(str(root).encode()).hexdigest()[:12]
+
+
+def driver_exe(target: Path) -> Path:
+    return target / "x86_64-unknown-linux-gnu" / "debug" / "examples" / "kernel_vm_driver"
+
+
 def build_driver(progress=None) -> Path:
     """Builds (or reuses) the static ``kernel_vm_driver`` and returns its path."""
     root = repo_root()
-    target = cache_dir() / "vm-driver-target"
+    target = driver_target(root)
     if progress:
         progress("building the static in-VM driver (cargo; the first build takes minutes)")
     env = {**os.environ, "RUSTFLAGS": "-C target-feature=+crt-static", "CARGO_TARGET_DIR": str(target)}
@@ -169,7 +182,7 @@ def build_driver(progress=None) -> Path:
         text=True,
         check=False,
     )
-    exe = target / "x86_64-unknown-linux-gnu" / "debug" / "examples" / "kernel_vm_driver"
+    exe = driver_exe(target)
     if r.returncode != 0 or not exe.exists():
         raise kc.KernelCheckUnavailable(f"building the in-VM driver failed: {r.stderr.strip()[-800:]}")
     return exe
@@ -230,6 +243,7 @@ poweroff -f
 CELL = """C=/sys/fs/cgroup/kc{i}
 mkdir $C && echo {limit} > $C/memory.max || fail "memory.max"
 {flush_filter}
+{data_disk}
 {swap_on}
 echo 0 > $T/tracing_on; echo > $T/trace; echo 1 > $T/tracing_on
 sync; echo 3 > /proc/sys/vm/drop_caches
@@ -260,6 +274,23 @@ FLUSH_PROBE = (
 FLUSH_FILTER = (
     'if [ $FLUSH = 1 ]; then echo "id == $(stat -c %i /sys/fs/cgroup) || id == $(stat -c %i $C)" '
     '> $T/events/tierlab/memcg_flush/filter && echo 1 > $T/events/tierlab/memcg_flush/enable || fail "flush probe"; fi'
+)
+
+#: The cell's data disk, before the driver opens it: no readahead at all (``read_ahead_kb`` 0, so
+#: the file's ``ra_pages`` is 0), and its write requests recorded. POSIX_FADV_RANDOM, which the
+#: driver sets, stops only the synchronous readahead: PG_readahead is PG_reclaim's bit, so a read of
+#: a dirty page that reclaim passed over (PG_reclaim set, ``shrink_folio_list``) starts an
+#: asynchronous readahead (``filemap_readahead`` -> ``page_cache_async_ra``, which returns early only
+#: without ``ra_pages``) of pages the workload never asked for: in 6.12's MGLRU, whose flusher
+#: may not run for a whole cell, `mixed_read_write@16MiB` read 9,779 pages for 5,479 read misses.
+#: The writes (the flusher's and the final sync's, ``block:block_bio_queue`` filtered to writes of
+#: this disk; ``dev`` is the kernel's dev_t, major << 20 | minor) are mglru's ``written_at``.
+DATA_DISK = (
+    'echo 0 > /sys/block/ram{i}/queue/read_ahead_kb || fail "read_ahead_kb"\n'
+    "W=$T/events/block/block_bio_queue\n"
+    "if [ -d $W ]; then D=$(cat /sys/block/ram{i}/dev); "
+    'echo "dev == $(( ${{D%:*}} * 1048576 + ${{D#*:}} )) && rwbs ~ \\"*W*\\"" > $W/filter '
+    '&& echo 1 > $W/enable || fail "write requests"; fi'
 )
 
 #: The swap device of one cell, by kind (docs/kernel-check.md, "Kernels under QEMU"): zram0 sized
@@ -515,6 +546,7 @@ def build_initramfs(
             i=i,
             limit=c.limit_bytes,
             flush_filter=FLUSH_FILTER,
+            data_disk=DATA_DISK.format(i=i),
             anon_pages=c.anon_pages,
             swap_on=SWAP_ON[c.swap].format(**fill),
             swap_off=SWAP_OFF[c.swap].format(**fill),
@@ -751,11 +783,13 @@ def _result(
         "pressure_memory": done.get("pressure_memory", ""),
     }
     psi = extras["psi"] or None
-    flushes = None
+    flushes = writes = None
     if "flushes_ns" in counts and out.get("progress_ns"):
         flushes = kc.flush_references(counts["flushes_ns"], out["progress_ns"], out["progress_every"], vc.references)
+    if "written_ns" in counts and out.get("progress_ns"):
+        writes = kc.written_references(counts["written_ns"], out["progress_ns"], out["progress_every"], vc.references)
     return kc.CellResult(
-        cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace, None, psi, flushes
+        cell, spec, int(capacity), kernel_counts, readyd, float(out["seconds"]), trace, None, psi, flushes, writes
     )
 
 
@@ -845,19 +879,22 @@ def run_cells(
 #: given with ``-p`` means this configuration under ``--kernel`` (mglru with the version of the
 #: kernel's MGLRU: ``mglru_version``).
 VM_POLICIES: dict[str, str] = {
-    "mglru": "mglru(file_access='read',reclaim_batch=32)",
+    "mglru": "mglru(file_access='read',reclaim_batch=32,writeback='flusher')",
     "linux-two-list": kc.DEFAULT_POLICIES["linux-two-list"],
 }
 
 
 def mglru_version(release: str) -> str | None:
     """The ``version`` of the mglru model whose rules a kernel's MGLRU follows, from its ``uname
-    -r``: ``6.1`` for 6.1 to 6.13 (before the "rework refs" series), ``6.14`` from 6.14 on, None
-    when the release does not say (the model's default then)."""
+    -r``: ``6.1`` for 6.1 to 6.11, ``6.12`` for 6.12 and 6.13 (6.1's rules but for dirty file
+    pages), ``6.14`` from 6.14 on (after the "rework refs" series), None when the release does not
+    say (the model's default then)."""
     version = kc.kernel_version(release)
     if version is None:
         return None
-    return "6.1" if version < (6, 14) else "6.14"
+    if version < (6, 12):
+        return "6.1"
+    return "6.12" if version < (6, 14) else "6.14"
 
 
 def vm_policies(policies, release: str = "") -> dict[str, str]:
@@ -913,13 +950,14 @@ def unavailable_without_download(kernel: str = "debian:6.12") -> str | None:
         return f"{QEMU} or busybox-static not installed (apt-get install {' '.join(HOST_PACKAGES)})"
     if not any((kernel_cache() / p / "ready").exists() for p in _cached_packages(kernel)):
         return f"kernel {kernel} not cached (tierlab kernel-check --kernel {kernel} downloads it)"
-    exe = cache_dir() / "vm-driver-target" / "x86_64-unknown-linux-gnu" / "debug" / "examples" / "kernel_vm_driver"
-    if not exe.exists():
-        return "the static in-VM driver is not built (tierlab kernel-check --kernel builds it)"
     try:
-        core = repo_root() / "crates" / "tierlab-core"
+        root = repo_root()
     except kc.KernelCheckUnavailable as e:
         return str(e)
+    exe = driver_exe(driver_target(root))
+    if not exe.exists():
+        return "the static in-VM driver is not built (tierlab kernel-check --kernel builds it)"
+    core = root / "crates" / "tierlab-core"
     newest = max(f.stat().st_mtime for f in [*core.rglob("*.rs"), core / "Cargo.toml", core.parents[1] / "Cargo.lock"])
     if newest > exe.stat().st_mtime:
         return "the static in-VM driver is older than tierlab-core's source (tierlab kernel-check --kernel rebuilds it)"

@@ -8,8 +8,10 @@
 //! runs `kernel::driver::drive` in CGROUP (v2; the group's per-CPU charge
 //! stock returned before the ready snapshot), then counts the page-cache
 //! events of the tracefs top-level buffer (`mm_filemap_add_to_page_cache`,
-//! `mm_filemap_delete_from_page_cache`, `writeback_dirty_folio`; nothing
-//! else runs in the VM, so no filter) and prints one JSON object between
+//! `mm_filemap_delete_from_page_cache`, `writeback_dirty_folio`, and where
+//! /init enabled them the statistics flushes and the data disk's write
+//! requests (`block_bio_queue`, as `[ns, first page, pages]`); the page-cache
+//! events need no filter, nothing else runs in the VM) and prints one JSON object between
 //! `TIERLAB-VM-BEGIN` and `TIERLAB-VM-END` lines on stdout (the serial
 //! console). A failure prints `TIERLAB-VM-ERROR: ` and the message.
 //! Cost: the references in memory (8 bytes each) and one pass over the trace
@@ -17,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 use tierlab_core::kernel::driver::{
-    drive, drop_file_cache, references_from_trace, trace_timestamp_ns, DriveSpec,
+    bio_pages, drive, drop_file_cache, references_from_trace, trace_timestamp_ns, DriveSpec,
 };
 
 const TRACEFS: &str = "/sys/kernel/tracing";
@@ -51,10 +53,19 @@ fn trace_counts() -> Result<serde_json::Value, String> {
     let (mut ins, mut del, mut dirtied, mut large) = (0u64, 0u64, 0u64, 0u64);
     let flushes_on = std::fs::read_to_string(Path::new(TRACEFS).join(FLUSH_ENABLE))
         .is_ok_and(|v| v.trim() == "1");
+    let writes_on = std::fs::read_to_string(Path::new(TRACEFS).join(WRITES_ENABLE))
+        .is_ok_and(|v| v.trim() == "1");
     let mut flushes = Vec::new();
+    let mut writes = Vec::new();
     for line in text.lines().filter(|l| !l.starts_with('#')) {
         if flushes_on && line.contains(" memcg_flush:") {
             flushes.push(trace_timestamp_ns(line, " memcg_flush:").map_err(|e| e.to_string())?);
+            continue;
+        }
+        if writes_on && line.contains(" block_bio_queue:") {
+            let t = trace_timestamp_ns(line, " block_bio_queue:").map_err(|e| e.to_string())?;
+            let (first, pages) = bio_pages(line).map_err(|e| e.to_string())?;
+            writes.push([t, first, pages]);
             continue;
         }
         if line.contains("mm_filemap_add_to_page_cache:") {
@@ -73,8 +84,15 @@ fn trace_counts() -> Result<serde_json::Value, String> {
     if flushes_on {
         counts["flushes_ns"] = serde_json::json!(flushes);
     }
+    if writes_on {
+        counts["written_ns"] = serde_json::json!(writes);
+    }
     Ok(counts)
 }
+
+/// The write requests to the cell's data disk, which /init records where the kernel has the
+/// tracepoint (`kernel_vm.DATA_DISK`).
+const WRITES_ENABLE: &str = "events/block/block_bio_queue/enable";
 
 /// The kprobe on `cgroup_rstat_flush` that /init sets up where the kernel allows it (the
 /// statistics flushes of the cell's group or the root; docs/kernel-check.md).

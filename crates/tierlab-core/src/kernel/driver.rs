@@ -295,6 +295,24 @@ pub fn trace_timestamp_ns(line: &str, event: &str) -> Result<u64> {
     Ok(sec * 1_000_000_000 + frac * 10u64.pow(9 - digits as u32))
 }
 
+/// The pages a block request covers, from the text of a `block:block_bio_queue` line
+/// (`... block_bio_queue: 1,0 W 7192 + 8 [comm]`: its first sector and sectors, of 512 bytes):
+/// (first page, pages).
+pub fn bio_pages(line: &str) -> Result<(u64, u64)> {
+    let rest = line.split_once(" block_bio_queue:").map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
+    match (num(2), f.get(3), num(4)) {
+        (Some(sector), Some(&"+"), Some(sectors)) if sectors > 0 => {
+            let first = sector / 8;
+            Ok((first, (sector + sectors - 1) / 8 - first + 1))
+        }
+        _ => Err(Error::config(format!(
+            "block_bio_queue line without 'DEV RWBS SECTOR + SECTORS': {line}"
+        ))),
+    }
+}
+
 /// The progress clock's slots: a shared anonymous mapping the parent zeroes
 /// (so its pages are charged to the parent's group, not the cell's) and the
 /// child fills; unmapped on drop.
@@ -786,6 +804,25 @@ mod tests {
             .to_string();
         assert!(e.contains("without a timestamp"), "{e}");
         assert!(trace_timestamp_ns("no event here", " memcg_flush:").is_err());
+    }
+
+    #[test]
+    fn a_block_request_gives_its_pages() {
+        let line = "  kworker/u4:1-30  [000] ...1.  3.507466: block_bio_queue: 1,0 W 7192 + 8 [kworker/u4:1]";
+        assert_eq!(bio_pages(line).unwrap(), (899, 1));
+        let merged = "driver-1 [000] ..... 1.0: block_bio_queue: 1,1 WS 16 + 24 [driver]";
+        assert_eq!(bio_pages(merged).unwrap(), (2, 3));
+        // a request that starts inside a page covers it and the pages it reaches
+        let odd = "x [000] ..... 1.0: block_bio_queue: 1,1 W 12 + 8 [x]";
+        assert_eq!(bio_pages(odd).unwrap(), (1, 2));
+        for bad in [
+            "x [000] ..... 1.0: block_bio_queue: 1,1 W 12 [x]",
+            "x [000] ..... 1.0: block_bio_queue: 1,1 W 12 + 0 [x]",
+            "no event",
+        ] {
+            let e = bio_pages(bad).unwrap_err().to_string();
+            assert!(e.contains("SECTOR + SECTORS"), "{e}");
+        }
     }
 
     #[test]

@@ -326,6 +326,16 @@ pub struct PageOut {
     pub tier: u8,
 }
 
+/// Writes back dirty pages that stay resident as the flusher does: in page
+/// order, one request per run of consecutive pages ([`Sink::write_back`]'s
+/// contract). Sorts `pages`. Cost: O(n log n).
+pub fn write_back_runs<S: Sink>(sink: &mut S, pages: &mut [PageOut]) {
+    pages.sort_unstable_by_key(|p| p.page);
+    for run in pages.chunk_by(|a, b| b.page == a.page + 1) {
+        sink.write_back(run);
+    }
+}
+
 /// What a policy tells the engine. The engine charges every operation through
 /// the system's device models and keeps the counters; policies keep only their
 /// own state. The replay loop is generic over the sink, so the conformance

@@ -169,7 +169,7 @@
 
 use crate::error::{Error, Result};
 use crate::policy::list::{Arena, List, NIL};
-use crate::policy::swap::linux_two_list::FileAccess;
+use crate::policy::swap::linux_two_list::{FileAccess, Writeback};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::{Kind, Op};
@@ -207,14 +207,27 @@ pub struct MglruConfig {
     /// swap-in does not keep the page's swap slot and the page is written
     /// again when it is next evicted (as `linux-two-list`'s `sync_swap`).
     pub sync_swap: bool,
+    /// Dirty file pages at reclaim: "evict" (default: written back and
+    /// reclaimed at once) or "flusher" (the kernel's: reclaim never writes a
+    /// file page; `mglru/writeback.rs`).
+    pub writeback: Writeback,
+    /// With `writeback = "flusher"`: the flusher's writes as a kernel
+    /// recorded them, `[[ref, first_page, pages], ...]` ascending by `ref`:
+    /// before reference `ref` (0-based) the file pages `first_page ..
+    /// first_page + pages` are written back. The flusher is then not woken
+    /// by the model's reclaim.
+    pub written_at: Option<Vec<[u64; 3]>>,
 }
 
 /// The kernel versions whose MGLRU differs in a way the model follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum MglruVersion {
-    /// Linux 6.1 to 6.13.
+    /// Linux 6.1 to 6.11.
     #[serde(rename = "6.1")]
     V6_1,
+    /// Linux 6.12 and 6.13: 6.1's rules but for dirty file pages.
+    #[serde(rename = "6.12")]
+    V6_12,
     /// Linux 6.14 to 6.18.
     #[default]
     #[serde(rename = "6.14")]
@@ -230,6 +243,8 @@ impl Default for MglruConfig {
             reclaim_batch: 1,
             version: MglruVersion::V6_14,
             sync_swap: false,
+            writeback: Writeback::Evict,
+            written_at: None,
         }
     }
 }
@@ -240,6 +255,9 @@ const DIRTY: u8 = 4;
 const ANON: u8 = 8;
 /// PG_referenced, kept apart from the counter (`version = "6.1"` only).
 const REFERENCED: u8 = 16;
+/// PG_reclaim on a dirty file page reclaim passed over (`writeback =
+/// "flusher"`): its write-back moves it to the oldest generation.
+const RECLAIM: u8 = 32;
 
 const NO_SHADOW: u64 = u64::MAX;
 
@@ -309,8 +327,13 @@ pub struct Mglru {
     fd_access: bool,
     min_ttl: u64,
     reclaim_batch: usize,
-    /// `version = "6.1"`: the rules of 6.1-6.13.
+    /// `version = "6.1"` or `"6.12"`: the rules of 6.1-6.13.
     v6_1: bool,
+    /// `version = "6.1"`: `sort_folio` moves a dirty file page up a
+    /// generation instead of isolating it.
+    dirty_sort: bool,
+    /// `writeback = "flusher"` and its state (`mglru/writeback.rs`).
+    flusher: Option<Box<Flusher>>,
     /// `MglruConfig::sync_swap`.
     sync_swap: bool,
     max_seq: u64,
@@ -352,6 +375,9 @@ mod evict;
 mod external;
 mod gens;
 mod memcg;
+mod writeback;
+
+use writeback::Flusher;
 
 impl PolicyDef for Mglru {
     const NAME: &'static str = "mglru";
@@ -374,13 +400,26 @@ impl PolicyDef for Mglru {
                 "policy 'mglru': reclaim_batch must be at least 1",
             ));
         }
+        let flusher = match cfg.writeback {
+            Writeback::Evict => {
+                if cfg.written_at.is_some() {
+                    return Err(Error::config(
+                        "policy 'mglru': written_at needs writeback = 'flusher'",
+                    ));
+                }
+                None
+            }
+            Writeback::Flusher => Some(Box::new(Flusher::new(cfg.written_at.as_deref())?)),
+        };
         Ok(Mglru {
             cap: ctx.capacity,
             swappiness: cfg.swappiness as u64,
             fd_access: cfg.file_access == FileAccess::Read,
             min_ttl: cfg.min_ttl,
             reclaim_batch: cfg.reclaim_batch as usize,
-            v6_1: cfg.version == MglruVersion::V6_1,
+            v6_1: matches!(cfg.version, MglruVersion::V6_1 | MglruVersion::V6_12),
+            dirty_sort: cfg.version == MglruVersion::V6_1,
+            flusher,
             sync_swap: cfg.sync_swap,
             max_seq: MIN_NR_GENS + 1,
             min_seq: [0; 2],
@@ -599,6 +638,11 @@ impl Mglru {
                 p.flags |= DIRTY;
             }
         }
+        if !anon && write {
+            if let Some(f) = self.flusher.as_mut() {
+                f.dirtied(id, page);
+            }
+        }
         let seq = if self.v6_1 {
             // 6.1-6.13 lru_gen_add_folio: an active page joins max_seq; a
             // page added by read() min_seq + 1, or min_seq when its type is
@@ -668,6 +712,9 @@ impl Policy for Mglru {
     }
 
     fn access<S: Sink>(&mut self, r: &PageRef, sink: &mut S) {
+        if self.flusher.is_some() {
+            self.writes_due(sink);
+        }
         let st = self.pages[r.id as usize];
         let anon = r.kind() == Kind::Anon;
         let write = r.op() == Op::Write;
@@ -679,7 +726,7 @@ impl Policy for Mglru {
                 self.inc_refs(r.id);
             }
             if write {
-                self.pages[r.id as usize].flags |= DIRTY;
+                self.set_dirty(r.id);
             }
             sink.hit(r, 0);
             return;
@@ -699,7 +746,7 @@ impl Policy for Mglru {
     crate::policy::swap::page_state_glue!();
 
     fn counters(&self) -> Vec<(&'static str, u64)> {
-        vec![
+        let mut v = vec![
             ("scanned_anon", self.c_scanned[0]),
             ("scanned_file", self.c_scanned[1]),
             ("reclaimed_anon", self.c_reclaimed[0]),
@@ -713,6 +760,10 @@ impl Policy for Mglru {
             ("refaults_recent", self.c_refaults_recent),
             ("min_ttl_oom", self.c_min_ttl_oom),
             ("forced", self.c_forced),
-        ]
+        ];
+        if let Some(f) = &self.flusher {
+            v.extend(f.counters());
+        }
+        v
     }
 }

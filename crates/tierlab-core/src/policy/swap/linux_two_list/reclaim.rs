@@ -68,9 +68,7 @@ impl LinuxTwoList {
         self.dirty_files.clear();
         self.c_flushes += 1;
         self.c_flushed += out.len() as u64;
-        if !out.is_empty() {
-            sink.write_back(&out);
-        }
+        crate::sim::write_back_runs(sink, &mut out);
     }
 
     /// One step of shrink_folio_list on the tail of `anon`'s inactive list.

@@ -91,6 +91,10 @@ impl Mglru {
                 self.c_protected += 1;
                 return Some(Scan::Sorted);
             }
+            // sort_folio of 6.1-6.11: a dirty file page waits for writeback.
+            if self.sort_dirty(id, t) {
+                return Some(Scan::Sorted);
+            }
             // isolate_folio.
             let q = &mut self.pages[id as usize];
             if q.flags & REFERENCED == 0 {
@@ -112,6 +116,7 @@ impl Mglru {
         }
         // isolate_folio: refs cleared unless PG_referenced (refs == 0 here
         // means no PG_referenced already).
+        self.isolated(id, t);
         // folio_check_references: the young bit via the rmap walk.
         if p.flags & YOUNG != 0 {
             self.pages[id as usize].flags &= !YOUNG;
@@ -151,6 +156,10 @@ impl Mglru {
             }
             return Some(Scan::Kept);
         }
+        // shrink_folio_list: a dirty file page is not written by reclaim.
+        if self.pass_over_dirty(id, t) {
+            return Some(Scan::Kept);
+        }
         self.evict(id, t, sink);
         Some(Scan::Freed)
     }
@@ -180,10 +189,11 @@ impl Mglru {
         }
         if self.v6_1 && self.reclaim_batch > 1 {
             self.reclaim_memcg(sink);
-            return;
+        } else {
+            let target = self.reclaim_batch.min(self.resident).max(1);
+            self.reclaim_pages(target, true, sink);
         }
-        let target = self.reclaim_batch.min(self.resident).max(1);
-        self.reclaim_pages(target, true, sink);
+        self.end_pass(sink);
     }
 
     /// Frees up to `target` pages; without `force`, gives up (returning
@@ -202,6 +212,12 @@ impl Mglru {
             let pick = self.isolate_type();
             let first = pick.0;
             if idle > limit {
+                // The pass cannot free a page: it ends here, and the
+                // flusher it woke (every file page taken dirty) gets a turn.
+                if self.end_pass(sink) {
+                    idle = 0;
+                    continue;
+                }
                 if !force {
                     break;
                 }

@@ -80,6 +80,7 @@ impl Mglru {
                 break;
             }
         }
+        self.end_pass(sink);
         freed
     }
 
