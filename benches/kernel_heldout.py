@@ -83,7 +83,7 @@ def replay(args) -> int:
     df = _frames(Path(args.out))
     bad = 0
     for (trace, spec, cap), rows in df.groupby(["trace_file", "policy_spec", "capacity_pages"], sort=False):
-        r = api.run(trace, policies=[spec], sizes=[int(cap)]).iloc[0]
+        r = api.run(trace, policies=[kc.replayable_spec(spec, trace)], sizes=[int(cap)]).iloc[0]
         for _, row in rows.iterrows():
             got = int(r[kc.METRICS[row["metric"]]])
             if got != int(row["model"]):

@@ -460,7 +460,7 @@ def test_the_kernel_s_writes_are_placed_among_the_references():
     assert kc.written_references(writes, [], 64, 130) == []
 
 
-def test_mglru_gets_the_kernel_s_writes_where_it_leaves_dirty_pages_to_the_flusher():
+def test_mglru_gets_the_kernel_s_writes_where_it_leaves_dirty_pages_to_the_flusher(tmp_path):
     mg = "mglru(file_access='read',reclaim_batch=32,writeback='flusher',version='6.12')"
     writes = [[3, 7, 1], [40, 2, 3]]
     spec = kc._with_file_writes(mg, writes)
@@ -469,9 +469,16 @@ def test_mglru_gets_the_kernel_s_writes_where_it_leaves_dirty_pages_to_the_flush
     assert kc._with_file_writes(mg, None) == mg
     assert kc._with_file_writes("mglru(file_access='read')", writes) == "mglru(file_access='read')"
     assert kc._with_file_writes("linux-two-list(writeback='flusher')", writes) == "linux-two-list(writeback='flusher')"
-    # the CSV shows the writes as their count and pages
-    assert kc.shown_spec(spec) == mg[:-1] + ",written_at=<2 writes, 4 pages>)"
+    # the CSV shows the writes as their count and pages; the kept writes make it whole again
+    shown = kc.shown_spec(spec)
+    assert shown == mg[:-1] + ",written_at=<2 writes, 4 pages>)"
     assert kc.shown_spec(mg) == mg
+    trace = tmp_path / "cell.tlt"
+    with pytest.raises(FileNotFoundError, match="cell.written.json"):
+        kc.replayable_spec(shown, trace)
+    trace.with_suffix(".written.json").write_text(json.dumps(writes))
+    assert kc.replayable_spec(shown, trace) == spec
+    assert kc.replayable_spec(mg, trace) == mg
     # the spec parses, and the model takes it: page 7 of a 50-page Zipf, written before reference 3
     run = api.run(
         "zipf:alpha=0.9,pages=50,n=400,seed=1,write=0.3", policies=[spec.replace("file_access='read',", "")], sizes=[8]

@@ -498,6 +498,19 @@ def shown_spec(spec: str) -> str:
     return spec[: m.start()] + short + spec[m.end() :]
 
 
+def replayable_spec(spec: str, trace: str | os.PathLike) -> str:
+    """The spec :func:`shown_spec` summed up, whole again: ``written_at`` from the cell's kept
+    writes beside its kept trace (``CELL.written.json``)."""
+    m = re.search(r"written_at=<[^>]*>", spec)
+    if not m:
+        return spec
+    kept = Path(trace).with_suffix(".written.json")
+    if not kept.exists():
+        raise FileNotFoundError(f"{kept}: the kernel's writes this spec replays ({m.group(0)}) are not kept")
+    writes = json.dumps(json.loads(kept.read_text()), separators=(",", ":"))
+    return spec[: m.start()] + f"written_at={writes}" + spec[m.end() :]
+
+
 TWO_LIST_NAME = "linux-two-list"
 MGLRU_NAME = "mglru"
 #: the swap devices on which a swap-in frees the page's slot or entry: zram and brd are

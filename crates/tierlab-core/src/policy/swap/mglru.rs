@@ -109,9 +109,14 @@
 //!   `lru_gen_look_around` (promoting the young neighbours of a young page
 //!   found by eviction) is not modelled: a trace has no page tables, and the
 //!   neighbours are promoted by the next aging walk anyway.
-//! * Dirty file pages are written back when evicted (as `linux-two-list`'s
-//!   default `writeback = "evict"`); the kernel moves them one generation up
-//!   and wakes the flusher.
+//! * Dirty file pages are written back when evicted with the default
+//!   `writeback = "evict"` (as `linux-two-list`'s). The kernel's reclaim
+//!   never writes a file page: with `writeback = "flusher"` 6.1's
+//!   `sort_folio` moves it a generation up, 6.12's `shrink_folio_list`
+//!   activates it with PG_reclaim, and the flusher's write sends it to the
+//!   oldest generation; the flusher runs when 6.12's reclaim wakes it, or
+//!   when the kernel's recorded writes say (`written_at`):
+//!   `mglru/writeback.rs`.
 //! * `lru_gen_refault` also restores the refs counter, but without
 //!   PG_referenced, so the next `lru_gen_inc_refs` (or the isolation)
 //!   clears it again; only PG_workingset is restored here.
@@ -123,10 +128,13 @@
 //! * Swap is assumed available; memory cgroups, zones, large folios,
 //!   `swappiness` 201 (anon only, SWAPPINESS_ANON_ONLY) are not modelled.
 //!
-//! **`version = "6.1"`**: the MGLRU of Linux 6.1 to 6.13, before the
+//! **`version = "6.1"`**: the MGLRU of Linux 6.1 to 6.11, before the
 //! "rework refs" series (read: Debian's linux-source-6.12 6.12.117 and
-//! linux-source-6.1 6.1.192; the rules below are the same in both). What
-//! differs from the default, by function:
+//! linux-source-6.1 6.1.192; the rules below are the same in both);
+//! **`version = "6.12"`** (6.12 and 6.13) differs from it only for dirty
+//! file pages with `writeback = "flusher"` (6.12's `sort_folio` lets them
+//! through to `shrink_folio_list`). What differs from the default, by
+//! function:
 //! * `folio_inc_refs` (mm/swap.c): the first read() access sets
 //!   PG_referenced, the second PG_workingset, each further one increments
 //!   the 2-bit counter (up to 3); `folio_lru_refs` (mm_inline.h) = counter +
@@ -200,8 +208,9 @@ pub struct MglruConfig {
     pub min_ttl: u64,
     /// Pages freed per reclaim round (1, or 32 as a memory cgroup does).
     pub reclaim_batch: u32,
-    /// Which kernel's MGLRU: "6.14" (6.14-6.18, the default) or "6.1"
-    /// (6.1-6.13, before the "rework refs" series; see the module doc).
+    /// Which kernel's MGLRU: "6.14" (6.14-6.18, the default), "6.12" (6.12
+    /// and 6.13) or "6.1" (6.1-6.11); the last two before the "rework refs"
+    /// series (see the module doc).
     pub version: MglruVersion,
     /// The swap device is synchronous (zram, brd: SWP_SYNCHRONOUS_IO), so a
     /// swap-in does not keep the page's swap slot and the page is written
