@@ -121,6 +121,36 @@ fn version_6_1_protects_full_refs_and_clears_them_on_the_way_up() {
 }
 
 #[test]
+fn version_6_1_sorts_protected_pages_to_the_end_scanned_first() {
+    // sort_folio moves a protected page to min_seq + 1 with list_move_tail:
+    // the end scan_folios takes first. Capacity 3, pages 1, 2, 3 read five
+    // times each (refs 4) in that order: generation 1 (min_seq + 1), page 1
+    // at the tail.
+    let mut d = fd_6_1(3);
+    for p in 1..=3 {
+        for _ in 0..5 {
+            d.go(p, R, F);
+        }
+    }
+    // Page 4 needs room: min_seq[file] rises to 1 (generation 0 empty);
+    // pages 1, 2, 3 are protected in turn, each to the tail of generation 2
+    // (refs cleared), so 3 ends at the tail. Generation 1 is empty and
+    // neither type has a page to scan: aging (max_seq 4); min_seq rises to
+    // 2 for both types (anon's waits at file's), and the tail of generation
+    // 2, page 3 (refs 0, tier 0), is evicted.
+    d.go(4, R, F);
+    assert_eq!(d.counter("protected"), 3);
+    assert_eq!(d.counter("aging"), 1);
+    assert_eq!(d.evicted(), vec![3]);
+    assert_eq!(d.p.seqs(), (4, [2, 2]));
+    // Page 4 joins min_seq = 2 (min_seq + MIN_NR_GENS >= max_seq), at the
+    // head; the next page taken from the tail is 2.
+    assert_eq!(d.p.seq_of(4), Some(2));
+    d.go(5, R, F);
+    assert_eq!(d.evicted(), vec![3, 2]);
+}
+
+#[test]
 fn aging_runs_when_eviction_is_no_longer_possible() {
     let mut d = mapped(4);
     for p in 1..=4 {

@@ -140,8 +140,9 @@
 //!   generations.
 //! * `sort_folio` (mm/vmscan.c): protected when tier > the cut-off or refs
 //!   = 4; `folio_inc_gen` then clears the counter, PG_referenced and
-//!   PG_workingset (LRU_REFS_FLAGS); every protected page counts in
-//!   `protected`. `inc_min_seq` moves the oldest generation's pages the same
+//!   PG_workingset (LRU_REFS_FLAGS), and `list_move_tail` puts the page at
+//!   the end of `min_seq + 1` that is scanned first (the default rules put
+//!   it at the other end); every protected page counts in `protected`. `inc_min_seq` moves the oldest generation's pages the same
 //!   way and counts none.
 //! * `isolate_folio`: without PG_referenced the counter and PG_workingset
 //!   are cleared; PG_referenced is cleared either way.

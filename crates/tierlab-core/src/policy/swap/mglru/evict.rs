@@ -99,11 +99,12 @@ impl Mglru {
             let (refs, tier) = self.refs_tier(&p);
             if tier > tier_idx || refs == MAX_REFS {
                 // sort_folio -> folio_inc_gen: LRU_REFS_MASK and
-                // LRU_REFS_FLAGS cleared, to min_seq + 1.
+                // LRU_REFS_FLAGS cleared, to min_seq + 1, at the end
+                // scanned first (list_move_tail).
                 let q = &mut self.pages[id as usize];
                 q.refs = 0;
                 q.flags &= !(REFERENCED | WORKINGSET);
-                self.link(id, self.min_seq[t] + 1, false);
+                self.link(id, self.min_seq[t] + 1, true);
                 self.protected[t][tier] += 1;
                 self.c_protected += 1;
                 return Some(None);
