@@ -228,6 +228,34 @@ def test_the_generation_diagnostic_is_opt_in_and_prints_the_reclaims_on_the_inse
         kv.lru_gen_every()
 
 
+def test_the_generation_diagnostic_can_snapshot_the_group_s_lru_gen_full(tmp_path, monkeypatch):
+    """TIERLAB_VM_LRU_GEN_FULL=1: each snapshot is the cell group's part of lru_gen_full (from its
+    memcg line on; run here with busybox on a hand-written file), spaces squeezed, on one line."""
+    cells = [kv.VmCell(tmp_path / "a.tlt", 10, 100, 16 << 20, "zram")] * 2
+    monkeypatch.setenv(kv.LRU_GEN_ENV, "0.25")
+    monkeypatch.setenv(kv.LRU_GEN_FULL_ENV, "1")
+    init = _init_of(tmp_path, cells)
+    cell1 = init.split("C=/sys/fs/cgroup/kc")[2]
+    src = kv.lru_gen_source(1)
+    assert src in cell1 and "/debug/lru_gen)" not in init
+    full = tmp_path / "lru_gen_full"
+    full.write_text(
+        "memcg     1 /\n node     0\n           3      36500      0      0\n"
+        "memcg     2 /kc1\n node     0\n           3       2800      5      6\n"
+        "                     0        162r        837e          0p\n"
+    )
+    out = subprocess.run(
+        [str(kv.BUSYBOX), "sh", "-c", src.replace("/sys/kernel/debug/lru_gen_full", str(full))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert out == "memcg 2 /kc1  node 0  3 2800 5 6  0 162r 837e 0p "
+    monkeypatch.setenv(kv.LRU_GEN_FULL_ENV, "yes")
+    with pytest.raises(kc.KernelCheckUnavailable, match="TIERLAB_VM_LRU_GEN_FULL='yes': expected 1"):
+        kv.lru_gen_source(0)
+
+
 def test_a_cell_s_pressure_and_zswap_counters_are_read_from_the_console():
     console = "\n".join(
         [

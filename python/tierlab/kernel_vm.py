@@ -402,13 +402,17 @@ def tiered_spec(spec: str, fast_pages: int, references: int, seconds: float) -> 
 #: at the end ``<cell> end F <lru_gen_full>`` (per tier the refault controller's counts, and the
 #: page-table walks' totals: PTEs seen, young, PMDs walked and carried in the Bloom filter); the
 #: run writes each cell's lines beside its kept trace (``--keep-traces``) as ``<trace>.lru_gen``.
+#: With ``TIERLAB_VM_LRU_GEN_FULL=1`` as well, each snapshot is the cell group's part of
+#: ``lru_gen_full`` instead (the refault controller's counts per tier over the run; runs of spaces
+#: squeezed, as a trace_marker write holds at most 4 KiB; slower to read, so fewer snapshots).
 LRU_GEN_ENV = "TIERLAB_VM_LRU_GEN"
+LRU_GEN_FULL_ENV = "TIERLAB_VM_LRU_GEN_FULL"
 #: the reclaim diagnostic's events but shrink_active_list's (MGLRU has no active list)
 LRU_GEN_EVENTS = [e for e in RECLAIM_EVENTS if e != "vmscan/mm_vmscan_lru_shrink_active"]
-LRU_GEN_PRE = (
-    "(while :; do echo \"LRUGEN $(tr '\\n' ' ' < /sys/kernel/debug/lru_gen)\" > $T/trace_marker 2>/dev/null;"
-    " sleep {every}; done) & D=$!\n"
-)
+LRU_GEN_PRE = '(while :; do echo "LRUGEN $({source})" > $T/trace_marker 2>/dev/null; sleep {every}; done) & D=$!\n'
+#: what each snapshot reads: lru_gen, or with LRU_GEN_FULL_ENV the cell group's lines of lru_gen_full
+LRU_GEN_SOURCE = "tr '\\n' ' ' < /sys/kernel/debug/lru_gen"
+LRU_GEN_FULL_SOURCE = "sed -n '/ \\/kc{i}$/,$p' /sys/kernel/debug/lru_gen_full | tr -s ' ' | tr '\\n' ' '"
 #: the fields of mm_vmscan_lru_shrink_inactive the timeline keeps
 LRU_GEN_FIELDS = "nr_scanned|nr_reclaimed|nr_activate_anon|nr_activate_file|nr_ref_keep|priority|flags"
 LRU_GEN_POST = """kill $D; wait $D 2>/dev/null
@@ -434,6 +438,15 @@ def lru_gen_every() -> float | None:
     if not 0 < every <= 3600:
         raise kc.KernelCheckUnavailable(f"{LRU_GEN_ENV}={v!r}: expected seconds between snapshots, e.g. 0.5")
     return every
+
+
+def lru_gen_source(i: int) -> str:
+    """The command each snapshot of cell ``i`` reads (``LRU_GEN_FULL_ENV``: its group's part of
+    ``lru_gen_full``; otherwise ``lru_gen``)."""
+    full = os.environ.get(LRU_GEN_FULL_ENV, "").strip()
+    if full not in ("", "0", "1"):
+        raise kc.KernelCheckUnavailable(f"{LRU_GEN_FULL_ENV}={full!r}: expected 1 (or 0, off)")
+    return LRU_GEN_FULL_SOURCE.format(i=i) if full == "1" else LRU_GEN_SOURCE
 
 
 def lru_gen_timeline(console: str, i: int) -> list[str]:
@@ -554,7 +567,7 @@ def build_initramfs(
             zswap_post=zs(1),
             node0=TIERS_NODE0.format(i=i) if tiers else "",
             reclaim_lines=f"sed -n 's/^.*mm_vmscan/{RECLAIM_MARK} {i} mm_vmscan/p' $T/trace" if reclaim_trace else "",
-            lru_gen_pre=LRU_GEN_PRE.format(every=every) if every else "",
+            lru_gen_pre=LRU_GEN_PRE.format(every=every, source=lru_gen_source(i)) if every else "",
             lru_gen_post=LRU_GEN_POST.format(i=i, fields=LRU_GEN_FIELDS) if every else "",
         )
 

@@ -11,10 +11,13 @@
 //! replays on 6.12's anonymous cells, `{"file_access": "read",
 //! "reclaim_batch": 32, "version": "6.1", "sync_swap": true}`). One line per
 //! reference that reclaimed: `<file misses> R <anon reclaimed> <file
-//! reclaimed> <agings> | <seq>:<anon pages>:<file pages> ...` (the
-//! generations after it, oldest first; `-` for a type's generation below its
-//! `min_seq`), and a last line `total` with the policy's counters. Cost: one
-//! pass over the references; a line per reclaim.
+//! reclaimed> <agings> | <seq>:<anon pages>:<file pages> ... | anon ...
+//! file ...` (the generations after it, oldest first, `-` for a type's
+//! generation below its `min_seq`; then the refault controller per type and
+//! tier, `<refaulted>r<evicted>e<protected>p<avg_refaulted>R<avg_total>T`,
+//! the counts the kernel's `lru_gen_full` prints), and a last line `total`
+//! with the policy's counters. Cost: one pass over the references; a line
+//! per reclaim.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,6 +42,22 @@ fn gens(p: &Mglru) -> String {
             }
         };
         s += &format!(" {seq}:{}:{}", n(false), n(true));
+    }
+    s
+}
+
+/// The refault controller per type and tier: `refaulted/evicted/protected`
+/// of the current generation and `avg_refaulted/avg_total`, as the kernel's
+/// `lru_gen_full` prints them (r e p, R T).
+fn ctrl(p: &Mglru) -> String {
+    let mut s = String::new();
+    for file in [false, true] {
+        s += if file { " file" } else { " anon" };
+        for tier in 0..4 {
+            let (r, e, pr) = p.ctrl_counts(file, tier);
+            let (ar, at) = p.ctrl_avg(file, tier);
+            s += &format!(" {r}r{e}e{pr}p{ar}R{at}T");
+        }
     }
     s
 }
@@ -110,12 +129,13 @@ fn run(args: &[String]) -> Result<(), String> {
         );
         if (a, f, g) != (ra, rf, aging) {
             println!(
-                "{} R {} {} {} |{}",
+                "{} R {} {} {} |{} |{}",
                 file_misses - u64::from(!resident && kind == Kind::File),
                 a - ra,
                 f - rf,
                 g - aging,
-                gens(&p)
+                gens(&p),
+                ctrl(&p)
             );
             (ra, rf, aging) = (a, f, g);
         }

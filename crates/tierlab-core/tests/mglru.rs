@@ -121,6 +121,36 @@ fn version_6_1_protects_full_refs_and_clears_them_on_the_way_up() {
 }
 
 #[test]
+fn version_6_1_sorts_protected_pages_to_the_end_scanned_first() {
+    // sort_folio moves a protected page to min_seq + 1 with list_move_tail:
+    // the end scan_folios takes first. Capacity 3, pages 1, 2, 3 read five
+    // times each (refs 4) in that order: generation 1 (min_seq + 1), page 1
+    // at the tail.
+    let mut d = fd_6_1(3);
+    for p in 1..=3 {
+        for _ in 0..5 {
+            d.go(p, R, F);
+        }
+    }
+    // Page 4 needs room: min_seq[file] rises to 1 (generation 0 empty);
+    // pages 1, 2, 3 are protected in turn, each to the tail of generation 2
+    // (refs cleared), so 3 ends at the tail. Generation 1 is empty and
+    // neither type has a page to scan: aging (max_seq 4); min_seq rises to
+    // 2 for both types (anon's waits at file's), and the tail of generation
+    // 2, page 3 (refs 0, tier 0), is evicted.
+    d.go(4, R, F);
+    assert_eq!(d.counter("protected"), 3);
+    assert_eq!(d.counter("aging"), 1);
+    assert_eq!(d.evicted(), vec![3]);
+    assert_eq!(d.p.seqs(), (4, [2, 2]));
+    // Page 4 joins min_seq = 2 (min_seq + MIN_NR_GENS >= max_seq), at the
+    // head; the next page taken from the tail is 2.
+    assert_eq!(d.p.seq_of(4), Some(2));
+    d.go(5, R, F);
+    assert_eq!(d.evicted(), vec![3, 2]);
+}
+
+#[test]
 fn aging_runs_when_eviction_is_no_longer_possible() {
     let mut d = mapped(4);
     for p in 1..=4 {
@@ -760,4 +790,91 @@ fn the_flusher_keeps_the_dirty_page_contract() {
             }
         }
     }
+}
+
+#[test]
+fn version_6_1_eviction_looks_around_a_young_page() {
+    // lru_gen_look_around (6.1-6.13 mm/vmscan.c): eviction's rmap walk that
+    // finds a page young also scans the PTEs around it (MIN_LRU_BATCH = 64
+    // of its PTE table) and activates the young pages there. Capacity 6,
+    // swappiness 200 (anon only), one page per round.
+    let cfg = MglruConfig {
+        version: MglruVersion::V6_1,
+        swappiness: 200,
+        ..Default::default()
+    };
+    let mut d = mglru(6, cfg);
+    // Anon pages 0-5 faulted: max_seq 3, young.
+    for p in 0..6 {
+        d.go(p, W, A);
+    }
+    // Page 600 (another PTE table) needs a page: no generation is evictable
+    // (min_seq 0 + 2 <= max_seq 3, but generations 0-2 are empty and min_seq
+    // rises to 2): aging (0-5 young: to max_seq 3, young bits cleared;
+    // max_seq 4), again (min_seq 3, nothing young; max_seq 5). Generation 3
+    // holds 0-5, page 0 at its tail: not young, swapped out.
+    d.go(600, W, A);
+    assert_eq!(d.evicted(), [0]);
+    assert_eq!(d.p.seqs(), (5, [3, 3]));
+    // Pages 1, 3, 5 are used again (young); page 601 needs a page. The tail
+    // of generation 3 is page 1: young, so it is kept (max_seq 5), and the
+    // look-around (pages 0-63 of its table) activates 3 and 5 with it; 600
+    // (another table) keeps its young bit. The next tail, page 2, is
+    // swapped out.
+    for p in [1, 3, 5] {
+        d.go(p, R, A);
+    }
+    d.go(601, W, A);
+    assert_eq!(d.evicted(), [0, 2]);
+    assert_eq!(d.counter("looked_around"), 2);
+    for p in [1, 3, 5] {
+        assert_eq!(d.p.seq_of(p as u32), Some(5), "page {p}");
+        assert_eq!(d.p.page_refs(p as u32), Some((0, false, false)), "page {p}");
+    }
+    assert_eq!(d.p.seq_of(4), Some(3));
+    assert_eq!(d.p.page_refs(600), Some((0, false, true)));
+}
+
+#[test]
+fn version_6_1_memcg_batch_keeps_an_isolated_page_the_look_around_found_young() {
+    // The references of version_6_1_memcg_reclaim_ages_at_low_priority_and_
+    // swaps_out_cold_anon, with anon pages 1 and 2 used again before page 23
+    // needs a page. At priority 1 evict_folios isolates both
+    // (file's oldest generation is empty) before shrink_folio_list looks at
+    // either: page 1 is young, so it is kept and its look-around finds page
+    // 2 young while isolated: PG_referenced, kept too ("folio_update_gen()
+    // tried to promote this page?"). Both go to max_seq 5 and nothing anon
+    // is swapped out; one page at a time, page 2 would have been activated
+    // by the look-around from the list instead. try_to_inc_min_seq then
+    // raises both min_seq to 4 (anon at MIN_NR_GENS: 0 scanned reported),
+    // and priority 0 ages (min_seq 4 + 2 > max_seq 5): max_seq 6. 6 of 8
+    // reclaimed (file pages 17-22); page 23 joins min_seq[file] = 4 (two
+    // generations above it).
+    let cfg = MglruConfig {
+        file_access: FileAccess::Read,
+        version: MglruVersion::V6_1,
+        reclaim_batch: 8,
+        ..Default::default()
+    };
+    let mut d = mglru(8, cfg);
+    for (p, k) in [(1, A), (2, A)]
+        .into_iter()
+        .chain((11..=22).map(|p| (p, F)))
+        .chain([(1, A), (2, A)])
+    {
+        d.go(p, R, k);
+    }
+    assert_eq!(d.p.seqs(), (5, [2, 2]));
+    assert_eq!(counter(&d.p, "activated"), 0);
+    d.go(23, R, F);
+    assert_eq!(d.evicted(), (11..=22).collect::<Vec<u64>>());
+    assert_eq!(counter(&d.p, "activated"), 2);
+    assert_eq!(counter(&d.p, "looked_around"), 0);
+    assert_eq!(d.p.seqs(), (6, [4, 4]));
+    assert_eq!(counter(&d.p, "aging"), 3);
+    for p in [1, 2] {
+        assert_eq!(d.p.seq_of(p), Some(5), "page {p}");
+        assert_eq!(d.p.page_refs(p), Some((0, false, false)), "page {p}");
+    }
+    assert_eq!(d.p.seq_of(23), Some(4));
 }

@@ -95,7 +95,9 @@
 //!   MIN_LRU_BATCH = 64 pages, then runs `shrink_folio_list`); with
 //!   `reclaim_batch` > 1 reclaim frees that many pages per round, as in
 //!   `linux-two-list`. The PID controller is consulted every step, so its
-//!   decisions see each eviction at once rather than once per batch.
+//!   decisions see each eviction at once rather than once per batch. (The
+//!   memory-cgroup reclaim of `version = "6.1"` isolates whole batches:
+//!   below.)
 //! * Aging runs only when it must (fewer than three generations of the
 //!   evictable types), except in the memory-cgroup reclaim of
 //!   `version = "6.1"` with `reclaim_batch` > 1 (`mglru/memcg.rs`), where
@@ -107,8 +109,9 @@
 //!   generation at once instead of lazily at `sort_folio` time, so the
 //!   order within a generation can differ.
 //!   `lru_gen_look_around` (promoting the young neighbours of a young page
-//!   found by eviction) is not modelled: a trace has no page tables, and the
-//!   neighbours are promoted by the next aging walk anyway.
+//!   found by eviction) is modelled for `version = "6.1"` and `"6.12"` only
+//!   (below); in the default rules the neighbours wait for the next aging
+//!   walk.
 //! * Dirty file pages are written back when evicted with the default
 //!   `writeback = "evict"` (as `linux-two-list`'s). The kernel's reclaim
 //!   never writes a file page: with `writeback = "flusher"` 6.1's
@@ -146,8 +149,9 @@
 //!   generations.
 //! * `sort_folio` (mm/vmscan.c): protected when tier > the cut-off or refs
 //!   = 4; `folio_inc_gen` then clears the counter, PG_referenced and
-//!   PG_workingset (LRU_REFS_FLAGS); every protected page counts in
-//!   `protected`. `inc_min_seq` moves the oldest generation's pages the same
+//!   PG_workingset (LRU_REFS_FLAGS), and `list_move_tail` puts the page at
+//!   the end of `min_seq + 1` that is scanned first (the default rules put
+//!   it at the other end); every protected page counts in `protected`. `inc_min_seq` moves the oldest generation's pages the same
 //!   way and counts none.
 //! * `isolate_folio`: without PG_referenced the counter and PG_workingset
 //!   are cleared; PG_referenced is cleared either way.
@@ -169,6 +173,26 @@
 //!   (its tiers 1-3 against the other's first); `get_tier_idx` at gains
 //!   1:2 (`Mglru::isolate_type`).
 //!
+//! * `lru_gen_look_around` (mm/vmscan.c; called from `folio_referenced_one`
+//!   when eviction's rmap walk finds a young PTE): the PTEs around it, up to
+//!   MIN_LRU_BATCH (64) pages of the same PTE table (PTRS_PER_PMD = 512
+//!   pages, aligned), are scanned too, and each young page there loses its
+//!   young bit and is activated (`folio_clear_lru_refs`, `folio_activate`:
+//!   `max_seq`), or, when it is isolated in the same batch, gets
+//!   PG_referenced, which `shrink_folio_list` keeps ("folio_update_gen()
+//!   tried to promote this page?"). Memory-cgroup reclaim has no page-table
+//!   walk at hand (`set_mm_walk(NULL, sc->proactive)`), so this is the
+//!   `folio_activate` branch. Page numbers stand for virtual addresses
+//!   (one mapping; a trace has no VMAs): the neighbours of page n are the
+//!   resident pages of its type numbered within the window. With
+//!   `reclaim_batch` > 1 `evict_folios` isolates its batch first
+//!   (`scan_folios`: up to MIN_LRU_BATCH pages) and then runs
+//!   `shrink_folio_list` on it in order, so a young page found by the
+//!   look-around counts as isolated when it is in the batch and is skipped
+//!   by the scan (promoted) otherwise: per batch the kernel swaps out the
+//!   cold pages among the next 64 not yet promoted. Cost: a hash map of the
+//!   resident mapped pages (an insert per fault, a removal per eviction)
+//!   and up to 64 look-ups per young page eviction finds.
 //! * Mapped pages (young bits): the aging walk (`folio_update_gen`) moves
 //!   every young page to `max_seq` with its refs counter, PG_referenced and
 //!   PG_workingset cleared; eviction that finds a page young
@@ -181,6 +205,7 @@ use crate::policy::swap::linux_two_list::{FileAccess, Writeback};
 use crate::policy::{Policy, PolicyCtx, PolicyDef};
 use crate::sim::{PageId, PageRef, Sink};
 use crate::trace::{Kind, Op};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 /// MIN_NR_GENS / MAX_NR_GENS (include/linux/mmzone.h).
@@ -264,9 +289,12 @@ const DIRTY: u8 = 4;
 const ANON: u8 = 8;
 /// PG_referenced, kept apart from the counter (`version = "6.1"` only).
 const REFERENCED: u8 = 16;
+/// Isolated by `scan_folios`, not yet through `shrink_folio_list` (a batch
+/// of memory-cgroup reclaim with `version = "6.1"`).
+const ISOLATED: u8 = 32;
 /// PG_reclaim on a dirty file page reclaim passed over (`writeback =
 /// "flusher"`): its write-back moves it to the oldest generation.
-const RECLAIM: u8 = 32;
+const RECLAIM: u8 = 64;
 
 const NO_SHADOW: u64 = u64::MAX;
 
@@ -356,6 +384,11 @@ pub struct Mglru {
     resident: usize,
     /// Pages whose young bit was set since the last aging walk.
     young: Vec<u32>,
+    /// `version = "6.1"`: resident pages accessed through page tables, by
+    /// page number (with the anon bit), for `lru_gen_look_around`.
+    mapped: FxHashMap<u64, u32>,
+    /// The pages a memory-cgroup reclaim batch isolated (reused buffer).
+    batch: Vec<u32>,
     /// PID controller state, per type and tier (NR_HIST_GENS = 1).
     refaulted: [[u64; MAX_NR_TIERS]; 2],
     evicted: [[u64; MAX_NR_TIERS]; 2],
@@ -369,6 +402,8 @@ pub struct Mglru {
     c_promoted: u64,
     c_protected: u64,
     c_activated: u64,
+    /// Young pages `lru_gen_look_around` moved to `max_seq`.
+    c_looked_around: u64,
     c_kept: u64,
     c_refaults: u64,
     c_refaults_recent: u64,
@@ -438,6 +473,8 @@ impl PolicyDef for Mglru {
             arena: Arena::with_capacity(ctx.capacity),
             resident: 0,
             young: Vec::new(),
+            mapped: FxHashMap::default(),
+            batch: Vec::new(),
             refaulted: [[0; MAX_NR_TIERS]; 2],
             evicted: [[0; MAX_NR_TIERS]; 2],
             protected: [[0; MAX_NR_TIERS]; 2],
@@ -450,6 +487,7 @@ impl PolicyDef for Mglru {
             c_promoted: 0,
             c_protected: 0,
             c_activated: 0,
+            c_looked_around: 0,
             c_kept: 0,
             c_refaults: 0,
             c_refaults_recent: 0,
@@ -458,6 +496,12 @@ impl PolicyDef for Mglru {
             swap_off: false,
         })
     }
+}
+
+/// The key of a page in `Mglru::mapped`: its number, with the type.
+#[inline]
+fn mapped_key(page: u64, anon: bool) -> u64 {
+    page ^ ((anon as u64) << 63)
 }
 
 #[inline]
@@ -527,6 +571,13 @@ impl Mglru {
             self.evicted[t][tier],
             self.protected[t][tier],
         )
+    }
+
+    /// (avg_refaulted, avg_total) of a type's tier: the refault controller's
+    /// history, as `lru_gen_full` prints it at `max_seq` (R, T).
+    pub fn ctrl_avg(&self, file: bool, tier: usize) -> (u64, u64) {
+        let t = file as usize;
+        (self.avg_refaulted[t][tier], self.avg_total[t][tier])
     }
 
     /// Whether the min_ttl guard holds now: the oldest evictable generation
@@ -671,6 +722,9 @@ impl Mglru {
         };
         let seq = seq.max(self.min_seq[t]);
         self.link(id, seq, false);
+        if self.v6_1 && !fd {
+            self.mapped.insert(mapped_key(page, anon), id);
+        }
         if young {
             self.set_young(id);
         } else if fd && !write {
@@ -764,6 +818,7 @@ impl Policy for Mglru {
             ("promoted", self.c_promoted),
             ("protected", self.c_protected),
             ("activated", self.c_activated),
+            ("looked_around", self.c_looked_around),
             ("kept", self.c_kept),
             ("refaults", self.c_refaults),
             ("refaults_recent", self.c_refaults_recent),

@@ -6,7 +6,8 @@
 //! the mechanism). Cost: O(1) per page scanned.
 
 use super::{
-    slot, tier_from_refs, Mglru, ANON, DIRTY, MAX_REFS, MIN_NR_GENS, REFERENCED, WORKINGSET, YOUNG,
+    mapped_key, slot, tier_from_refs, Mglru, ANON, DIRTY, ISOLATED, MAX_REFS, MIN_LRU_BATCH,
+    MIN_NR_GENS, REFERENCED, WORKINGSET, YOUNG,
 };
 use crate::policy::list::NIL;
 use crate::sim::{PageOut, Sink};
@@ -44,6 +45,10 @@ impl Mglru {
         };
         p.flags &= ANON;
         p.refs = 0;
+        let key = mapped_key(p.page, t == 0);
+        if self.v6_1 && self.mapped.get(&key) == Some(&id) {
+            self.mapped.remove(&key);
+        }
         self.arena.release(n);
         self.resident -= 1;
         self.c_reclaimed[t] += 1;
@@ -59,6 +64,18 @@ impl Mglru {
         tier_idx: usize,
         sink: &mut S,
     ) -> Option<Scan> {
+        Some(match self.sort_or_isolate(t, tier_idx)? {
+            None => Scan::Sorted,
+            Some(id) => self.shrink_one(id, t, sink),
+        })
+    }
+
+    /// `scan_folios` for the page at the tail of type `t`'s oldest
+    /// generation: `sort_folio` (Some(None): moved up a generation, protected
+    /// by its tier) or `isolate_folio` (Some(Some(id)): unlinked, for
+    /// `shrink_one`); None when the type cannot be scanned (MIN_NR_GENS
+    /// generations, or empty).
+    pub(super) fn sort_or_isolate(&mut self, t: usize, tier_idx: usize) -> Option<Option<u32>> {
         if self.nr_gens(t) <= MIN_NR_GENS {
             return None;
         }
@@ -82,18 +99,19 @@ impl Mglru {
             let (refs, tier) = self.refs_tier(&p);
             if tier > tier_idx || refs == MAX_REFS {
                 // sort_folio -> folio_inc_gen: LRU_REFS_MASK and
-                // LRU_REFS_FLAGS cleared, to min_seq + 1.
+                // LRU_REFS_FLAGS cleared, to min_seq + 1, at the end
+                // scanned first (list_move_tail).
                 let q = &mut self.pages[id as usize];
                 q.refs = 0;
                 q.flags &= !(REFERENCED | WORKINGSET);
-                self.link(id, self.min_seq[t] + 1, false);
+                self.link(id, self.min_seq[t] + 1, true);
                 self.protected[t][tier] += 1;
                 self.c_protected += 1;
-                return Some(Scan::Sorted);
+                return Some(None);
             }
             // sort_folio of 6.1-6.11: a dirty file page waits for writeback.
             if self.sort_dirty(id, t) {
-                return Some(Scan::Sorted);
+                return Some(None);
             }
             // isolate_folio.
             let q = &mut self.pages[id as usize];
@@ -102,36 +120,52 @@ impl Mglru {
                 q.flags &= !WORKINGSET;
             }
             q.flags &= !REFERENCED;
+            self.isolated(id, t);
+            return Some(Some(id));
         }
         let tier = tier_from_refs(p.refs, ws);
         // sort_folio: protected by its tier.
-        if !self.v6_1 && (tier > tier_idx || (p.refs == MAX_REFS && ws)) {
+        if tier > tier_idx || (p.refs == MAX_REFS && ws) {
             self.pages[id as usize].refs = 0;
             self.link(id, self.min_seq[t] + 1, false);
             if !(p.refs == MAX_REFS && ws) {
                 self.protected[t][tier] += 1;
             }
             self.c_protected += 1;
-            return Some(Scan::Sorted);
+            return Some(None);
         }
         // isolate_folio: refs cleared unless PG_referenced (refs == 0 here
         // means no PG_referenced already).
         self.isolated(id, t);
+        Some(Some(id))
+    }
+
+    /// `shrink_folio_list` (with `evict_folios`' put-back) for isolated page
+    /// `id` of type `t`: kept (young) or reclaimed.
+    pub(super) fn shrink_one<S: Sink>(&mut self, id: u32, t: usize, sink: &mut S) -> Scan {
+        let p = self.pages[id as usize];
+        let ws = p.flags & WORKINGSET != 0;
+        if self.v6_1 && p.flags & (YOUNG | REFERENCED) != 0 {
+            // 6.1-6.13: folio_check_references keeps or activates a young
+            // page (its rmap walk clears the young bit and looks around);
+            // a mapped page lru_gen_look_around found young while isolated
+            // has PG_referenced and is kept ("folio_update_gen() tried to
+            // promote this page?"). Either way evict_folios gives it
+            // PG_active with LRU_REFS_MASK and LRU_REFS_FLAGS cleared ("don't
+            // add rejected folios to the oldest generation"): max_seq.
+            let q = &mut self.pages[id as usize];
+            q.refs = 0;
+            q.flags &= !(REFERENCED | WORKINGSET | YOUNG);
+            self.link(id, self.max_seq, false);
+            self.c_activated += 1;
+            if p.flags & YOUNG != 0 {
+                self.look_around(id, t == 0);
+            }
+            return Scan::Kept;
+        }
         // folio_check_references: the young bit via the rmap walk.
         if p.flags & YOUNG != 0 {
             self.pages[id as usize].flags &= !YOUNG;
-            if self.v6_1 {
-                // 6.1-6.13: folio_check_references keeps or activates a
-                // young page; either way evict_folios gives it PG_active with
-                // LRU_REFS_MASK and LRU_REFS_FLAGS cleared ("don't add
-                // rejected folios to the oldest generation"): max_seq.
-                let q = &mut self.pages[id as usize];
-                q.refs = 0;
-                q.flags &= !(REFERENCED | WORKINGSET);
-                self.link(id, self.max_seq, false);
-                self.c_activated += 1;
-                return Some(Scan::Kept);
-            }
             if p.refs > 0 || ws {
                 // lru_gen_set_refs -> FOLIOREF_ACTIVATE: PG_workingset,
                 // refs cleared, PG_active -> max_seq.
@@ -154,14 +188,60 @@ impl Mglru {
                 self.link(id, self.max_seq - 1, false);
                 self.c_kept += 1;
             }
-            return Some(Scan::Kept);
+            return Scan::Kept;
         }
         // shrink_folio_list: a dirty file page is not written by reclaim.
         if self.pass_over_dirty(id, t) {
-            return Some(Scan::Kept);
+            return Scan::Kept;
         }
         self.evict(id, t, sink);
-        Some(Scan::Freed)
+        Scan::Freed
+    }
+
+    /// `lru_gen_look_around` (6.1-6.13, memory-cgroup reclaim, which has no
+    /// page-table walk at hand): eviction's rmap walk found page `id` young,
+    /// so the PTEs around it are scanned too: the window of MIN_LRU_BATCH
+    /// pages around it inside its PTE table (the aligned PTRS_PER_PMD = 512
+    /// pages; page numbers stand for virtual addresses, one mapping), and
+    /// every resident page of the same type found young there loses its
+    /// young bit and is activated (`folio_clear_lru_refs`, `folio_activate`:
+    /// to `max_seq`, refs counter, PG_referenced and PG_workingset cleared),
+    /// or, if it is isolated in the same batch, gets PG_referenced.
+    fn look_around(&mut self, id: u32, anon: bool) {
+        const PTRS_PER_PMD: u64 = 512;
+        let page = self.pages[id as usize].page;
+        let (mut start, mut end) = (page & !(PTRS_PER_PMD - 1), (page | (PTRS_PER_PMD - 1)) + 1);
+        if end - start > MIN_LRU_BATCH {
+            if page - start < MIN_LRU_BATCH / 2 {
+                end = start + MIN_LRU_BATCH;
+            } else if end - page < MIN_LRU_BATCH / 2 {
+                start = end - MIN_LRU_BATCH;
+            } else {
+                (start, end) = (page - MIN_LRU_BATCH / 2, page + MIN_LRU_BATCH / 2);
+            }
+        }
+        let max_gen = slot(self.max_seq) as u8;
+        for q in start..end {
+            let Some(&n) = self.mapped.get(&mapped_key(q, anon)) else {
+                continue;
+            };
+            let p = &mut self.pages[n as usize];
+            if p.node == NIL || p.flags & YOUNG == 0 {
+                continue;
+            }
+            p.flags &= !YOUNG;
+            if p.flags & ISOLATED != 0 {
+                // Isolated in the same batch (no generation): PG_referenced,
+                // for shrink_folio_list.
+                p.flags |= REFERENCED;
+            } else if p.gen != max_gen {
+                p.refs = 0;
+                p.flags &= !(REFERENCED | WORKINGSET);
+                self.unlink(n);
+                self.link(n, self.max_seq, false);
+                self.c_looked_around += 1;
+            }
+        }
     }
 
     /// Evicts the tail of the oldest non-empty generation (type `first`

@@ -11,7 +11,7 @@
 //!   returns 0 without swap space);
 //! * `remove` takes a page out without a shadow (its process exited).
 
-use super::{Mglru, MglruConfig, NIL};
+use super::{mapped_key, Mglru, MglruConfig, ANON, NIL};
 use crate::error::Result;
 use crate::policy::{PolicyCtx, PolicyDef};
 use crate::sim::{PageOut, PageRef, Sink};
@@ -77,6 +77,11 @@ impl Mglru {
         }
         self.unlink(id);
         self.arena.release(n);
+        let p = &mut self.pages[id as usize];
+        let key = mapped_key(p.page, p.flags & ANON != 0);
+        if self.v6_1 && self.mapped.get(&key) == Some(&id) {
+            self.mapped.remove(&key);
+        }
         let p = &mut self.pages[id as usize];
         p.node = NIL;
         p.flags = 0;

@@ -18,8 +18,10 @@
 //!   generation (the other type when it finds nothing to isolate), sorting
 //!   protected pages up and isolating until MIN_LRU_BATCH (64) pages are
 //!   isolated, the generation is empty or MAX_LRU_BATCH (4,096) pages were
-//!   looked at; `shrink_folio_list` reclaims the isolated pages that are
-//!   not young; then `try_to_inc_min_seq`. It reports the pages looked at,
+//!   looked at; then `shrink_folio_list` reclaims the isolated pages that
+//!   are not young, in the order of isolation (a young page's
+//!   `lru_gen_look_around` may mark another of the batch, which is then
+//!   kept); then `try_to_inc_min_seq`. It reports the pages looked at,
 //!   0 when the evictable type is down to MIN_NR_GENS generations.
 //! * The pass repeats `evict_folios` until it has looked at `nr_to_scan`
 //!   pages (memcg reclaim is never aborted early: `should_abort_scan`).
@@ -37,7 +39,7 @@
 //! generation sizes (O(1) per generation here: list lengths).
 
 use super::evict::Scan;
-use super::{slot, Mglru, MIN_LRU_BATCH, MIN_NR_GENS};
+use super::{slot, Mglru, ISOLATED, MIN_LRU_BATCH, MIN_NR_GENS};
 use crate::sim::Sink;
 
 /// DEF_PRIORITY (include/linux/mmzone.h).
@@ -132,22 +134,31 @@ impl Mglru {
             let Some(tier) = self.scan_tier(t, pick) else {
                 continue;
             };
-            let (mut looked, mut isolated, mut remaining) = (0, 0, MAX_LRU_BATCH);
-            while let Some(s) = self.scan_one(t, tier, sink) {
+            let (mut looked, mut remaining) = (0, MAX_LRU_BATCH);
+            let mut batch = std::mem::take(&mut self.batch);
+            batch.clear();
+            while let Some(s) = self.sort_or_isolate(t, tier) {
                 looked += 1;
-                match s {
-                    Scan::Sorted => {}
-                    Scan::Kept => isolated += 1,
-                    Scan::Freed => {
-                        isolated += 1;
-                        freed += 1;
-                    }
+                if let Some(id) = s {
+                    self.pages[id as usize].flags |= ISOLATED;
+                    batch.push(id);
                 }
                 remaining -= 1;
-                if remaining == 0 || isolated >= MIN_LRU_BATCH {
+                if remaining == 0 || batch.len() as u64 >= MIN_LRU_BATCH {
                     break;
                 }
             }
+            // shrink_folio_list, in the order of isolation, once the batch
+            // is isolated: the rmap walk of one page may find another of
+            // the batch young (lru_gen_look_around).
+            for &id in &batch {
+                self.pages[id as usize].flags &= !ISOLATED;
+                if self.shrink_one(id, t, sink) == Scan::Freed {
+                    freed += 1;
+                }
+            }
+            let isolated = batch.len();
+            self.batch = batch;
             // scan_folios reports nothing when it isolated nothing (and had
             // budget left): isolate_folios then tries the other type.
             if isolated > 0 || remaining == 0 {
