@@ -136,8 +136,12 @@
 //! linux-source-6.1 6.1.192; the rules below are the same in both);
 //! **`version = "6.12"`** (6.12 and 6.13) differs from it only for dirty
 //! file pages with `writeback = "flusher"` (6.12's `sort_folio` lets them
-//! through to `shrink_folio_list`). What differs from the default, by
-//! function:
+//! through to `shrink_folio_list`). (6.12's `lru_gen_add_folio` also clears
+//! the refs counter and PG_referenced of a page it adds active, where 6.1
+//! keeps a refault's refs = 4; the aging walk here reads every young page
+//! and clears them first, so both give the same counts. The kernel's walk
+//! skips PTE tables and mms: docs/kernel-check.md, `anon_loop@16MiB` on
+//! 6.1.) What differs from the default, by function:
 //! * `folio_inc_refs` (mm/swap.c): the first read() access sets
 //!   PG_referenced, the second PG_workingset, each further one increments
 //!   the 2-bit counter (up to 3); `folio_lru_refs` (mm_inline.h) = counter +
