@@ -543,19 +543,24 @@ fn counter(p: &Mglru, name: &str) -> u64 {
     p.counters().into_iter().find(|c| c.0 == name).unwrap().1
 }
 
+/// 6.1-6.13's memory-cgroup reclaim: file pages through read(), reclaim
+/// rounds of 8 pages (nr_to_reclaim).
+fn memcg_6_1() -> MglruConfig {
+    MglruConfig {
+        file_access: FileAccess::Read,
+        version: MglruVersion::V6_1,
+        reclaim_batch: 8,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn version_6_1_memcg_reclaim_ages_at_low_priority_and_swaps_out_cold_anon() {
     // 6.1-6.13's memcg reclaim (mglru/memcg.rs), capacity 8, reclaim_batch 8
     // (nr_to_reclaim), file pages through read(). Anon pages 1, 2 are faulted
     // once (max_seq = 3, young); file pages 11-16 read once (min_seq + 1 = 1:
     // file has four generations).
-    let cfg = MglruConfig {
-        file_access: FileAccess::Read,
-        version: MglruVersion::V6_1,
-        reclaim_batch: 8,
-        ..Default::default()
-    };
-    let mut d = mglru(8, cfg.clone());
+    let mut d = mglru(8, memcg_6_1());
     d.go(1, R, A);
     d.go(2, R, A);
     for p in 11..=16 {
@@ -612,7 +617,7 @@ fn version_6_1_memcg_reclaim_ages_at_low_priority_and_swaps_out_cold_anon() {
         8,
         MglruConfig {
             reclaim_batch: 1,
-            ..cfg
+            ..memcg_6_1()
         },
     );
     for (p, k) in [(1, A), (2, A)]
@@ -850,13 +855,7 @@ fn version_6_1_memcg_batch_keeps_an_isolated_page_the_look_around_found_young() 
     // and priority 0 ages (min_seq 4 + 2 > max_seq 5): max_seq 6. 6 of 8
     // reclaimed (file pages 17-22); page 23 joins min_seq[file] = 4 (two
     // generations above it).
-    let cfg = MglruConfig {
-        file_access: FileAccess::Read,
-        version: MglruVersion::V6_1,
-        reclaim_batch: 8,
-        ..Default::default()
-    };
-    let mut d = mglru(8, cfg);
+    let mut d = mglru(8, memcg_6_1());
     for (p, k) in [(1, A), (2, A)]
         .into_iter()
         .chain((11..=22).map(|p| (p, F)))

@@ -693,19 +693,14 @@ impl Mglru {
             if ws {
                 p.flags |= WORKINGSET;
             }
-            // A swap-in from a synchronous device bypasses the swap cache and
-            // frees the slot (do_swap_page: SWP_SYNCHRONOUS_IO with a swap
-            // count of 1, then swap_free_nr): reclaim must write the page
-            // again (add_to_swap dirties it). The swap-in path is the same
-            // with MGLRU as with the two lists.
-            if write || (anon && self.sync_swap && st.shadow_seq != NO_SHADOW) {
-                p.flags |= DIRTY;
-            }
         }
-        if !anon && write {
-            if let Some(f) = self.flusher.as_mut() {
-                f.dirtied(id, page);
-            }
+        // A swap-in from a synchronous device bypasses the swap cache and
+        // frees the slot (do_swap_page: SWP_SYNCHRONOUS_IO with a swap count
+        // of 1, then swap_free_nr): reclaim must write the page again
+        // (add_to_swap dirties it). The swap-in path is the same with MGLRU
+        // as with the two lists.
+        if write || (anon && self.sync_swap && st.shadow_seq != NO_SHADOW) {
+            self.set_dirty(id);
         }
         let seq = if self.v6_1 {
             // 6.1-6.13 lru_gen_add_folio: an active page joins max_seq; a

@@ -42,7 +42,7 @@ use super::{Mglru, ANON, DIRTY, NIL, RECLAIM, REFERENCED, WORKINGSET};
 use crate::error::{Error, Result};
 use crate::sim::{write_back_runs, PageOut, Sink};
 use crate::trace::Kind;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// The flusher's state and counters.
 #[derive(Debug, Default)]
@@ -55,7 +55,7 @@ pub(super) struct Flusher {
     /// References seen so far.
     refs: u64,
     /// Recorded mode: the id of every file page dirtied so far.
-    ids: HashMap<u64, u32>,
+    ids: FxHashMap<u64, u32>,
     /// Woken mode: file pages dirtied since the last write (ids).
     dirty: Vec<u32>,
     /// `sc->nr.unqueued_dirty` and `sc->nr.file_taken` of the current pass.
@@ -192,7 +192,7 @@ impl Mglru {
     /// recorded writes), and writes every dirty file page. True when it
     /// wrote a page.
     pub(super) fn end_pass<S: Sink>(&mut self, sink: &mut S) -> bool {
-        let Some(f) = self.flusher.as_mut() else {
+        let Some(mut f) = self.flusher.take() else {
             return false;
         };
         let wake = !f.recorded
@@ -201,20 +201,19 @@ impl Mglru {
             && f.unqueued_dirty == f.file_taken;
         f.unqueued_dirty = 0;
         f.file_taken = 0;
-        if !wake {
-            return false;
-        }
-        f.c_wakeups += 1;
-        // write_cache_pages writes the inode's dirty pages in index order,
-        // and each completion rotates its page in that order.
-        let mut ids = std::mem::take(&mut f.dirty);
-        ids.sort_unstable_by_key(|&id| self.pages[id as usize].page);
-        ids.dedup();
-        let mut out: Vec<PageOut> = ids.iter().filter_map(|&id| self.write_page(id)).collect();
-        if let Some(f) = self.flusher.as_mut() {
+        let mut out = Vec::new();
+        if wake {
+            f.c_wakeups += 1;
+            // write_cache_pages writes the inode's dirty pages in index
+            // order, and each completion rotates its page in that order.
+            let mut ids = std::mem::take(&mut f.dirty);
+            ids.sort_unstable_by_key(|&id| self.pages[id as usize].page);
+            ids.dedup();
+            out.extend(ids.iter().filter_map(|&id| self.clean(id, &mut f)));
+            ids.clear();
             f.dirty = ids;
-            f.dirty.clear();
         }
+        self.flusher = Some(f);
         if out.is_empty() {
             return false;
         }
@@ -246,14 +245,6 @@ impl Mglru {
         if !out.is_empty() {
             write_back_runs(sink, &mut out);
         }
-    }
-
-    /// Writes back a dirty resident file page (woken mode).
-    fn write_page(&mut self, id: u32) -> Option<PageOut> {
-        let mut f = self.flusher.take()?;
-        let out = self.clean(id, &mut f);
-        self.flusher = Some(f);
-        out
     }
 
     /// `folio_end_writeback` of a dirty resident file page: clean, and with
